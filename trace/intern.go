@@ -1,0 +1,50 @@
+package trace
+
+import "strings"
+
+// Interner assigns NameIDs to strings. Strings are cloned on first sight so
+// that the model never pins a parser's input buffer.
+type Interner struct {
+	ids   map[string]NameID
+	names []string
+}
+
+// NewInterner returns an interner whose id 0 is the empty string.
+func NewInterner() *Interner {
+	in := &Interner{ids: map[string]NameID{}}
+	in.ID("")
+	return in
+}
+
+// ID returns the id of s, assigning the next one if s is new.
+func (in *Interner) ID(s string) NameID {
+	if id, ok := in.ids[s]; ok { // the lookup does not allocate
+		return id
+	}
+	s = strings.Clone(s)
+	id := NameID(len(in.names))
+	in.ids[s] = id
+	in.names = append(in.names, s)
+	return id
+}
+
+// IDBytes is ID for a byte slice, without allocating when b is known.
+func (in *Interner) IDBytes(b []byte) NameID {
+	if id, ok := in.ids[string(b)]; ok {
+		return id
+	}
+	return in.ID(string(b))
+}
+
+// Lookup returns the id of s without assigning one.
+func (in *Interner) Lookup(s string) (NameID, bool) {
+	id, ok := in.ids[s]
+	return id, ok
+}
+
+// Names returns the table, indexed by NameID. The interner may still grow
+// it; the returned slice stays valid for the ids handed out so far.
+func (in *Interner) Names() []string { return in.names }
+
+// Len returns the number of names.
+func (in *Interner) Len() int { return len(in.names) }

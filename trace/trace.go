@@ -1,0 +1,358 @@
+package trace
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Time is a timestamp in nanoseconds on the trace's own clock. Only
+// differences between Times of the same Trace are meaningful.
+type Time int64
+
+// NameID indexes Trace.Names.
+type NameID uint32
+
+// Kind says what a GPU activity is.
+type Kind uint8
+
+const (
+	KindKernel Kind = iota // a compute kernel
+	KindMemcpy             // a memory copy executed by a copy engine or kernel
+	KindMemset             // a memory set
+)
+
+var kindNames = [...]string{KindKernel: "kernel", KindMemcpy: "memcpy", KindMemset: "memset"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Format names the input format a trace came from.
+type Format string
+
+const (
+	FormatChrome Format = "chrome-trace" // torch.profiler / Kineto Chrome-trace JSON
+	FormatNsys   Format = "nsys-sqlite"  // nsys export --type sqlite
+)
+
+// Activity is one execution of GPU work: a kernel, memcpy or memset.
+//
+// The struct is kept small (48 bytes) because a trace holds millions of them.
+type Activity struct {
+	Start  Time  // start on the GPU
+	Dur    int64 // duration in ns, >= 0
+	Corr   int64 // correlation id linking it to its Launch; 0 when unknown
+	Name   NameID
+	Device int32 // GPU ordinal; -1 when unknown
+	Stream int32 // stream id; -1 when unknown
+	Proc   int32 // index into Trace.Procs of the process that launched it
+	Kind   Kind
+}
+
+// End returns Start+Dur.
+func (a *Activity) End() Time { return a.Start + Time(a.Dur) }
+
+// Launch is the CPU-side API call that enqueued GPU work (cudaLaunchKernel,
+// cudaGraphLaunch, cudaMemcpyAsync, hipLaunchKernel, ...). Corr matches
+// Activity.Corr within the same Proc; a CUDA-graph launch shares its Corr with
+// every kernel of the replay.
+type Launch struct {
+	Start  Time
+	Dur    int64 // ns
+	Corr   int64
+	Thread int64 // OS thread id (or a synthetic id for a non-numeric tid)
+	Name   NameID
+	Proc   int32
+}
+
+// RangeKind says where an annotation range lives.
+type RangeKind uint8
+
+const (
+	// RangeCPU is a range on a CPU thread: torch user_annotation,
+	// ProfilerStep#N, an NVTX push/pop or start/end range.
+	RangeCPU RangeKind = iota
+	// RangeGPU is the GPU-side mirror of a CPU annotation
+	// (Kineto's gpu_user_annotation), placed on a device and stream.
+	RangeGPU
+)
+
+// Range is a named interval: a step marker, a user annotation, an NVTX range.
+type Range struct {
+	Start  Time
+	Dur    int64  // ns, >= 0
+	Thread int64  // CPU thread (RangeCPU)
+	Name   NameID // the annotation text
+	Proc   int32  // index into Trace.Procs (RangeCPU)
+	Device int32  // RangeGPU; -1 otherwise
+	Stream int32  // RangeGPU; -1 otherwise
+	Kind   RangeKind
+	Domain NameID // NVTX domain, or the Kineto category ("user_annotation", "cpu_op")
+}
+
+// End returns Start+Dur.
+func (r *Range) End() Time { return r.Start + Time(r.Dur) }
+
+// Proc is one process of the traced program. A Kineto trace holds one; an
+// nsys export may hold several (one per TP rank, say).
+type Proc struct {
+	PID  int64
+	Name string
+	// Rank is the distributed rank of this process, -1 when unknown.
+	Rank int
+}
+
+// Device describes one GPU.
+type Device struct {
+	ID   int32
+	Name string // e.g. "NVIDIA H100 80GB HBM3"; "" when unknown
+	// Vendor-neutral properties, zero when unknown.
+	SMs         int
+	MemoryBytes int64
+}
+
+// Meta is what a trace says about itself.
+type Meta struct {
+	Format Format
+	// Rank and WorldSize come from Kineto's distributedInfo (or from the
+	// process list of an nsys export); -1 when the trace does not say.
+	Rank      int
+	WorldSize int
+	Backend   string // "nccl", "gloo", ...; "" when unknown
+	// SchemaVersion is Kineto's schemaVersion, or the nsys export version.
+	SchemaVersion string
+	// ToolVersion is the producer's version when present (PyTorch, nsys).
+	ToolVersion string
+	// BaseTime is Kineto's baseTimeNanoseconds (0 when absent): the
+	// wall-clock offset of the trace's relative timestamps.
+	BaseTime int64
+	Devices  []Device
+}
+
+// Anomaly counts odd but survivable input: events that were dropped,
+// clamped or repaired. A parser fills it in; the CLI prints a one-line
+// summary.
+type Anomaly struct {
+	What  string // short, lower-case description: "negative dur clamped to 0"
+	Count int64
+	// Example is one instance (an event index or byte offset and name).
+	Example string
+}
+
+// Truncation records that the input ended early and what was salvaged.
+type Truncation struct {
+	// Offset is the byte offset (in the decompressed stream) where the
+	// input ended, and Size the size of the whole file as found on disk.
+	Offset int64
+	// Reason says why reading stopped ("unexpected end of JSON", "gzip: unexpected EOF").
+	Reason string
+	// Events is the number of complete events read before the cut.
+	Events int64
+}
+
+// Trace is one parsed input.
+//
+// Invariants (CheckValid): Activities are sorted by (Start, Device, Stream,
+// End, Name); Launches by (Proc, Corr, Start); Ranges by (Start, End desc,
+// Name); every NameID indexes Names; every Proc indexes Procs; no duration is
+// negative.
+type Trace struct {
+	Meta       Meta
+	Names      []string
+	Activities []Activity
+	Launches   []Launch
+	Ranges     []Range
+	Procs      []Proc
+	Anomalies  []Anomaly
+	Truncated  *Truncation // nil when the input was complete
+}
+
+// Name returns the string of id.
+func (t *Trace) Name(id NameID) string { return t.Names[id] }
+
+// CompareActivities is the total order of Trace.Activities.
+func CompareActivities(a, b *Activity) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Device, b.Device); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Stream, b.Stream); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Dur, b.Dur); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Corr, b.Corr); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Kind, b.Kind)
+}
+
+// CompareLaunches is the total order of Trace.Launches: grouped for lookup by
+// (Proc, Corr).
+func CompareLaunches(a, b *Launch) int {
+	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Corr, b.Corr); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Dur, b.Dur); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+// CompareRanges is the total order of Trace.Ranges: by start, then the
+// longer (enclosing) range first.
+func CompareRanges(a, b *Range) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Dur, a.Dur); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Device, b.Device); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Stream, b.Stream); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Domain, b.Domain)
+}
+
+// Sort puts the slices of t into their canonical order. Parsers call it
+// once, last, so that analyses and output never depend on input order.
+func (t *Trace) Sort() {
+	slices.SortFunc(t.Activities, func(a, b Activity) int { return CompareActivities(&a, &b) })
+	slices.SortFunc(t.Launches, func(a, b Launch) int { return CompareLaunches(&a, &b) })
+	slices.SortFunc(t.Ranges, func(a, b Range) int { return CompareRanges(&a, &b) })
+}
+
+// FindLaunch returns the launch call of (proc, corr), or nil. When several
+// calls share the pair (it should not happen), the earliest wins.
+func (t *Trace) FindLaunch(proc int32, corr int64) *Launch {
+	i, ok := slices.BinarySearchFunc(t.Launches, struct {
+		p int32
+		c int64
+	}{proc, corr}, func(l Launch, k struct {
+		p int32
+		c int64
+	}) int {
+		if c := cmp.Compare(l.Proc, k.p); c != 0 {
+			return c
+		}
+		return cmp.Compare(l.Corr, k.c)
+	})
+	if !ok {
+		return nil
+	}
+	return &t.Launches[i]
+}
+
+// Devices returns the distinct device ordinals of the activities, ascending.
+func (t *Trace) DeviceIDs() []int32 {
+	seen := map[int32]bool{}
+	var ids []int32
+	for i := range t.Activities {
+		d := t.Activities[i].Device
+		if !seen[d] {
+			seen[d] = true
+			ids = append(ids, d)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// AddAnomaly counts one more instance of what; example is kept from the first.
+func (t *Trace) AddAnomaly(what string, n int64, example string) {
+	for i := range t.Anomalies {
+		if t.Anomalies[i].What == what {
+			t.Anomalies[i].Count += n
+			return
+		}
+	}
+	t.Anomalies = append(t.Anomalies, Anomaly{What: what, Count: n, Example: example})
+}
+
+// SortAnomalies orders anomalies by description, for deterministic output.
+func (t *Trace) SortAnomalies() {
+	slices.SortFunc(t.Anomalies, func(a, b Anomaly) int { return cmp.Compare(a.What, b.What) })
+}
+
+// CheckValid reports the first violated invariant of t, or nil.
+func (t *Trace) CheckValid() error {
+	n := NameID(len(t.Names))
+	np := int32(len(t.Procs))
+	for i := range t.Activities {
+		a := &t.Activities[i]
+		if a.Name >= n {
+			return fmt.Errorf("activity %d: name id %d out of range (%d names)", i, a.Name, n)
+		}
+		if a.Dur < 0 {
+			return fmt.Errorf("activity %d: negative duration %d", i, a.Dur)
+		}
+		if a.Proc < 0 || (a.Proc >= np && np > 0) || (np == 0 && a.Proc != 0) {
+			return fmt.Errorf("activity %d: proc %d out of range (%d procs)", i, a.Proc, np)
+		}
+		if i > 0 && CompareActivities(&t.Activities[i-1], a) > 0 {
+			return fmt.Errorf("activity %d: out of order", i)
+		}
+	}
+	for i := range t.Launches {
+		l := &t.Launches[i]
+		if l.Name >= n {
+			return fmt.Errorf("launch %d: name id %d out of range (%d names)", i, l.Name, n)
+		}
+		if l.Dur < 0 {
+			return fmt.Errorf("launch %d: negative duration %d", i, l.Dur)
+		}
+		if i > 0 && CompareLaunches(&t.Launches[i-1], l) > 0 {
+			return fmt.Errorf("launch %d: out of order", i)
+		}
+	}
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if r.Name >= n || r.Domain >= n {
+			return fmt.Errorf("range %d: name id out of range (%d names)", i, n)
+		}
+		if r.Dur < 0 {
+			return fmt.Errorf("range %d: negative duration %d", i, r.Dur)
+		}
+		if i > 0 && CompareRanges(&t.Ranges[i-1], r) > 0 {
+			return fmt.Errorf("range %d: out of order", i)
+		}
+	}
+	return nil
+}
