@@ -1,0 +1,339 @@
+package chrometrace
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// maxActivityDur bounds a single GPU activity. Longer ones are clock
+// glitches (an unset end time becomes a duration of days) and would swamp
+// every total; they are dropped and counted.
+const maxActivityDur = int64(3600e9)
+
+// catKind is what traceq keeps of an event category.
+type catKind uint8
+
+const (
+	catIgnore catKind = iota
+	catGPU            // kernel, memcpy, memset
+	catLaunch         // cuda_runtime / cuda_driver
+	catCPURange       // user_annotation
+	catGPURange       // gpu_user_annotation
+	catOp             // cpu_op: kept only for ProfilerStep#N
+)
+
+func classifyCat(cat string) (catKind, trace.Kind) {
+	switch cat {
+	case "kernel", "Kernel":
+		return catGPU, trace.KindKernel
+	case "gpu_memcpy", "Memcpy":
+		return catGPU, trace.KindMemcpy
+	case "gpu_memset", "Memset":
+		return catGPU, trace.KindMemset
+	case "cuda_runtime", "cuda_driver", "Runtime", "Driver", "hip_runtime":
+		return catLaunch, 0
+	case "user_annotation":
+		return catCPURange, 0
+	case "gpu_user_annotation":
+		return catGPURange, 0
+	case "cpu_op", "Operator":
+		return catOp, 0
+	}
+	return catIgnore, 0
+}
+
+// isLaunchCall reports whether a runtime/driver call enqueues GPU work.
+// Other calls (synchronize, event record, malloc) are not kept: they are
+// as many as the kernels and analysis needs none of them.
+func isLaunchCall(name string) bool {
+	return strings.Contains(name, "Launch") || strings.Contains(name, "Memcpy") ||
+		strings.Contains(name, "Memset") || strings.Contains(name, "memcpy") || strings.Contains(name, "memset")
+}
+
+// knownPhases are the Chrome trace event phases; others are counted.
+const knownPhases = "XBEiIsftbenCPONDMRcv"
+
+// fields holds the parts of one event that decoding looks at.
+type fields struct {
+	ph, cat, name, pid, tid, ts, dur, args gjson.Result
+	device, stream, corr                   gjson.Result
+}
+
+// decoder turns batches of raw events into model records. Each parallel
+// worker owns one; its interner is local, and result.newNames tells the
+// merger which names it saw first in each batch.
+type decoder struct {
+	worker int
+	names  *trace.Interner
+	launch map[trace.NameID]bool // cache of isLaunchCall per name
+	f      fields
+	onKey  func(k, v gjson.Result) bool
+	onArg  func(k, v gjson.Result) bool
+	res    *result
+	idx    int64 // current event index
+	off    int64 // current event offset
+}
+
+type result struct {
+	seq       int
+	worker    int
+	newNames  []string
+	acts      []trace.Activity
+	launches  []trace.Launch
+	ranges    []trace.Range
+	anomalies []trace.Anomaly
+	cpuPID    int64
+	hasPID    bool
+}
+
+func newDecoder(worker int) *decoder {
+	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}}
+	d.onKey = d.key
+	d.onArg = d.arg
+	return d
+}
+
+func (d *decoder) key(k, v gjson.Result) bool {
+	switch k.Str {
+	case "ph":
+		d.f.ph = v
+	case "cat":
+		d.f.cat = v
+	case "name":
+		d.f.name = v
+	case "pid":
+		d.f.pid = v
+	case "tid":
+		d.f.tid = v
+	case "ts":
+		d.f.ts = v
+	case "dur":
+		d.f.dur = v
+	case "args":
+		d.f.args = v
+	}
+	return true
+}
+
+func (d *decoder) arg(k, v gjson.Result) bool {
+	switch k.Str {
+	case "device":
+		d.f.device = v
+	case "stream":
+		d.f.stream = v
+	case "correlation":
+		d.f.corr = v
+	}
+	return true
+}
+
+// unsafeString views b as a string without copying. The decoder never
+// keeps such a string: the interner clones what it stores.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func (d *decoder) decode(b *batch) *result {
+	d.res = &result{seq: b.seq, worker: d.worker}
+	before := d.names.Len()
+	for i, sp := range b.spans {
+		d.idx = b.first + int64(i)
+		d.off = b.base + int64(sp.start)
+		d.event(unsafeString(b.data[sp.start:sp.end]))
+	}
+	if n := d.names.Len(); n > before {
+		d.res.newNames = append([]string(nil), d.names.Names()[before:n]...)
+	}
+	return d.res
+}
+
+func (d *decoder) anomaly(what string) {
+	for i := range d.res.anomalies {
+		if d.res.anomalies[i].What == what {
+			d.res.anomalies[i].Count++
+			return
+		}
+	}
+	d.res.anomalies = append(d.res.anomalies, trace.Anomaly{
+		What: what, Count: 1, Example: fmt.Sprintf("event %d at byte %d", d.idx, d.off),
+	})
+}
+
+// num reads a JSON number, or a string holding one (some exporters quote
+// ids), as an integer.
+func num(v gjson.Result) (int64, bool) {
+	switch v.Type {
+	case gjson.Number:
+		return parseInt(v.Raw)
+	case gjson.String:
+		return parseInt(v.Str)
+	}
+	return 0, false
+}
+
+func micros(v gjson.Result) (int64, bool) {
+	switch v.Type {
+	case gjson.Number:
+		return parseMicros(v.Raw)
+	case gjson.String:
+		return parseMicros(v.Str)
+	}
+	return 0, false
+}
+
+// threadID returns a numeric tid, or a stable synthetic negative id for a
+// named one ("stream 7" is handled by the caller; "" is thread 0).
+func threadID(v gjson.Result) int64 {
+	if n, ok := num(v); ok {
+		return n
+	}
+	if v.Type != gjson.String || v.Str == "" {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(v.Str))
+	return -int64(h.Sum64() >> 2)
+}
+
+// streamID reads a stream from a tid such as 7, "7" or "stream 7".
+func streamID(v gjson.Result) (int64, bool) {
+	if n, ok := num(v); ok {
+		return n, true
+	}
+	if v.Type == gjson.String {
+		s := strings.TrimPrefix(v.Str, "stream ")
+		if i := strings.IndexByte(s, ' '); i >= 0 {
+			s = s[:i]
+		}
+		return parseInt(s)
+	}
+	return 0, false
+}
+
+func (d *decoder) event(ev string) {
+	if len(ev) == 0 || ev[0] != '{' {
+		d.anomaly("non-object element in traceEvents skipped")
+		return
+	}
+	d.f = fields{}
+	gjson.Parse(ev).ForEach(d.onKey)
+	f := &d.f
+	ph := f.ph.Str
+	if len(ph) != 1 || !strings.Contains(knownPhases, ph) {
+		if f.ph.Exists() {
+			d.anomaly(fmt.Sprintf("unknown phase %q skipped", truncate(f.ph.String(), 16)))
+		} else {
+			d.anomaly("event without ph skipped")
+		}
+		return
+	}
+	kind, akind := classifyCat(f.cat.Str)
+	if kind == catIgnore {
+		return
+	}
+	if kind == catOp && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
+		return
+	}
+	if ph != "X" {
+		if kind == catGPU {
+			d.anomaly(fmt.Sprintf("GPU activity with phase %q skipped", ph))
+		}
+		return
+	}
+	ts, ok := micros(f.ts)
+	if !ok {
+		d.anomaly("event with missing or unreadable ts skipped")
+		return
+	}
+	dur, ok := micros(f.dur)
+	if !ok {
+		if kind == catGPU {
+			d.anomaly("GPU activity without dur skipped")
+			return
+		}
+		dur = 0
+		d.anomaly("event without dur read as zero length")
+	}
+	if dur < 0 {
+		d.anomaly("negative dur read as zero length")
+		dur = 0
+	}
+	if dur > maxActivityDur && kind == catGPU {
+		d.anomaly("GPU activity longer than 1 h skipped")
+		return
+	}
+	if f.name.Type != gjson.String {
+		d.anomaly("event without a name")
+	}
+	if f.args.IsObject() && (kind == catGPU || kind == catLaunch) {
+		f.args.ForEach(d.onArg)
+	}
+	name := d.names.ID(f.name.Str)
+	switch kind {
+	case catGPU:
+		a := trace.Activity{Start: trace.Time(ts), Dur: dur, Name: name, Kind: akind, Device: -1, Stream: -1}
+		if n, ok := num(f.device); ok {
+			a.Device = int32(n)
+		} else if n, ok := num(f.pid); ok {
+			a.Device = int32(n)
+		}
+		if n, ok := num(f.stream); ok {
+			a.Stream = int32(n)
+		} else if n, ok := streamID(f.tid); ok {
+			a.Stream = int32(n)
+		}
+		if n, ok := num(f.corr); ok && n != 0 {
+			a.Corr = n
+		} else {
+			d.anomaly("GPU activity without correlation id")
+		}
+		d.res.acts = append(d.res.acts, a)
+	case catLaunch:
+		corr, ok := num(f.corr)
+		if !ok || corr == 0 {
+			return
+		}
+		isL, seen := d.launch[name]
+		if !seen {
+			isL = isLaunchCall(f.name.Str)
+			d.launch[name] = isL
+		}
+		if !isL {
+			return
+		}
+		d.res.launches = append(d.res.launches, trace.Launch{
+			Start: trace.Time(ts), Dur: dur, Corr: corr, Thread: threadID(f.tid), Name: name,
+		})
+		if !d.res.hasPID {
+			if pid, ok := num(f.pid); ok {
+				d.res.cpuPID, d.res.hasPID = pid, true
+			}
+		}
+	case catCPURange, catOp:
+		d.res.ranges = append(d.res.ranges, trace.Range{
+			Start: trace.Time(ts), Dur: dur, Thread: threadID(f.tid), Name: name,
+			Device: -1, Stream: -1, Kind: trace.RangeCPU, Domain: d.names.ID(f.cat.Str),
+		})
+	case catGPURange:
+		r := trace.Range{Start: trace.Time(ts), Dur: dur, Name: name, Device: -1, Stream: -1,
+			Kind: trace.RangeGPU, Domain: d.names.ID(f.cat.Str)}
+		if n, ok := num(f.pid); ok {
+			r.Device = int32(n)
+		}
+		if n, ok := streamID(f.tid); ok {
+			r.Stream = int32(n)
+		}
+		d.res.ranges = append(d.res.ranges, r)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
