@@ -20,12 +20,12 @@ const maxActivityDur = int64(3600e9)
 type catKind uint8
 
 const (
-	catIgnore catKind = iota
-	catGPU            // kernel, memcpy, memset
-	catLaunch         // cuda_runtime / cuda_driver
-	catCPURange       // user_annotation
-	catGPURange       // gpu_user_annotation
-	catOp             // cpu_op: kept only for ProfilerStep#N
+	catIgnore   catKind = iota
+	catGPU              // kernel, memcpy, memset
+	catLaunch           // cuda_runtime / cuda_driver
+	catCPURange         // user_annotation
+	catGPURange         // gpu_user_annotation
+	catOp               // cpu_op: kept only for ProfilerStep#N
 )
 
 func classifyCat(cat string) (catKind, trace.Kind) {

@@ -37,7 +37,9 @@ type SyntaxError struct {
 	Msg    string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
+}
 
 // IsGzip reports whether the header starts a gzip stream.
 func IsGzip(header []byte) bool { return len(header) >= 2 && header[0] == 0x1f && header[1] == 0x8b }

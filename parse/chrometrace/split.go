@@ -47,8 +47,8 @@ type splitter struct {
 	eof       bool
 	readErr   error // a read error other than io.EOF
 
-	emit   func(*batch) // receives each batch; owns batch.data after the call
-	seq    int
+	emit    func(*batch) // receives each batch; owns batch.data after the call
+	seq     int
 	nevents int64 // events emitted so far
 
 	meta     map[string][]byte // raw top-level values other than traceEvents
