@@ -1,0 +1,558 @@
+package nsyssqlite
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// This file holds the pure row → trace conversion: no SQL, so that it can
+// be fuzzed (FuzzRows) and reasoned about without a database.
+
+// NVTX event types (ENUM_NSYS_EVENT_TYPE; the values are the same in every
+// export seen, 2022.1 to 2026.2, and old exports have no enum table).
+const (
+	nvtxPushPop      = 59 // NvtxPushPopRange
+	nvtxStartEnd     = 60 // NvtxStartEndRange
+	nvtxtPushPop     = 70 // NvtxtPushPopRange
+	nvtxtStartEnd    = 71 // NvtxtStartEndRange
+	nvtxDomainCreate = 75 // NvtxDomainCreate: text is the domain's name
+)
+
+// pidMask keeps the VM and PID bits of a globalTid/globalPid:
+// globalTid = vm<<48 | pid<<24 | tid.
+const pidMask = ^int64(0xFFFFFF)
+
+func decodePID(g int64) int64 { return (g >> 24) & 0xFFFFFF }
+func decodeTID(g int64) int64 { return g & 0xFFFFFF }
+
+// activityRow is one row of CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET.
+type activityRow struct {
+	start, end     int64
+	device, stream int64
+	corr           int64 // 0 when NULL
+	globalPid      int64 // 0 when NULL
+	name           int64 // StringIds id (kernels only)
+}
+
+// launchRow is one row of CUPTI_ACTIVITY_KIND_RUNTIME.
+type launchRow struct {
+	start, end int64
+	globalTid  int64
+	corr       int64
+	name       int64 // StringIds id
+}
+
+// nvtxRow is one row of NVTX_EVENTS; the has* fields say which nullable
+// columns were set.
+type nvtxRow struct {
+	start, end int64
+	hasEnd     bool
+	eventType  int64
+	text       string
+	hasText    bool
+	globalTid  int64
+	textID     int64
+	hasTextID  bool
+	domainID   int64
+}
+
+// nameKind says how a provisional name becomes a string.
+type nameKind uint8
+
+const (
+	nameLiteral nameKind = iota // lit is the string
+	nameKernel                  // StringIds[id], as is
+	nameAPI                     // StringIds[id] without its "_vNNNNN" suffix
+	nameNVTX                    // StringIds[id], as is
+)
+
+type pendingName struct {
+	id   int64
+	lit  string
+	kind nameKind
+}
+
+// names hands out provisional name ids while rows are read; the strings are
+// fetched from StringIds once, after the scan, for the ids actually used.
+// Provisional ids are then mapped to interned trace.NameIDs in order of
+// first use, which is deterministic because rows are read in table order.
+type names struct {
+	pending []pendingName
+	// kernel holds provisional id + 1 per kernel-name string id below
+	// denseLimit (a slice, not a map: it is looked up once per kernel).
+	kernel []uint32
+	byKey  map[nameKey]uint32
+	lits   map[string]uint32
+}
+
+type nameKey struct {
+	id   int64
+	kind nameKind
+}
+
+const denseLimit = 1 << 22 // 16 MiB of uint32 at most
+
+func newNames() *names {
+	return &names{byKey: map[nameKey]uint32{}, lits: map[string]uint32{}}
+}
+
+func (n *names) add(p pendingName) uint32 {
+	id := uint32(len(n.pending))
+	n.pending = append(n.pending, p)
+	return id
+}
+
+func (n *names) kernelName(id int64) uint32 {
+	if id >= 0 && id < denseLimit {
+		if id < int64(len(n.kernel)) {
+			if v := n.kernel[id]; v != 0 {
+				return v - 1
+			}
+		} else {
+			n.kernel = slices.Grow(n.kernel, int(id)+1-len(n.kernel))[:id+1]
+		}
+		p := n.add(pendingName{id: id, kind: nameKernel})
+		n.kernel[id] = p + 1
+		return p
+	}
+	return n.keyed(id, nameKernel)
+}
+
+func (n *names) keyed(id int64, kind nameKind) uint32 {
+	k := nameKey{id, kind}
+	if p, ok := n.byKey[k]; ok {
+		return p
+	}
+	p := n.add(pendingName{id: id, kind: kind})
+	n.byKey[k] = p
+	return p
+}
+
+func (n *names) literal(s string) uint32 {
+	if p, ok := n.lits[s]; ok {
+		return p
+	}
+	p := n.add(pendingName{lit: s, kind: nameLiteral})
+	n.lits[s] = p
+	return p
+}
+
+// stringIDs returns the distinct StringIds ids the pending names need,
+// ascending.
+func (n *names) stringIDs() []int64 {
+	var ids []int64
+	for _, p := range n.pending {
+		if p.kind != nameLiteral {
+			ids = append(ids, p.id)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// stripVersion drops the "_vNNNNN" suffix of CUDA runtime API names
+// ("cudaLaunchKernel_v7000" → "cudaLaunchKernel"), as nsys's cuda_api_sum
+// does, so that names match other trace formats.
+func stripVersion(s string) string {
+	i := strings.LastIndex(s, "_v")
+	if i <= 0 || i+2 == len(s) {
+		return s
+	}
+	for _, c := range s[i+2:] {
+		if c < '0' || c > '9' {
+			return s
+		}
+	}
+	return s[:i]
+}
+
+// procs assigns provisional process indices by first appearance; finish
+// renumbers them in PID order.
+type procs struct {
+	index map[int64]int32 // globalPid & pidMask → provisional index
+	keys  []int64
+	corrs []corrSet // GPU activity correlation ids per process
+	gpu   []bool    // process has GPU activity
+}
+
+func (p *procs) get(key int64) int32 {
+	if i, ok := p.index[key]; ok {
+		return i
+	}
+	i := int32(len(p.keys))
+	p.index[key] = i
+	p.keys = append(p.keys, key)
+	p.corrs = append(p.corrs, corrSet{})
+	p.gpu = append(p.gpu, false)
+	return i
+}
+
+// corrSet is a set of correlation ids. CUPTI hands them out per process
+// from a counter, so they are dense: a bitmap over [base, base+64*len(bits))
+// holds them, and a map anything far outside it.
+type corrSet struct {
+	base  int64
+	bits  []uint64
+	other map[int64]struct{}
+}
+
+const corrSpan = 1 << 28 // bitmap of 32 MiB at most per process
+
+func (s *corrSet) add(c int64) {
+	if s.bits == nil && c >= 0 {
+		// Time-sliced exports start at large ids; leave room below.
+		s.base = max(0, c-1<<16) &^ 63
+	}
+	if d := c - s.base; d >= 0 && d < corrSpan {
+		w := int(d >> 6)
+		if w >= len(s.bits) {
+			s.bits = slices.Grow(s.bits, w+1-len(s.bits))[:w+1]
+		}
+		s.bits[w] |= 1 << (d & 63)
+		return
+	}
+	if s.other == nil {
+		s.other = map[int64]struct{}{}
+	}
+	s.other[c] = struct{}{}
+}
+
+func (s *corrSet) has(c int64) bool {
+	if d := c - s.base; d >= 0 && int(d>>6) < len(s.bits) && s.bits[d>>6]&(1<<(d&63)) != 0 {
+		return true
+	}
+	_, ok := s.other[c]
+	return ok
+}
+
+type domainKey struct {
+	proc int32
+	id   int64
+}
+
+// builder turns rows into a trace. Names and Proc fields hold provisional
+// ids until finish.
+type builder struct {
+	t     *trace.Trace
+	names *names
+	procs procs
+	// Activities are kept in two runs that are each usually already in
+	// start order (nsys writes tables sorted by start): kernels, and
+	// memcpys+memsets. finish merges them.
+	kernels []trace.Activity
+	mem     []trace.Activity
+	// launches are bucketed by provisional process.
+	launches [][]trace.Launch
+	// rangeDomain parallels t.Ranges until finish.
+	rangeDomain []domainKey
+	domains     map[domainKey]uint32 // NVTX domain names (provisional)
+	// droppedAPI counts runtime calls without GPU activity, per name id,
+	// to spot graph launches whose kernels were not recorded.
+	droppedAPI map[int64]int64
+	memcpyKind map[int64]string // copyKind → label
+}
+
+func newBuilder(kernelHint int) *builder {
+	return &builder{
+		t:          &trace.Trace{},
+		names:      newNames(),
+		procs:      procs{index: map[int64]int32{}},
+		kernels:    make([]trace.Activity, 0, kernelHint),
+		domains:    map[domainKey]uint32{},
+		droppedAPI: map[int64]int64{},
+		memcpyKind: builtinMemcpyKinds(),
+	}
+}
+
+// builtinMemcpyKinds is ENUM_CUDA_MEMCPY_OPER as exported by nsys 2022.4 to
+// 2026.2, for exports without the enum table (before 2022.4, and lazy
+// exports from 2025.3 on that did not need it).
+func builtinMemcpyKinds() map[int64]string {
+	return map[int64]string{
+		0: "Unknown", 1: "Host-to-Device", 2: "Device-to-Host", 3: "Host-to-Array", 4: "Array-to-Host",
+		5: "Array-to-Array", 6: "Array-to-Device", 7: "Device-to-Array", 8: "Device-to-Device",
+		9: "Host-to-Host", 10: "Peer-to-Peer", 11: "Unified Host-to-Device", 12: "Unified Device-to-Host",
+		13: "Unified Device-to-Device",
+	}
+}
+
+func clampInt32(v int64) int32 {
+	if v < -1<<31 || v > 1<<31-1 {
+		return -1
+	}
+	return int32(v)
+}
+
+// activity converts the fields common to kernels, memcpys and memsets.
+func (b *builder) activity(r *activityRow, table string, kind trace.Kind, name uint32) trace.Activity {
+	dur := r.end - r.start
+	if dur < 0 {
+		b.t.AddAnomaly("gpu activity ends before it starts; duration set to 0", 1,
+			fmt.Sprintf("%s: start %d > end %d", table, r.start, r.end))
+		dur = 0
+	} else if dur == 0 {
+		b.t.AddAnomaly("zero-length gpu activity", 1, fmt.Sprintf("%s: start %d", table, r.start))
+	}
+	p := b.procs.get(r.globalPid & pidMask)
+	b.procs.gpu[p] = true
+	if r.corr != 0 {
+		b.procs.corrs[p].add(r.corr)
+	}
+	dev, stream := clampInt32(r.device), clampInt32(r.stream)
+	if int64(dev) != r.device || int64(stream) != r.stream {
+		b.t.AddAnomaly("device or stream id out of range; set to -1", 1,
+			fmt.Sprintf("%s: deviceId %d streamId %d", table, r.device, r.stream))
+	}
+	return trace.Activity{Start: trace.Time(r.start), Dur: dur, Corr: r.corr, Name: trace.NameID(name),
+		Device: dev, Stream: stream, Proc: p, Kind: kind}
+}
+
+func (b *builder) kernel(r *activityRow) {
+	b.kernels = append(b.kernels, b.activity(r, tableKernel, trace.KindKernel, b.names.kernelName(r.name)))
+}
+
+func (b *builder) memcpy(r *activityRow, copyKind int64) {
+	label, ok := b.memcpyKind[copyKind]
+	if !ok {
+		b.t.AddAnomaly("unknown memcpy copyKind", 1, fmt.Sprintf("%s: copyKind %d", tableMemcpy, copyKind))
+		label = fmt.Sprintf("kind %d", copyKind)
+	}
+	// The name nsys's cuda_gpu_sum prints.
+	b.mem = append(b.mem, b.activity(r, tableMemcpy, trace.KindMemcpy, b.names.literal("[CUDA memcpy "+label+"]")))
+}
+
+func (b *builder) memset(r *activityRow) {
+	b.mem = append(b.mem, b.activity(r, tableMemset, trace.KindMemset, b.names.literal("[CUDA memset]")))
+}
+
+// launch keeps a runtime/driver call only when some GPU activity of the same
+// process carries its correlation id: the other calls (cudaGetDevice,
+// cudaStreamIsCapturing, ...) are most of the table and useless to traceq.
+func (b *builder) launch(r *launchRow) {
+	p, ok := b.procs.index[r.globalTid&pidMask]
+	if !ok || !b.procs.corrs[p].has(r.corr) {
+		b.droppedAPI[r.name]++
+		return
+	}
+	dur := r.end - r.start
+	if dur < 0 {
+		b.t.AddAnomaly("cuda api call ends before it starts; duration set to 0", 1,
+			fmt.Sprintf("%s: start %d > end %d", tableRuntime, r.start, r.end))
+		dur = 0
+	}
+	for int(p) >= len(b.launches) {
+		b.launches = append(b.launches, nil)
+	}
+	b.launches[p] = append(b.launches[p], trace.Launch{Start: trace.Time(r.start), Dur: dur, Corr: r.corr,
+		Thread: decodeTID(r.globalTid), Name: trace.NameID(b.names.keyed(r.name, nameAPI)), Proc: p})
+}
+
+func (b *builder) nvtx(r *nvtxRow) {
+	switch r.eventType {
+	case nvtxDomainCreate:
+		k := domainKey{b.procs.get(r.globalTid & pidMask), r.domainID}
+		if _, ok := b.domains[k]; !ok {
+			b.domains[k] = b.nvtxName(r)
+		}
+		return
+	case nvtxPushPop, nvtxStartEnd, nvtxtPushPop, nvtxtStartEnd:
+	default:
+		return // marks, categories, thread names: not ranges
+	}
+	if !r.hasEnd || r.end == 0 {
+		b.t.AddAnomaly("unended nvtx range skipped", 1, fmt.Sprintf("%s: start %d", tableNVTX, r.start))
+		return
+	}
+	dur := r.end - r.start
+	if dur < 0 {
+		b.t.AddAnomaly("nvtx range ends before it starts; duration set to 0", 1,
+			fmt.Sprintf("%s: start %d > end %d", tableNVTX, r.start, r.end))
+		dur = 0
+	}
+	p := b.procs.get(r.globalTid & pidMask)
+	b.t.Ranges = append(b.t.Ranges, trace.Range{Start: trace.Time(r.start), Dur: dur, Thread: decodeTID(r.globalTid),
+		Name: trace.NameID(b.nvtxName(r)), Proc: p, Device: -1, Stream: -1, Kind: trace.RangeCPU})
+	b.rangeDomain = append(b.rangeDomain, domainKey{p, r.domainID})
+}
+
+// nvtxName is coalesce(text, StringIds[textId]), as nsys's reports name
+// ranges.
+func (b *builder) nvtxName(r *nvtxRow) uint32 {
+	if r.hasText {
+		return b.names.literal(r.text)
+	}
+	if r.hasTextID {
+		return b.names.keyed(r.textID, nameNVTX)
+	}
+	return b.names.literal("")
+}
+
+// finish resolves names and processes and puts everything in canonical
+// order. lookup returns StringIds values for the given ids (absent ids are
+// missing from the map).
+func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), procName map[int64]string) (*trace.Trace, error) {
+	t := b.t
+	strs, err := lookup(b.names.stringIDs())
+	if err != nil {
+		return nil, err
+	}
+	in := trace.NewInterner()
+	final := make([]trace.NameID, len(b.names.pending))
+	for i, p := range b.names.pending {
+		s := p.lit
+		if p.kind != nameLiteral {
+			v, ok := strs[p.id]
+			if !ok {
+				t.AddAnomaly("name missing from StringIds", 1, fmt.Sprintf("string id %d", p.id))
+				v = fmt.Sprintf("<missing string %d>", p.id)
+			} else if p.kind == nameAPI {
+				v = stripVersion(v)
+			}
+			s = v
+		}
+		final[i] = in.ID(s)
+	}
+
+	// Processes: only those with GPU activity or NVTX ranges, by PID.
+	hasRange := make([]bool, len(b.procs.keys))
+	for i := range t.Ranges {
+		hasRange[t.Ranges[i].Proc] = true
+	}
+	var order []int32
+	for i := range b.procs.keys {
+		if b.procs.gpu[i] || hasRange[i] {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		kx, ky := b.procs.keys[x], b.procs.keys[y]
+		if c := cmp.Compare(decodePID(kx), decodePID(ky)); c != 0 {
+			return c
+		}
+		return cmp.Compare(kx, ky) // same PID on two VMs
+	})
+	perm := make([]int32, len(b.procs.keys))
+	for i := range perm {
+		perm[i] = -1
+	}
+	t.Procs = make([]trace.Proc, len(order))
+	for i, p := range order {
+		perm[p] = int32(i)
+		k := b.procs.keys[p]
+		t.Procs[i] = trace.Proc{PID: decodePID(k), Name: procName[k], Rank: -1}
+	}
+
+	// Activities: rename, then merge the two runs.
+	fix := func(as []trace.Activity) {
+		for i := range as {
+			a := &as[i]
+			a.Name = final[a.Name]
+			a.Proc = perm[a.Proc]
+		}
+		if !slices.IsSortedFunc(as, compareActivities) {
+			slices.SortFunc(as, compareActivities)
+		}
+	}
+	fix(b.kernels)
+	fix(b.mem)
+	t.Activities = mergeActivities(b.kernels, b.mem)
+	b.kernels, b.mem = nil, nil
+
+	// Launches: buckets in final process order.
+	n := 0
+	for _, l := range b.launches {
+		n += len(l)
+	}
+	t.Launches = make([]trace.Launch, 0, n)
+	for _, p := range order {
+		if int(p) >= len(b.launches) {
+			continue
+		}
+		ls := b.launches[p]
+		for i := range ls {
+			ls[i].Name = final[ls[i].Name]
+			ls[i].Proc = perm[p]
+		}
+		if !slices.IsSortedFunc(ls, compareLaunches) {
+			slices.SortFunc(ls, compareLaunches)
+		}
+		t.Launches = append(t.Launches, ls...)
+	}
+	b.launches = nil
+	for i := 1; i < len(t.Launches); i++ {
+		if p, l := &t.Launches[i-1], &t.Launches[i]; p.Proc == l.Proc && p.Corr == l.Corr {
+			// Seen when an interposer (MPI, a tool) wraps the runtime:
+			// "cudaMemcpy" and "cudaMemcpy_v3020" with one id. FindLaunch
+			// returns the earliest.
+			t.AddAnomaly("several cuda api calls share a correlation id", 1,
+				fmt.Sprintf("%s: correlationId %d", tableRuntime, l.Corr))
+		}
+	}
+
+	// Ranges and their domains. Domain 0 is NVTX's default domain.
+	unnamed := map[domainKey]bool{}
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		r.Name = final[r.Name]
+		if k := b.rangeDomain[i]; k.id != 0 {
+			if d, ok := b.domains[k]; ok {
+				r.Domain = final[d]
+			} else if !unnamed[k] {
+				unnamed[k] = true
+				// The domain-create event can lie outside a time-sliced
+				// export; the ranges stay, in the default domain.
+				t.AddAnomaly("nvtx domain without a name (its create event is not in the export)", 1,
+					fmt.Sprintf("%s: domainId %d", tableNVTX, k.id))
+			}
+		}
+		r.Proc = perm[r.Proc]
+	}
+	b.rangeDomain = nil
+
+	t.Names = in.Names()
+	for i := range t.Activities {
+		if strings.HasPrefix(t.Names[t.Activities[i].Name], "nccl") {
+			t.Meta.Backend = "nccl"
+			break
+		}
+	}
+	t.Sort()
+	t.SortAnomalies()
+	return t, nil
+}
+
+func compareActivities(a, b trace.Activity) int { return trace.CompareActivities(&a, &b) }
+func compareLaunches(a, b trace.Launch) int     { return trace.CompareLaunches(&a, &b) }
+
+// mergeActivities merges two sorted runs, reusing a's storage when it has
+// room (the caller sizes it for all GPU rows).
+func mergeActivities(a, b []trace.Activity) []trace.Activity {
+	if len(b) == 0 {
+		return a
+	}
+	n := len(a) + len(b)
+	out := a
+	if cap(a) >= n {
+		out = a[:n]
+	} else {
+		out = make([]trace.Activity, n)
+		copy(out, a)
+	}
+	// Merge from the back so a's elements are read before being overwritten.
+	i, j, k := len(a)-1, len(b)-1, n-1
+	for j >= 0 {
+		if i >= 0 && trace.CompareActivities(&out[i], &b[j]) > 0 {
+			out[k] = out[i]
+			i--
+		} else {
+			out[k] = b[j]
+			j--
+		}
+		k--
+	}
+	return out
+}
