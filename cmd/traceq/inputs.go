@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/trace"
+)
+
+// Flags shared by the commands that read traces.
+var (
+	formatFlag  = &cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text, markdown, csv or json"}
+	rulesFlag   = &cli.StringFlag{Name: "rules", Usage: "classification rules `FILE` that extends the built-in table (or replaces it, see 'traceq rules')"}
+	strictFlag  = &cli.BoolFlag{Name: "strict", Usage: "treat a truncated trace as an error instead of a warning"}
+	verbose     = &cli.BoolFlag{Name: "verbose", Usage: "list every kind of odd input found, with an example"}
+	namesFlag   = &cli.StringFlag{Name: "names", Value: "demangled", Usage: "nsys kernel names: demangled or short"}
+	noStepsFlag = &cli.BoolFlag{Name: "no-steps", Usage: "ignore step markers: the whole trace is one window per device"}
+	inputFmt    = &cli.StringFlag{Name: "input-format", Usage: "force the input format: chrome or nsys (default: detect from content)"}
+)
+
+func inputFlags() []cli.Flag { return []cli.Flag{rulesFlag, strictFlag, verbose, namesFlag, inputFmt} }
+
+func classifier(c *cli.Context) (*classify.Classifier, error) {
+	if p := c.String("rules"); p != "" {
+		return classify.Load(p)
+	}
+	return classify.Default(), nil
+}
+
+// loadInputs parses every input argument (a directory stands for its
+// trace files), printing warnings about truncation and odd input.
+func loadInputs(c *cli.Context, e *env) ([]analyze.Input, error) {
+	if c.NArg() == 0 {
+		return nil, usagef("%s: no input files (see 'traceq %s --help')", c.Command.Name, c.Command.Name)
+	}
+	if f := c.String("format"); f != "" && c.IsSet("format") {
+		// checked by the caller's renderer too; fail before parsing
+		if err := checkTableFormat(f); err != nil {
+			return nil, err
+		}
+	}
+	paths, err := parse.Expand(c.Args().Slice())
+	if err != nil {
+		return nil, err
+	}
+	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
+	if e.tty {
+		opt.Progress = func(r io.Reader, size int64) io.Reader { return newProgress(r, size, e.stderr) }
+	}
+	var out []analyze.Input
+	for _, p := range paths {
+		if e.tty {
+			fmt.Fprintf(e.stderr, "\rtraceq: reading %s", p)
+		}
+		t, err := parse.File(p, opt)
+		if e.tty {
+			fmt.Fprint(e.stderr, "\r\x1b[K")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := report(e, c, p, t); err != nil {
+			return nil, err
+		}
+		out = append(out, analyze.Input{Path: p, Trace: t})
+	}
+	return out, nil
+}
+
+// report prints the one-line warnings for a parsed trace.
+func report(e *env, c *cli.Context, path string, t *trace.Trace) error {
+	if tr := t.Truncated; tr != nil {
+		msg := fmt.Sprintf("%s: truncated: input ends at byte %d (%s); kept the %d complete events before the cut", path, tr.Offset, tr.Reason, tr.Events)
+		if c.Bool("strict") {
+			return fmt.Errorf("%s", msg)
+		}
+		fmt.Fprintf(e.stderr, "traceq: warning: %s\n", msg)
+	}
+	if len(t.Anomalies) == 0 {
+		return nil
+	}
+	var n int64
+	var parts []string
+	for _, a := range t.Anomalies {
+		n += a.Count
+		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
+	}
+	if c.Bool("verbose") {
+		fmt.Fprintf(e.stderr, "traceq: %s: %d odd events:\n", path, n)
+		for _, a := range t.Anomalies {
+			fmt.Fprintf(e.stderr, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
+		}
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "traceq: %s: %d odd events: %s (--verbose lists them)\n", path, n, strings.Join(parts, "; "))
+	return nil
+}

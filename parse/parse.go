@@ -1,0 +1,162 @@
+package parse
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/parse/nsyssqlite"
+	"github.com/traceq/traceq/trace"
+)
+
+// Options configures File.
+type Options struct {
+	// Format forces a format ("chrome", "nsys"); "" sniffs the content.
+	Format string
+	// Names picks nsys kernel names: "demangled" (default) or "short".
+	Names string
+	// Workers bounds the decoding goroutines of one file (0: GOMAXPROCS).
+	Workers int
+	// Progress, if set, wraps the file reader to report bytes read.
+	Progress func(r io.Reader, size int64) io.Reader
+}
+
+// ErrNoGPU is returned for a trace that holds no GPU activity at all.
+var ErrNoGPU = errors.New("no GPU activity (kernels, memcpys, memsets) in the trace: was it captured with CUDA activities enabled (torch.profiler activities=[ProfilerActivity.CUDA])?")
+
+// File reads one trace. Errors name the file.
+func File(path string, opt Options) (*trace.Trace, error) {
+	t, err := file(path, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+func file(path string, opt Options) (*trace.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory (give the trace files in it, or use a command that takes directories)")
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, err := br.Peek(16)
+	if err != nil && err != io.EOF {
+		return nil, unwrapPathError(err)
+	}
+	if len(head) == 0 {
+		return nil, errors.New("empty file")
+	}
+	format := opt.Format
+	if format == "" {
+		switch {
+		case nsyssqlite.Sniff(head):
+			format = "nsys"
+		case chrometrace.IsGzip(head) || looksJSON(head):
+			format = "chrome"
+		case strings.HasSuffix(path, ".nsys-rep") || strings.HasSuffix(path, ".qdrep"):
+			return nil, errors.New("an nsys report file: export it first with 'nsys export --type sqlite FILE'")
+		default:
+			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with %q)", printable(head))
+		}
+	}
+	var t *trace.Trace
+	switch format {
+	case "nsys":
+		t, err = nsyssqlite.Open(path, nsyssqlite.Options{Names: opt.Names})
+		if err != nil {
+			return nil, err
+		}
+	case "chrome":
+		var r io.Reader = br
+		if opt.Progress != nil {
+			r = opt.Progress(br, st.Size())
+		}
+		t, err = chrometrace.Parse(r, chrometrace.Options{Workers: opt.Workers})
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown input format %q (want chrome or nsys)", format)
+	}
+	if len(t.Activities) == 0 {
+		if t.Truncated != nil {
+			return nil, fmt.Errorf("truncated at byte %d before any GPU activity", t.Truncated.Offset)
+		}
+		return nil, ErrNoGPU
+	}
+	return t, nil
+}
+
+// unwrapPathError drops the path os adds, since File adds it once.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func looksJSON(b []byte) bool {
+	b = []byte(strings.TrimLeft(string(b), " \t\r\n\ufeff"))
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
+}
+
+func printable(b []byte) string {
+	var sb strings.Builder
+	for _, c := range b[:min(len(b), 8)] {
+		if c >= 0x20 && c < 0x7f {
+			sb.WriteByte(c)
+		} else {
+			fmt.Fprintf(&sb, "\\x%02x", c)
+		}
+	}
+	return sb.String()
+}
+
+// Expand turns the command-line arguments into input files: a directory
+// stands for the trace files directly inside it (*.json, *.json.gz,
+// *.sqlite), sorted by name, so a directory of rank files is a rank set.
+func Expand(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, unwrapPathError(err))
+		}
+		var files []string
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() {
+				continue
+			}
+			if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") || strings.HasSuffix(n, ".sqlite") {
+				files = append(files, filepath.Join(a, n))
+			}
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: directory holds no trace files (*.json, *.json.gz, *.sqlite)", a)
+		}
+		slices.Sort(files)
+		out = append(out, files...)
+	}
+	return out, nil
+}
