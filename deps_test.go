@@ -1,0 +1,111 @@
+package traceq_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/traceq/traceq/"
+
+// layers lists, for each package, the traceq packages it may import. Data
+// flows one way: parse → trace → classify → analyze → render → cmd.
+var layers = map[string][]string{
+	"trace":             {},
+	"classify":          {"trace"},
+	"parse/chrometrace": {"trace"},
+	"parse/nsyssqlite":  {"trace"},
+	"parse":             {"trace", "parse/chrometrace", "parse/nsyssqlite"},
+	"analyze":           {"trace", "classify"},
+	"render":            {"trace", "classify", "analyze"},
+	"render/chart":      {"trace", "classify", "analyze", "render"},
+}
+
+// thirdParty names the one package allowed to import each dependency, so
+// a reader sees what a package costs from its path (pprof's readline rule).
+var thirdParty = map[string][]string{
+	"github.com/tidwall/gjson":      {"parse/chrometrace", "slice"},
+	"github.com/mattn/go-sqlite3":   {"parse/nsyssqlite"},
+	"github.com/urfave/cli/v2":      {"cmd/traceq"},
+	"gonum.org/v1/plot":             {"render/chart"},
+	"github.com/klauspost/compress": {"parse/chrometrace", "slice"},
+}
+
+func TestImportRules(t *testing.T) {
+	fset := token.NewFileSet()
+	imports := map[string]map[string]bool{} // package dir -> imports
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if imports[dir] == nil {
+			imports[dir] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			imports[dir][p] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "analyze", "render", "cmd/traceq"} {
+		if imports[must] == nil {
+			t.Errorf("package %s not found: the walk is broken", must)
+		}
+	}
+	for dir, ims := range imports {
+		for im := range ims {
+			if strings.HasPrefix(im, module) {
+				dep := strings.TrimPrefix(im, module)
+				if dep == "cmd/traceq" || strings.HasPrefix(dep, "cmd/") {
+					t.Errorf("%s imports %s: nothing may import a command (see deps_test.go)", dir, dep)
+				}
+				allowed, ok := layers[dir]
+				if !ok {
+					continue // commands, internal test support, bench tools
+				}
+				if !contains(allowed, dep) && !strings.HasPrefix(dep, "internal/") {
+					t.Errorf("%s imports %s: not allowed, imports point down parse → trace → classify → analyze → render (see deps_test.go)", dir, dep)
+				}
+				if strings.HasPrefix(dep, "internal/") && !strings.HasPrefix(dir, "internal/") {
+					t.Errorf("%s imports %s: internal packages are test and tool support only", dir, dep)
+				}
+				continue
+			}
+			if dir == "trace" && strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
+				t.Errorf("trace imports %s: the model imports the standard library only", im)
+			}
+			for dep, owners := range thirdParty {
+				if (im == dep || strings.HasPrefix(im, dep+"/")) && !contains(owners, dir) && !strings.HasPrefix(dir, "bench") && !strings.HasPrefix(dir, "internal/") {
+					t.Errorf("%s imports %s: only %v may (see deps_test.go)", dir, im, owners)
+				}
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
