@@ -30,10 +30,14 @@ type Options struct {
 // ErrNoGPU is returned for a trace that holds no GPU activity at all.
 var ErrNoGPU = errors.New("no GPU activity (kernels, memcpys, memsets) in the trace: was it captured with CUDA activities enabled (torch.profiler activities=[ProfilerActivity.CUDA])?")
 
-// File reads one trace. Errors name the file.
+// File reads one trace. Errors name the file once.
 func File(path string, opt Options) (*trace.Trace, error) {
 	t, err := file(path, opt)
 	if err != nil {
+		// nsyssqlite.Open takes the path and names it itself.
+		if strings.HasPrefix(err.Error(), path+": ") {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
@@ -70,7 +74,7 @@ func file(path string, opt Options) (*trace.Trace, error) {
 		case strings.HasSuffix(path, ".nsys-rep") || strings.HasSuffix(path, ".qdrep"):
 			return nil, errors.New("an nsys report file: export it first with 'nsys export --type sqlite FILE'")
 		default:
-			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with %q)", printable(head))
+			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with \"%s\")", printable(head))
 		}
 	}
 	var t *trace.Trace

@@ -94,11 +94,14 @@ func Breakdown(w io.Writer, r *analyze.Report, opt Options) error {
 			}
 			kt := &table{head: []string{"top kernel", "total ms", "share", "instances", "category"},
 				right: []bool{false, true, true, true, false}}
-			for j, k := range g.Top {
-				if j >= opt.top() {
-					break
-				}
-				kt.add(clip(analyze.ShortName(k.Name), opt.nameWidth()), MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category)
+			topk := g.Top[:min(len(g.Top), opt.top())]
+			names := make([]string, len(topk))
+			for j, k := range topk {
+				names[j] = k.Name
+			}
+			shown := displayNames(names, opt.nameWidth())
+			for j, k := range topk {
+				kt.add(shown[j], MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category)
 			}
 			if md {
 				ct.markdown(&sb)
@@ -192,17 +195,18 @@ func Kernels(w io.Writer, r *KernelReport, opt Options) error {
 		head = append(head, "Category", "Name")
 		right = append(right, false, false)
 		t := &table{head: head, right: right}
-		for _, k := range r.Kernels {
+		names := make([]string, len(r.Kernels))
+		for i, k := range r.Kernels {
+			names[i] = k.Name
+		}
+		shown := displayNames(names, opt.nameWidth())
+		for i, k := range r.Kernels {
 			row := []string{Pct(k.Share), MS(k.Total), strconv.FormatInt(k.N, 10), MSf(k.Mean), MSf(k.Median),
 				MS(k.Min), MS(k.Max), MSf(k.StdDev)}
 			if perDev {
 				row = append(row, k.Path, strconv.Itoa(int(*k.Device)))
 			}
-			name := k.Name
-			if opt.Format != "markdown" || len(name) > opt.nameWidth() {
-				name = clip(analyze.ShortName(name), opt.nameWidth())
-			}
-			row = append(row, k.Category, name)
+			row = append(row, k.Category, shown[i])
 			t.add(row...)
 		}
 		var sb strings.Builder

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+
+	"github.com/traceq/traceq/analyze"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -119,4 +121,28 @@ func (t *table) markdown(sb *strings.Builder) {
 		}
 		sb.WriteByte('\n')
 	}
+}
+
+// displayNames returns the names to show for a list of kernel names: the
+// readable short form, or the clipped full name where two different names
+// share a short form (at::native::elementwise_kernel has dozens).
+func displayNames(names []string, width int) []string {
+	short := make([]string, len(names))
+	count := map[string]map[string]bool{}
+	for i, n := range names {
+		short[i] = analyze.ShortName(n)
+		if count[short[i]] == nil {
+			count[short[i]] = map[string]bool{}
+		}
+		count[short[i]][n] = true
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		if len(count[short[i]]) > 1 {
+			out[i] = clip(n, width)
+		} else {
+			out[i] = clip(short[i], width)
+		}
+	}
+	return out
 }
