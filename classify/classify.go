@@ -1,0 +1,402 @@
+package classify
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// Classifier maps kernel and activity names to categories with an ordered
+// rule table. It is safe for concurrent use.
+type Classifier struct {
+	rules []Rule
+	lits  litIndex
+	plan  [][]branchPlan // per rule, per branch: its prefilter in literal ids
+
+	// A trace has a few hundred to a few thousand distinct names but
+	// millions of events, so Classify remembers every answer. A map behind an
+	// RWMutex rather than a sync.Map: the hit path then converts nothing to
+	// an interface and allocates nothing.
+	mu    sync.RWMutex
+	cache map[string]string
+}
+
+// New returns a classifier for rules, tried in order. Rules from Parse are
+// ready to use; a Rule built in code is compiled here, and New panics if its
+// category or pattern is invalid (use Parse to get an error instead).
+func New(rules []Rule) *Classifier {
+	rs := slices.Clone(rules)
+	for i := range rs {
+		if rs[i].re == nil {
+			if err := rs[i].compile(); err != nil {
+				panic(fmt.Sprintf("classify.New: rule %d: %v", i, err))
+			}
+		}
+	}
+	c := &Classifier{rules: rs, cache: make(map[string]string)}
+	c.plan = c.lits.build(rs)
+	return c
+}
+
+// Rules returns a copy of the rule table, in the order rules are tried.
+func (c *Classifier) Rules() []Rule { return slices.Clone(c.rules) }
+
+// Classify returns the category ("top/sub") of a kernel or memcpy/memset
+// activity name: that of the first rule that matches, or Unknown. It never
+// returns "". Answers are cached per distinct name.
+func (c *Classifier) Classify(name string) string {
+	c.mu.RLock()
+	cat, ok := c.cache[name]
+	c.mu.RUnlock()
+	if ok {
+		return cat
+	}
+	cat = Unknown
+	if i := c.match(name); i >= 0 {
+		cat = c.rules[i].Category
+	}
+	c.mu.Lock()
+	// Clone the key: callers may pass a view into a large decoded trace
+	// buffer, which the cache must neither pin nor see change.
+	c.cache[strings.Clone(name)] = cat
+	c.mu.Unlock()
+	return cat
+}
+
+// Match returns the first rule that matches name, without using or filling
+// the cache (for "which rule decided this?" and for benchmarks).
+func (c *Classifier) Match(name string) (Rule, bool) {
+	if i := c.match(name); i >= 0 {
+		return c.rules[i], true
+	}
+	return Rule{}, false
+}
+
+func (c *Classifier) match(name string) int {
+	// Mangled names ("_ZN5aiter24add_rmsnorm_quant_kernel...") are tried in a
+	// readable form first, since rules are written against demangled names,
+	// then as they are.
+	if strings.HasPrefix(name, "_Z") {
+		if i := c.first(readable(name)); i >= 0 {
+			return i
+		}
+	}
+	return c.first(name)
+}
+
+// first returns the index of the first rule matching s, or -1.
+func (c *Classifier) first(s string) int {
+	lower, exact := lowerASCII(s)
+	if !exact {
+		for i := range c.rules {
+			if c.rules[i].re.MatchString(s) {
+				return i
+			}
+		}
+		return -1
+	}
+	found := c.lits.scan(lower)
+	for i, bps := range c.plan {
+		for j, bp := range bps {
+			if bp.lit >= 0 {
+				if found.has(bp.lit) {
+					return i
+				}
+				continue
+			}
+			if found.hasAll(bp.need) && c.rules[i].branches[j].re.MatchString(s) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// A branch is one top-level alternative of a rule's pattern. Matching a
+// ~1 KB template name against ~100 case-insensitive regexps with dozens of
+// alternatives each costs milliseconds (RE2 runs its NFA over every byte),
+// and an uncached Classify is paid once per distinct name in a trace. So each
+// alternative is matched on its own, and only when the lower-cased name
+// contains the literals it cannot match without; an alternative that is just
+// a literal is a substring test and never reaches the regexp engine.
+type branch struct {
+	re   *regexp.Regexp
+	lit  string     // non-empty: the branch is exactly this case-insensitive literal
+	need [][]string // every group must have a member in the lower-cased name
+}
+
+// split compiles the top-level alternatives of a parsed "(?i)..." pattern.
+func split(t *syntax.Regexp) ([]branch, error) {
+	alts := []*syntax.Regexp{t}
+	if t.Op == syntax.OpAlternate {
+		alts = t.Sub
+	}
+	bs := make([]branch, 0, len(alts))
+	for _, a := range alts {
+		re, err := regexp.Compile(a.String())
+		if err != nil {
+			return nil, err
+		}
+		b := branch{re: re, need: required(a)}
+		if a.Op == syntax.OpLiteral && a.Flags&syntax.FoldCase != 0 && len(b.need) == 1 {
+			b.lit = b.need[0][0]
+		}
+		bs = append(bs, b)
+	}
+	return bs, nil
+}
+
+// branchPlan is a branch's prefilter with literals replaced by their ids in
+// the classifier's litIndex.
+type branchPlan struct {
+	lit  int32     // >= 0: the branch is exactly this literal
+	need [][]int32 // as branch.need
+}
+
+// litIndex finds, in one pass over a lower-cased name, which of the rules'
+// literals it contains; a substring test per literal would scan a 1 KB name
+// about a thousand times.
+type litIndex struct {
+	lits   []string
+	single [256][]int32 // one-byte literals, by byte
+	// Longer literals, chained by their first two bytes: head[pair] is
+	// 1 + the first literal id with that prefix (0: none), next[id] the same
+	// for the following one. A flat table, because a map lookup per byte of
+	// the name costs more than everything else in the scan.
+	head *[1 << 16]int32
+	next []int32
+}
+
+// build indexes the literals of rules and returns their plans.
+func (x *litIndex) build(rules []Rule) [][]branchPlan {
+	ids := make(map[string]int32)
+	x.head = new([1 << 16]int32)
+	id := func(l string) int32 {
+		if i, ok := ids[l]; ok {
+			return i
+		}
+		i := int32(len(x.lits))
+		ids[l] = i
+		x.lits = append(x.lits, l)
+		x.next = append(x.next, 0)
+		if len(l) == 1 {
+			x.single[l[0]] = append(x.single[l[0]], i)
+		} else {
+			k := uint16(l[0])<<8 | uint16(l[1])
+			x.next[i] = x.head[k]
+			x.head[k] = i + 1
+		}
+		return i
+	}
+	plan := make([][]branchPlan, len(rules))
+	for i, r := range rules {
+		plan[i] = make([]branchPlan, len(r.branches))
+		for j, b := range r.branches {
+			bp := branchPlan{lit: -1}
+			if b.lit != "" {
+				bp.lit = id(b.lit)
+			}
+			for _, g := range b.need {
+				ig := make([]int32, len(g))
+				for k, l := range g {
+					ig[k] = id(l)
+				}
+				bp.need = append(bp.need, ig)
+			}
+			plan[i][j] = bp
+		}
+	}
+	return plan
+}
+
+// scan returns the set of literals that occur in lower.
+func (x *litIndex) scan(lower string) bitset {
+	found := make(bitset, (len(x.lits)+63)/64)
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		for _, id := range x.single[c] {
+			found.add(id)
+		}
+		if i+1 == len(lower) {
+			break
+		}
+		for id := x.head[uint16(c)<<8|uint16(lower[i+1])] - 1; id >= 0; id = x.next[id] - 1 {
+			if strings.HasPrefix(lower[i:], x.lits[id]) {
+				found.add(id)
+			}
+		}
+	}
+	return found
+}
+
+// bitset is a set of literal ids.
+type bitset []uint64
+
+func (b bitset) add(i int32)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int32) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// hasAll reports whether every group has a member in b.
+func (b bitset) hasAll(need [][]int32) bool {
+	for _, g := range need {
+		if !slices.ContainsFunc(g, b.has) {
+			return false
+		}
+	}
+	return true
+}
+
+// foldsToASCII holds the non-ASCII runes that case-insensitive matching
+// treats as equal to an ASCII letter (KELVIN SIGN ~ k, LONG S ~ s). A name
+// holding one can match a rule without containing its lower-case literal,
+// so such names go straight to the regexps.
+var foldsToASCII = func() string {
+	var b strings.Builder
+	for c := 'a'; c <= 'z'; c++ {
+		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+			if f >= 0x80 {
+				b.WriteRune(f)
+			}
+		}
+	}
+	return b.String()
+}()
+
+// lowerASCII lower-cases the ASCII letters of s and reports whether
+// substring tests on the result are exact for case-insensitive matching of
+// ASCII literals.
+func lowerASCII(s string) (string, bool) {
+	ascii := true
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		} else if c >= 0x80 {
+			ascii = false
+		}
+	}
+	return string(b), ascii || !strings.ContainsAny(s, foldsToASCII)
+}
+
+// required returns groups of lower-case strings such that every match of re
+// contains a member of every group, or nil if it finds none. Groups are
+// ordered most selective first, so a failing test usually fails at once.
+func required(re *syntax.Regexp) [][]string {
+	var groups [][]string
+	switch re.Op {
+	case syntax.OpLiteral:
+		s := string(re.Rune)
+		for _, c := range s {
+			if c >= 0x80 {
+				return nil
+			}
+		}
+		l, _ := lowerASCII(s)
+		return [][]string{{l}}
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			groups = append(groups, required(s)...)
+		}
+	case syntax.OpAlternate:
+		// A match contains a member of one branch's group; take each
+		// branch's best group and require any of them.
+		var any []string
+		for _, s := range re.Sub {
+			g := required(s)
+			if g == nil {
+				return nil
+			}
+			any = append(any, g[0]...)
+		}
+		return [][]string{any}
+	}
+	slices.SortStableFunc(groups, func(a, b []string) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return groups
+}
+
+// better prefers the group whose shortest string is longest (fewer false
+// hits), then the one with fewer strings (fewer searches).
+func better(a, b []string) bool {
+	ma, mb := minLen(a), minLen(b)
+	return ma > mb || ma == mb && len(a) < len(b)
+}
+
+func minLen(ss []string) int {
+	m := len(ss[0])
+	for _, s := range ss[1:] {
+		m = min(m, len(s))
+	}
+	return m
+}
+
+// readable turns an Itanium-mangled name into a rough readable form that
+// keeps what rules look for: "_ZN5aiter24add_rmsnorm_quant_kernelI..." reads
+// "aiter::add_rmsnorm_quant_kernel<...". It is not a demangler (types,
+// substitutions and literals become noise or vanish); it only recovers the
+// identifiers, joining nested names with "::".
+func readable(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	prevIdent := false
+	for i := 2; i < len(s); {
+		c := s[i]
+		if c < '0' || c > '9' {
+			if c == 'I' && prevIdent {
+				b.WriteByte('<')
+			}
+			prevIdent = false
+			i++
+			continue
+		}
+		j, n := i, 0
+		for j < len(s) && '0' <= s[j] && s[j] <= '9' && n <= len(s) {
+			n = n*10 + int(s[j]-'0')
+			j++
+		}
+		if n > 0 && j+n <= len(s) && isIdent(s[j:j+n]) {
+			switch {
+			case prevIdent:
+				b.WriteString("::")
+			case b.Len() > 0 && !strings.HasSuffix(b.String(), "<"):
+				b.WriteByte(' ')
+			}
+			b.WriteString(s[j : j+n])
+			prevIdent = true
+			i = j + n
+			continue
+		}
+		prevIdent = false
+		i = j
+	}
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	if s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
