@@ -1,0 +1,71 @@
+package chrometrace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// torchDir holds the real traces shared by the tests (see its README.md).
+const torchDir = "../../testdata/traces/torch"
+
+// readTrace returns the decompressed content of a testdata trace.
+func readTrace(tb testing.TB, name string) []byte {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(torchDir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !IsGzip(raw) {
+		return raw
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// FuzzParse checks that no input makes Parse panic, that every trace it
+// returns is valid, and that the parallel path (two workers, blocks so
+// small that events straddle them) gives exactly the sequential result.
+//
+// The committed corpus in testdata/fuzz/FuzzParse holds small real traces,
+// slices of the big ones and hand-written odd cases; f.Add adds the small
+// traces as they are on disk (gzip included).
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"hta_legacy_minimal.json.gz", "hta_triton.json.gz", "hta_cpu_only.json.gz"} {
+		raw, err := os.ReadFile(filepath.Join(torchDir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		seq, serr := Parse(bytes.NewReader(data), Options{Workers: 1})
+		par, perr := Parse(bytes.NewReader(data), Options{Workers: 2, BlockSize: 61})
+		if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {
+			t.Fatalf("sequential error %v, parallel error %v", serr, perr)
+		}
+		if serr != nil {
+			if seq != nil {
+				t.Fatalf("error %v returned with a trace", serr)
+			}
+			return
+		}
+		if err := seq.CheckValid(); err != nil {
+			t.Fatalf("invalid trace: %v", err)
+		}
+		if !reflect.DeepEqual(seq, par) {
+			t.Fatalf("parallel trace differs from sequential:\nseq %+v\npar %+v", seq, par)
+		}
+	})
+}
