@@ -56,6 +56,9 @@ type splitter struct {
 	// lastGood is the offset just past the last complete event; on
 	// truncation everything before it has been emitted.
 	lastGood int64
+
+	// top, when set (by Scan), receives every top-level value but traceEvents.
+	top func(key string, raw []byte)
 }
 
 // more reads more input, keeping buf[keep:]; it reports false at end of
@@ -272,6 +275,9 @@ func (s *splitter) run() error {
 		}
 		if metaKeys[key] {
 			s.meta[key] = bytes.Clone(s.buf[vs:ve])
+		}
+		if s.top != nil {
+			s.top(key, s.buf[vs:ve])
 		}
 	}
 }
