@@ -105,6 +105,9 @@ type Group struct {
 	IdleNS     int64          `json:"idle_ns"`
 	Categories []CategoryStat `json:"categories"`
 	Top        []TopKernel    `json:"top"`
+	// StepStats describes the group's steps one by one; absent for the
+	// whole-trace and unattributed groups.
+	StepStats *StepStats `json:"step_stats,omitempty"`
 
 	input int
 	proc  int32
@@ -118,6 +121,10 @@ type Report struct {
 	// StepRows lists every step of every input (per device), in order;
 	// empty without step markers.
 	StepRows []StepRow `json:"-"`
+	// Steps is StepRows with their derived figures (traceq steps), and
+	// StepSummaries each stepped input's marker and unattributed counts.
+	Steps         []StepLine    `json:"-"`
+	StepSummaries []StepSummary `json:"-"`
 }
 
 // StepRow is one step on one device.
@@ -270,6 +277,7 @@ func Breakdown(inputs []Input, opt Options) *Report {
 	}
 	r.Groups = groups(inputs, wins, cz, top, opt.Kind)
 	r.StepRows = stepRows(inputs, wins, cz)
+	addStepStats(inputs, r)
 	return r
 }
 

@@ -16,6 +16,8 @@ func commands(e *env) []*cli.Command {
 		kernelsCmd(e),
 		classifyCmd(e),
 		rulesCmd(e),
+		chartCmd(e),
+		stepsCmd(e),
 	}
 }
 
@@ -34,7 +36,7 @@ func breakdownCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
 			&cli.StringFlag{Name: "kind", Usage: "only steps of this kind: decode, prefill, mixed or step"},
-			noStepsFlag,
+			noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := checkTableFormat(c.String("format")); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,6 +22,7 @@ var (
 	verbose     = &cli.BoolFlag{Name: "verbose", Usage: "list every kind of odd input found, with an example"}
 	namesFlag   = &cli.StringFlag{Name: "names", Value: "demangled", Usage: "nsys kernel names: demangled or short"}
 	noStepsFlag = &cli.BoolFlag{Name: "no-steps", Usage: "ignore step markers: the whole trace is one window per device"}
+	stepFlag    = &cli.StringFlag{Name: "step", Usage: "step markers are the annotation ranges whose name matches `REGEX` (default: ProfilerStep#N, vLLM execute_…, SGLang step[…])"}
 	inputFmt    = &cli.StringFlag{Name: "input-format", Usage: "force the input format: chrome or nsys (default: detect from content)"}
 )
 
@@ -39,7 +41,7 @@ func loadInputs(c *cli.Context, e *env) ([]analyze.Input, error) {
 	if c.NArg() == 0 {
 		return nil, usagef("%s: no input files (see 'traceq %s --help')", c.Command.Name, c.Command.Name)
 	}
-	if f := c.String("format"); f != "" && c.IsSet("format") {
+	if f := c.String("format"); f != "" && c.IsSet("format") && slices.Contains(c.Command.Flags, cli.Flag(formatFlag)) {
 		// checked by the caller's renderer too; fail before parsing
 		if err := checkTableFormat(f); err != nil {
 			return nil, err
@@ -68,7 +70,11 @@ func loadInputs(c *cli.Context, e *env) ([]analyze.Input, error) {
 		if err := report(e, c, p, t); err != nil {
 			return nil, err
 		}
-		out = append(out, analyze.Input{Path: p, Trace: t})
+		in := analyze.Input{Path: p, Trace: t}
+		if in.Steps, err = findSteps(c, e, p, t); err != nil {
+			return nil, err
+		}
+		out = append(out, in)
 	}
 	return out, nil
 }
@@ -76,7 +82,11 @@ func loadInputs(c *cli.Context, e *env) ([]analyze.Input, error) {
 // report prints the one-line warnings for a parsed trace.
 func report(e *env, c *cli.Context, path string, t *trace.Trace) error {
 	if tr := t.Truncated; tr != nil {
-		msg := fmt.Sprintf("%s: truncated: input ends at byte %d (%s); kept the %d complete events before the cut", path, tr.Offset, tr.Reason, tr.Events)
+		events := "events"
+		if tr.Events == 1 {
+			events = "event"
+		}
+		msg := fmt.Sprintf("%s: truncated: %s; read the %d complete %s before the cut", path, tr.Reason, tr.Events, events)
 		if c.Bool("strict") {
 			return fmt.Errorf("%s", msg)
 		}
@@ -100,4 +110,30 @@ func report(e *env, c *cli.Context, path string, t *trace.Trace) error {
 	}
 	fmt.Fprintf(e.stderr, "traceq: %s: %d odd events: %s (--verbose lists them)\n", path, n, strings.Join(parts, "; "))
 	return nil
+}
+
+// findSteps segments t into steps when the command uses steps (it has a
+// --step flag, or --kind asks for one kind) and --no-steps is not given.
+func findSteps(c *cli.Context, e *env, path string, t *trace.Trace) (*analyze.Steps, error) {
+	uses := c.String("kind") != ""
+	for _, f := range c.Command.Flags {
+		if slices.Contains(f.Names(), "step") {
+			uses = true
+		}
+	}
+	if !uses || c.Bool("no-steps") {
+		return nil, nil
+	}
+	st, err := analyze.FindSteps(t, analyze.StepOptions{Pattern: c.String("step")})
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if st == nil {
+		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"
+		if p := c.String("step"); p != "" {
+			what = fmt.Sprintf("no annotation range matches --step %q", p)
+		}
+		fmt.Fprintf(e.stderr, "traceq: %s: %s: the whole trace is one window\n", path, what)
+	}
+	return st, nil
 }

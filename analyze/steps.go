@@ -1,0 +1,495 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// Step kinds found from markers (KindAll and KindNone are the two others).
+const (
+	KindDecode  = "decode"
+	KindPrefill = "prefill"
+	KindMixed   = "mixed"
+	KindStep    = "step"
+)
+
+// Marker families, in the order FindSteps prefers them when a trace holds
+// several: the serving engines' own per-forward markers carry the step kind
+// and the finest granularity; ProfilerStep#N is a profiler schedule tick that
+// may wrap several engine steps.
+const (
+	FamilyVLLM     = "vllm"     // execute_[T_]context_C(...)_generation_G(...)
+	FamilySGLang   = "sglang"   // step[DECODE bs=32]
+	FamilyVLLMOld  = "vllm-old" // execute_new_N_cached_M
+	FamilyProfiler = "profiler" // ProfilerStep#N
+	FamilyCustom   = "custom"   // matched by --step REGEX
+	familyNone     = ""
+)
+
+var familyRank = map[string]int{FamilyVLLM: 0, FamilySGLang: 1, FamilyVLLMOld: 2, FamilyProfiler: 3}
+
+// Marker is what the text of a step marker says.
+type Marker struct {
+	Family string
+	Kind   string
+	// Context and Generation are vLLM's request counts (execute_context_C,
+	// _generation_G; execute_new_N_cached_M gives N and M); -1 otherwise.
+	Context, Generation int64
+}
+
+// ParseMarker recognises the built-in step markers:
+//
+//	ProfilerStep#N                                   step
+//	execute_context_C(...)_generation_G(...)         vLLM: C==0 && G>0 decode, G==0 prefill, else mixed
+//	execute_T_context_C(...)_generation_G(...)       the same with the token count first
+//	execute_new_N_cached_M                           older vLLM: N new, M cached requests, same rule
+//	step[DECODE ...] / step[EXTEND ...] / step[PREFILL ...] / step[MIXED ...]   SGLang, any case
+//
+// The parenthesised parts are not read (their format has changed between
+// vLLM versions: "(888_788544)", "(sq0sk0sqsq0sqsk0)"), so parsing is lenient
+// about them and about anything after the last number.
+func ParseMarker(name string) (Marker, bool) {
+	m := Marker{Context: -1, Generation: -1}
+	low := strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case strings.HasPrefix(low, "profilerstep#"):
+		if _, ok := leadingInt(low[len("profilerstep#"):]); !ok {
+			return m, false
+		}
+		m.Family, m.Kind = FamilyProfiler, KindStep
+		return m, true
+	case strings.HasPrefix(low, "execute_new_"):
+		n, ok1 := leadingInt(low[len("execute_new_"):])
+		i := strings.Index(low, "_cached_")
+		if !ok1 || i < 0 {
+			return m, false
+		}
+		c, ok2 := leadingInt(low[i+len("_cached_"):])
+		if !ok2 {
+			return m, false
+		}
+		m.Family, m.Context, m.Generation = FamilyVLLMOld, n, c
+		m.Kind = vllmKind(n, c)
+		return m, true
+	case strings.HasPrefix(low, "execute_"):
+		ci := strings.Index(low, "context_")
+		gi := strings.Index(low, "_generation_")
+		if ci < 0 || gi < ci {
+			return m, false
+		}
+		// Only digits may stand between "execute_" and "context_".
+		if mid := strings.TrimSuffix(low[len("execute_"):ci], "_"); mid != "" {
+			if _, ok := leadingInt(mid); !ok || len(digitsPrefix(mid)) != len(mid) {
+				return m, false
+			}
+		}
+		c, ok1 := leadingInt(low[ci+len("context_"):])
+		g, ok2 := leadingInt(low[gi+len("_generation_"):])
+		if !ok1 || !ok2 {
+			return m, false
+		}
+		m.Family, m.Context, m.Generation = FamilyVLLM, c, g
+		m.Kind = vllmKind(c, g)
+		return m, true
+	case strings.HasPrefix(low, "step["):
+		word := low[len("step["):]
+		if i := strings.IndexAny(word, " ]\t,"); i >= 0 {
+			word = word[:i]
+		} else {
+			return m, false // unclosed and without arguments: not SGLang's
+		}
+		m.Family = FamilySGLang
+		switch word {
+		case "decode":
+			m.Kind = KindDecode
+		case "extend", "prefill":
+			m.Kind = KindPrefill
+		case "mixed":
+			m.Kind = KindMixed
+		default: // idle, target_verify, draft_extend, ...
+			m.Kind = KindStep
+		}
+		return m, true
+	}
+	return m, false
+}
+
+// vllmKind applies vLLM's rule: no context (prefill) requests and some
+// generation (decode) requests is a decode step; no generation requests is
+// a prefill step; both is mixed.
+func vllmKind(ctx, gen int64) string {
+	switch {
+	case ctx == 0 && gen > 0:
+		return KindDecode
+	case gen == 0:
+		return KindPrefill
+	}
+	return KindMixed
+}
+
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// leadingInt reads the decimal number s starts with (at most 18 digits).
+func leadingInt(s string) (int64, bool) {
+	d := digitsPrefix(s)
+	if d == "" || len(d) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		n = n*10 + int64(d[i]-'0')
+	}
+	return n, true
+}
+
+// StepOptions configures FindSteps.
+type StepOptions struct {
+	// Pattern, when set, is a regular expression naming the step marker
+	// ranges; it replaces the built-in markers. A matching range whose text
+	// is also a built-in marker keeps that marker's kind; others are kind
+	// "step".
+	Pattern string
+}
+
+// stepSource is the marker ranges FindSteps chose.
+type stepSource struct {
+	family string
+	cpu    []int // indices in t.Ranges
+	gpu    []int
+}
+
+// FindSteps finds the step markers of t and assigns every activity to a
+// step. It returns nil (and no error) when t has no step marker.
+//
+// Attribution: an activity belongs to the step whose CPU marker range
+// contains the start of the CPU call that launched it: the correlation id
+// leads to the launch call (t.FindLaunch's lookup), then to the innermost
+// marker range open at the launch's start on the launching thread, or else
+// on any other thread of the same process (training launches backward
+// kernels from the autograd thread while ProfilerStep#N is open on the main
+// thread). Every kernel of a CUDA-graph replay shares the cudaGraphLaunch's
+// correlation id and so its step; kernels still running after the range
+// closed stay in it. An activity whose launch is not in the trace (no
+// correlation id, or its launch call lost) falls back to the GPU-side
+// mirror of a marker (gpu_user_annotation) containing its start on the
+// same device and stream, or else any stream of the device. Anything else
+// belongs to no step (-1).
+//
+// Cost: O((N+L) log M) for N activities, L launches, M markers.
+func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
+	var re *regexp.Regexp
+	if opt.Pattern != "" {
+		var err error
+		re, err = regexp.Compile(opt.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("--step: %w", err)
+		}
+	}
+	src := chooseMarkers(t, re)
+	if len(src.cpu) == 0 && len(src.gpu) == 0 {
+		return nil, nil
+	}
+	st := &Steps{Of: make([]int32, len(t.Activities))}
+	kindOf := func(name string) string {
+		if m, ok := ParseMarker(name); ok {
+			return m.Kind
+		}
+		return KindStep
+	}
+	// Steps come from the CPU ranges; GPU mirrors map onto them. A trace
+	// with mirrors only (its CPU side cut off) gets its steps from them.
+	cpuSets := map[threadKey]*ivset{}
+	procSets := map[int32]*ivset{}
+	for _, ri := range src.cpu {
+		r := &t.Ranges[ri]
+		s := int32(len(st.List))
+		st.List = append(st.List, Step{Index: int(s), Kind: kindOf(t.Names[r.Name]), Marker: t.Names[r.Name],
+			Start: r.Start, End: r.End(), Proc: r.Proc})
+		k := threadKey{r.Proc, r.Thread}
+		if cpuSets[k] == nil {
+			cpuSets[k] = &ivset{}
+		}
+		cpuSets[k].add(r.Start, r.End(), s)
+		if procSets[r.Proc] == nil {
+			procSets[r.Proc] = &ivset{}
+		}
+		procSets[r.Proc].add(r.Start, r.End(), s)
+	}
+	// byName lists the CPU steps of each marker text by start, to find a
+	// mirror's step: the latest one with that text started before it.
+	byName := map[string][]int32{}
+	for i := range st.List {
+		byName[st.List[i].Marker] = append(byName[st.List[i].Marker], int32(i))
+	}
+	gpuSets := map[streamKey]*ivset{}
+	devSets := map[int32]*ivset{}
+	lastMirror := map[string]int32{} // mirror-only steps: the last step of a text
+	for _, ri := range src.gpu {
+		r := &t.Ranges[ri]
+		name := t.Names[r.Name]
+		s := int32(-1)
+		if len(src.cpu) > 0 {
+			list := byName[name]
+			j, _ := slices.BinarySearchFunc(list, r.Start+1, func(si int32, x trace.Time) int {
+				return cmp.Compare(st.List[si].Start, x)
+			})
+			if j == 0 {
+				continue // a mirror of a range the trace does not hold
+			}
+			s = list[j-1]
+		} else {
+			// Mirrors of one annotation on several streams overlap: one step.
+			if ls, ok := lastMirror[name]; ok && r.Start < st.List[ls].End {
+				s = ls
+				st.List[s].End = max(st.List[s].End, r.End())
+			} else {
+				s = int32(len(st.List))
+				st.List = append(st.List, Step{Index: int(s), Kind: kindOf(name), Marker: name,
+					Start: r.Start, End: r.End(), Proc: 0})
+				lastMirror[name] = s
+			}
+		}
+		k := streamKey{r.Device, r.Stream}
+		if gpuSets[k] == nil {
+			gpuSets[k] = &ivset{}
+		}
+		gpuSets[k].add(r.Start, r.End(), s)
+		if devSets[r.Device] == nil {
+			devSets[r.Device] = &ivset{}
+		}
+		devSets[r.Device].add(r.Start, r.End(), s)
+	}
+	for _, v := range cpuSets {
+		v.build()
+	}
+	for _, v := range procSets {
+		v.build()
+	}
+	for _, v := range gpuSets {
+		v.build()
+	}
+	for _, v := range devSets {
+		v.build()
+	}
+
+	// Each launch's step is computed once, however many kernels it has.
+	launchStep := make([]int32, len(t.Launches))
+	for i := range launchStep {
+		launchStep[i] = -2
+	}
+	lastProc, lastCorr, lastStep := int32(-1), int64(0), int32(-1)
+	for i := range t.Activities {
+		a := &t.Activities[i]
+		if a.Corr != 0 && a.Proc == lastProc && a.Corr == lastCorr {
+			st.Of[i] = lastStep
+			continue
+		}
+		s := int32(-1)
+		li := -1
+		if a.Corr != 0 {
+			li = launchIndex(t, a.Proc, a.Corr)
+		}
+		if li >= 0 {
+			if launchStep[li] == -2 {
+				l := &t.Launches[li]
+				ls := cpuSets[threadKey{l.Proc, l.Thread}].find(l.Start)
+				if ls < 0 {
+					ls = procSets[l.Proc].find(l.Start)
+				}
+				launchStep[li] = ls
+			}
+			s = launchStep[li]
+			lastProc, lastCorr, lastStep = a.Proc, a.Corr, s
+		} else {
+			s = gpuSets[streamKey{a.Device, a.Stream}].find(a.Start)
+			if s < 0 {
+				s = devSets[a.Device].find(a.Start)
+			}
+		}
+		st.Of[i] = s
+	}
+	// Mirror-only steps were appended in mirror order; CPU steps are in
+	// start order already. Renumber so that Index follows start order.
+	if len(src.cpu) == 0 {
+		reorder(st)
+	}
+	return st, nil
+}
+
+// reorder sorts st.List by (Start, End, Marker) and remaps st.Of.
+func reorder(st *Steps) {
+	perm := make([]int32, len(st.List))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		x, y := &st.List[a], &st.List[b]
+		if c := cmp.Compare(x.Start, y.Start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.End, y.End); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Marker, y.Marker)
+	})
+	newOf := make([]int32, len(perm))
+	list := make([]Step, len(perm))
+	for ni, oi := range perm {
+		newOf[oi] = int32(ni)
+		list[ni] = st.List[oi]
+		list[ni].Index = ni
+	}
+	st.List = list
+	for i, s := range st.Of {
+		if s >= 0 {
+			st.Of[i] = newOf[s]
+		}
+	}
+}
+
+// launchIndex is t.FindLaunch's lookup, returning the index so that the
+// launch's step can be memoised.
+func launchIndex(t *trace.Trace, proc int32, corr int64) int {
+	i, ok := slices.BinarySearchFunc(t.Launches, corr, func(l trace.Launch, c int64) int {
+		if x := cmp.Compare(l.Proc, proc); x != 0 {
+			return x
+		}
+		return cmp.Compare(l.Corr, c)
+	})
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+type threadKey struct {
+	proc   int32
+	thread int64
+}
+
+type streamKey struct{ device, stream int32 }
+
+// chooseMarkers picks the step marker ranges of t: those matching re, or
+// else the built-in family of highest rank that has a CPU range (or, when
+// none has, a GPU mirror). One family per trace: SGLang traces carry both
+// an execute_…_context_… range and a step[…] range per forward, nested,
+// and counting both would make two steps of one.
+func chooseMarkers(t *trace.Trace, re *regexp.Regexp) stepSource {
+	// Classify each distinct name once.
+	fam := make([]string, len(t.Names))
+	seen := make([]bool, len(t.Names))
+	famOf := func(id trace.NameID) string {
+		if !seen[id] {
+			seen[id] = true
+			name := t.Names[id]
+			switch {
+			case re != nil:
+				if re.MatchString(name) {
+					fam[id] = FamilyCustom
+				}
+			default:
+				if m, ok := ParseMarker(name); ok {
+					fam[id] = m.Family
+				}
+			}
+		}
+		return fam[id]
+	}
+	best, bestGPU := familyNone, familyNone
+	better := func(f, cur string) bool {
+		return cur == familyNone || familyRank[f] < familyRank[cur]
+	}
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		f := famOf(r.Name)
+		if f == familyNone {
+			continue
+		}
+		if r.Kind == trace.RangeCPU {
+			if better(f, best) {
+				best = f
+			}
+		} else if better(f, bestGPU) {
+			bestGPU = f
+		}
+	}
+	src := stepSource{family: best}
+	if best == familyNone {
+		src.family = bestGPU
+	}
+	if src.family == familyNone {
+		return src
+	}
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if famOf(r.Name) != src.family {
+			continue
+		}
+		if r.Kind == trace.RangeCPU {
+			src.cpu = append(src.cpu, i)
+		} else {
+			src.gpu = append(src.gpu, i)
+		}
+	}
+	return src
+}
+
+// ivset answers "which interval open at time x started last" (the
+// innermost one, for nested intervals) in O(log M + depth). Intervals are
+// half-open [start, end) and added in start order, enclosing first at
+// equal starts (trace.CompareRanges' order).
+type ivset struct {
+	start, end []trace.Time
+	step       []int32
+	// parent[i] is the latest-started interval before i still open at
+	// start[i], or -1: the chain to walk when i has closed.
+	parent []int32
+}
+
+func (v *ivset) add(s, e trace.Time, step int32) {
+	v.start = append(v.start, s)
+	v.end = append(v.end, e)
+	v.step = append(v.step, step)
+}
+
+func (v *ivset) build() {
+	v.parent = make([]int32, len(v.start))
+	for i := range v.start {
+		c := int32(i) - 1
+		for c >= 0 && v.end[c] <= v.start[i] {
+			c = v.parent[c]
+		}
+		v.parent[i] = c
+	}
+}
+
+// find returns the step of the latest-started interval containing x, or -1.
+// A nil set holds nothing.
+func (v *ivset) find(x trace.Time) int32 {
+	if v == nil {
+		return -1
+	}
+	// The last interval with start <= x.
+	i, _ := slices.BinarySearch(v.start, x+1)
+	c := int32(i) - 1
+	// Every interval containing x is open at start[c] (it started no later
+	// and ends after x >= start[c]), so the parent chain visits it.
+	for c >= 0 && v.end[c] <= x {
+		c = v.parent[c]
+	}
+	if c < 0 {
+		return -1
+	}
+	return v.step[c]
+}

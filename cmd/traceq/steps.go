@@ -1,0 +1,32 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/render"
+)
+
+func stepsCmd(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "steps",
+		Usage:     "every step on every device: kind, marker, span, busy, idle, top category, outlier flag",
+		ArgsUsage: "INPUT...",
+		Flags:     append([]cli.Flag{formatFlag, stepFlag}, inputFlags()...),
+		Action: func(c *cli.Context) error {
+			if err := checkTableFormat(c.String("format")); err != nil {
+				return err
+			}
+			cl, err := classifier(c)
+			if err != nil {
+				return err
+			}
+			inputs, err := loadInputs(c, e)
+			if err != nil {
+				return err
+			}
+			r := analyze.Breakdown(inputs, analyze.Options{Classifier: cl})
+			return render.Steps(e.stdout, r, render.Options{Format: c.String("format")})
+		},
+	}
+}
