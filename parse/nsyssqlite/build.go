@@ -176,7 +176,7 @@ type procs struct {
 	index map[int64]int32 // globalPid & pidMask → provisional index
 	keys  []int64
 	corrs []corrSet // GPU activity correlation ids per process
-	gpu   []bool    // process has GPU activity
+	nact  []int     // GPU activities per process
 }
 
 func (p *procs) get(key int64) int32 {
@@ -187,8 +187,17 @@ func (p *procs) get(key int64) int32 {
 	p.index[key] = i
 	p.keys = append(p.keys, key)
 	p.corrs = append(p.corrs, corrSet{})
-	p.gpu = append(p.gpu, false)
+	p.nact = append(p.nact, 0)
 	return i
+}
+
+// compare orders provisional processes by PID.
+func (p *procs) compare(x, y int32) int {
+	kx, ky := p.keys[x], p.keys[y]
+	if c := cmp.Compare(decodePID(kx), decodePID(ky)); c != 0 {
+		return c
+	}
+	return cmp.Compare(kx, ky) // same PID on two VMs
 }
 
 // corrSet is a set of correlation ids. CUPTI hands them out per process
@@ -245,8 +254,12 @@ type builder struct {
 	// memcpys+memsets. finish merges them.
 	kernels []trace.Activity
 	mem     []trace.Activity
-	// launches are bucketed by provisional process.
-	launches [][]trace.Launch
+	// launches are bucketed by provisional process. prepareLaunches may
+	// carve the buckets out of one array (launchArena), laid out in final
+	// process order, so that finish can compact it in place.
+	launches    [][]trace.Launch
+	launchArena []trace.Launch
+	arenaCap    []int // per process, the capacity of its arena region
 	// rangeDomain parallels t.Ranges until finish.
 	rangeDomain []domainKey
 	domains     map[domainKey]uint32 // NVTX domain names (provisional)
@@ -256,15 +269,16 @@ type builder struct {
 	memcpyKind map[int64]string // copyKind → label
 }
 
-func newBuilder(kernelHint int) *builder {
+func newBuilder(gpuHint, nvtxHint int) *builder {
 	return &builder{
-		t:          &trace.Trace{},
-		names:      newNames(),
-		procs:      procs{index: map[int64]int32{}},
-		kernels:    make([]trace.Activity, 0, kernelHint),
-		domains:    map[domainKey]uint32{},
-		droppedAPI: map[int64]int64{},
-		memcpyKind: builtinMemcpyKinds(),
+		t:           &trace.Trace{Ranges: make([]trace.Range, 0, nvtxHint)},
+		rangeDomain: make([]domainKey, 0, nvtxHint),
+		names:       newNames(),
+		procs:       procs{index: map[int64]int32{}},
+		kernels:     make([]trace.Activity, 0, gpuHint),
+		domains:     map[domainKey]uint32{},
+		droppedAPI:  map[int64]int64{},
+		memcpyKind:  builtinMemcpyKinds(),
 	}
 }
 
@@ -298,7 +312,7 @@ func (b *builder) activity(r *activityRow, table string, kind trace.Kind, name u
 		b.t.AddAnomaly("zero-length gpu activity", 1, fmt.Sprintf("%s: start %d", table, r.start))
 	}
 	p := b.procs.get(r.globalPid & pidMask)
-	b.procs.gpu[p] = true
+	b.procs.nact[p]++
 	if r.corr != 0 {
 		b.procs.corrs[p].add(r.corr)
 	}
@@ -327,6 +341,34 @@ func (b *builder) memcpy(r *activityRow, copyKind int64) {
 
 func (b *builder) memset(r *activityRow) {
 	b.mem = append(b.mem, b.activity(r, tableMemset, trace.KindMemset, b.names.literal("[CUDA memset]")))
+}
+
+// prepareLaunches sizes the launch buckets from the GPU activity counts,
+// once all GPU activity is read. Kept launches are about one per activity;
+// growing millions of them by append cost 2 s of copying and page faults
+// on a 5M-kernel export.
+func (b *builder) prepareLaunches() {
+	var order []int32
+	total := 0
+	for i, n := range b.procs.nact {
+		if n > 0 {
+			order = append(order, int32(i))
+			total += n
+		}
+	}
+	slices.SortFunc(order, b.procs.compare)
+	b.launchArena = make([]trace.Launch, total)
+	b.launches = make([][]trace.Launch, len(b.procs.keys))
+	b.arenaCap = make([]int, len(b.procs.keys))
+	off := 0
+	for _, p := range order {
+		n := b.procs.nact[p]
+		// A full bucket grows out of the arena by itself (append); finish
+		// notices.
+		b.launches[p] = b.launchArena[off : off : off+n]
+		b.arenaCap[p] = n
+		off += n
+	}
 }
 
 // launch keeps a runtime/driver call only when some GPU activity of the same
@@ -424,17 +466,11 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 	}
 	var order []int32
 	for i := range b.procs.keys {
-		if b.procs.gpu[i] || hasRange[i] {
+		if b.procs.nact[i] > 0 || hasRange[i] {
 			order = append(order, int32(i))
 		}
 	}
-	slices.SortFunc(order, func(x, y int32) int {
-		kx, ky := b.procs.keys[x], b.procs.keys[y]
-		if c := cmp.Compare(decodePID(kx), decodePID(ky)); c != 0 {
-			return c
-		}
-		return cmp.Compare(kx, ky) // same PID on two VMs
-	})
+	slices.SortFunc(order, b.procs.compare)
 	perm := make([]int32, len(b.procs.keys))
 	for i := range perm {
 		perm[i] = -1
@@ -462,12 +498,24 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 	t.Activities = mergeActivities(b.kernels, b.mem)
 	b.kernels, b.mem = nil, nil
 
-	// Launches: buckets in final process order.
+	// Launches: buckets in final process order. The arena is laid out in
+	// that order, so unless a bucket outgrew it, compacting it in place
+	// (each bucket moves down, never up) gives the final slice.
+	inArena := b.launchArena != nil
 	n := 0
-	for _, l := range b.launches {
-		n += len(l)
+	for _, p := range order {
+		if int(p) < len(b.launches) {
+			n += len(b.launches[p])
+			// append moves a bucket that outgrows its region: its
+			// capacity changes.
+			inArena = inArena && cap(b.launches[p]) == b.arenaCap[p]
+		}
 	}
-	t.Launches = make([]trace.Launch, 0, n)
+	if inArena {
+		t.Launches = b.launchArena[:0]
+	} else {
+		t.Launches = make([]trace.Launch, 0, n)
+	}
 	for _, p := range order {
 		if int(p) >= len(b.launches) {
 			continue
@@ -480,9 +528,9 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 		if !slices.IsSortedFunc(ls, compareLaunches) {
 			slices.SortFunc(ls, compareLaunches)
 		}
-		t.Launches = append(t.Launches, ls...)
+		t.Launches = append(t.Launches, ls...) // copy handles the overlap
 	}
-	b.launches = nil
+	b.launches, b.launchArena = nil, nil
 	for i := 1; i < len(t.Launches); i++ {
 		if p, l := &t.Launches[i-1], &t.Launches[i]; p.Proc == l.Proc && p.Corr == l.Corr {
 			// Seen when an interposer (MPI, a tool) wraps the runtime:

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/traceq/traceq/trace"
 )
 
 func isNoKernels(err error) bool { return errors.Is(err, ErrNoKernels) }
@@ -316,6 +314,17 @@ func TestFileHandling(t *testing.T) {
 		if _, err := tx.Exec(`CREATE TABLE scratch (x)`); err != nil {
 			t.Fatal(err)
 		}
+		// A plain reader is locked out, so the test does hold a lock...
+		plain, err := sql.Open("sqlite3", "file:"+p+"?mode=ro&_busy_timeout=0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer plain.Close()
+		var n int
+		if err := plain.QueryRow("SELECT count(*) FROM StringIds").Scan(&n); err == nil || !strings.Contains(err.Error(), "locked") {
+			t.Fatalf("plain reader under an exclusive lock: err = %v", err)
+		}
+		// ...and Open, immutable, does not take one.
 		tr := mustOpen(t, p, Options{})
 		if len(tr.Activities) == 0 {
 			t.Errorf("no activities")
@@ -362,4 +371,20 @@ func TestSniff(t *testing.T) {
 	}
 }
 
-var _ = trace.KindKernel
+// TestDBError checks the re-wording of driver errors, including the one
+// go-sqlite3 returns when built without cgo (which a cgo test binary
+// cannot produce).
+func TestDBError(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Binary was compiled with 'CGO_ENABLED=0', go-sqlite3 requires cgo to work. This is a stub",
+			"traceq was built without cgo; reading nsys SQLite needs CGO_ENABLED=1"},
+		{"database is locked", "file is locked by another process (is nsys still writing it?): database is locked"},
+		{"file is not a database", "corrupt or truncated SQLite file: file is not a database"},
+		{"no such table: x", "no such table: x"},
+	}
+	for _, tt := range tests {
+		if got := dbError(errors.New(tt.in)).Error(); got != tt.want {
+			t.Errorf("dbError(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

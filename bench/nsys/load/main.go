@@ -7,17 +7,29 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/traceq/traceq/parse/nsyssqlite"
 )
 
 func main() {
 	names := flag.String("names", "demangled", "kernel names: demangled or short")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	for _, path := range flag.Args() {
 		t, err := nsyssqlite.Open(path, nsyssqlite.Options{Names: *names})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		var dur int64
