@@ -1,0 +1,318 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/trace"
+)
+
+// This file prepares the data the charts draw (package render/chart lays
+// it out and computes nothing itself).
+
+// OtherTop collects, in ByTop, category ids whose top level is not one of
+// classify.Tops (only hand-built rules can make them).
+const OtherTop = "other"
+
+// ByTop sums a category → ns map by top-level category, in the order of
+// classify.Tops(); ids whose top is unknown count as "other".
+func ByTop(byCat map[string]int64) []int64 {
+	tops := classify.Tops()
+	out := make([]int64, len(tops))
+	other := slices.Index(tops, OtherTop)
+	for cat, ns := range byCat {
+		i := classify.TopIndex(cat)
+		if i < 0 {
+			i = other
+		}
+		out[i] += ns
+	}
+	return out
+}
+
+// CategoriesByTop is ByTop of a group's category list.
+func CategoriesByTop(cs []CategoryStat) []int64 {
+	m := make(map[string]int64, len(cs))
+	for _, c := range cs {
+		m[c.Category] += c.KernelNS
+	}
+	return ByTop(m)
+}
+
+// StepSeries returns the step rows of one input on one device: the first
+// (pid, device) of the input in row order that has steps of kind (all
+// kinds when kind is ""). Rows keep their order (by step index).
+func StepSeries(rows []StepRow, input int, kind string) []StepRow {
+	var out []StepRow
+	var pid int64
+	var dev int32
+	found := false
+	for _, r := range rows {
+		if r.Input != input || (kind != "" && r.Step.Kind != kind) {
+			continue
+		}
+		if !found {
+			pid, dev, found = r.PID, r.Device, true
+		}
+		if r.PID == pid && r.Device == dev {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// DominantKind returns the step kind with the most rows in rows (ties
+// broken by the report's kind order), or "" when rows is empty.
+func DominantKind(rows []StepRow) string {
+	n := map[string]int{}
+	for _, r := range rows {
+		n[r.Step.Kind]++
+	}
+	kinds := make([]string, 0, len(n))
+	for k := range n {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, func(a, b string) int {
+		if c := cmp.Compare(n[b], n[a]); c != 0 {
+			return c
+		}
+		return compareKinds(a, b)
+	})
+	if len(kinds) == 0 {
+		return ""
+	}
+	return kinds[0]
+}
+
+func compareKinds(a, b string) int {
+	ka, oka := kindOrder[a]
+	kb, okb := kindOrder[b]
+	if !oka {
+		ka = 5
+	}
+	if !okb {
+		kb = 5
+	}
+	if c := cmp.Compare(ka, kb); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// TimelineLane is one row of a timeline: a stream of a device of a process.
+type TimelineLane struct {
+	PID    int64
+	Device int32
+	Stream int32 // -1 when unknown
+}
+
+// TimelineSpan is one activity on a timeline.
+type TimelineSpan struct {
+	Lane       int        // index in Timeline.Lanes
+	Start, End trace.Time // absolute, as in the trace
+	Category   string
+	Name       string
+}
+
+// Timeline is the activities of one step (or of a whole trace without
+// steps), by lane, in start order within each lane.
+type Timeline struct {
+	Path string
+	// Step is the step drawn; nil when the input has no steps and the
+	// whole trace is drawn.
+	Step *Step
+	// Start and End bound the activities: first start to last end.
+	Start, End trace.Time
+	Lanes      []TimelineLane
+	Spans      []TimelineSpan
+}
+
+// StepActivities returns the indices (in Trace.Activities) of the
+// activities attributed to the step at position index of in.Steps.List.
+// Without steps, index 0 stands for the whole trace.
+func StepActivities(in Input, index int) ([]int, error) {
+	t := in.Trace
+	if in.Steps == nil || len(in.Steps.List) == 0 {
+		if index != 0 {
+			return nil, fmt.Errorf("%s: no step markers, so the only step index is 0 (the whole trace), not %d", in.Path, index)
+		}
+		out := make([]int, len(t.Activities))
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	if index < 0 || index >= len(in.Steps.List) {
+		return nil, fmt.Errorf("%s: step index %d out of range: the input has %d steps (0..%d)", in.Path, index, len(in.Steps.List), len(in.Steps.List)-1)
+	}
+	var out []int
+	for i, s := range in.Steps.Of {
+		if int(s) == index {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// StepTimeline returns the timeline of step index of in (see
+// StepActivities); activities are categorised as in Breakdown.
+func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, error) {
+	idx, err := StepActivities(in, index)
+	if err != nil {
+		return nil, err
+	}
+	if cl == nil {
+		cl = classify.Default()
+	}
+	t := in.Trace
+	tl := &Timeline{Path: in.Path}
+	if in.Steps != nil && len(in.Steps.List) > 0 {
+		s := in.Steps.List[index]
+		tl.Step = &s
+	}
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("%s: step %d has no GPU activity", in.Path, index)
+	}
+	cz := &categorizer{ids: map[string]int32{}}
+	byName := cz.nameCats(t, cl)
+	lanes := map[TimelineLane]int{}
+	for _, i := range idx {
+		a := &t.Activities[i]
+		l := TimelineLane{PID: procPID(t, a.Proc), Device: a.Device, Stream: a.Stream}
+		if _, ok := lanes[l]; !ok {
+			lanes[l] = 0
+			tl.Lanes = append(tl.Lanes, l)
+		}
+	}
+	slices.SortFunc(tl.Lanes, func(a, b TimelineLane) int {
+		if c := cmp.Compare(a.PID, b.PID); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Device, b.Device); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Stream, b.Stream)
+	})
+	for i, l := range tl.Lanes {
+		lanes[l] = i
+	}
+	for k, i := range idx {
+		a := &t.Activities[i]
+		l := lanes[TimelineLane{PID: procPID(t, a.Proc), Device: a.Device, Stream: a.Stream}]
+		tl.Spans = append(tl.Spans, TimelineSpan{Lane: l, Start: a.Start, End: a.End(),
+			Category: cz.cats[byName[a.Name]], Name: t.Names[a.Name]})
+		if k == 0 || a.Start < tl.Start {
+			tl.Start = a.Start
+		}
+		if k == 0 || a.End() > tl.End {
+			tl.End = a.End()
+		}
+	}
+	slices.SortFunc(tl.Spans, func(a, b TimelineSpan) int {
+		if c := cmp.Compare(a.Lane, b.Lane); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.End, b.End); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return tl, nil
+}
+
+// hintStop are template-argument words too common to tell kernels apart.
+var hintStop = map[string]bool{"at": true, "native": true, "c10": true, "std": true, "detail": true,
+	"anonymous": true, "namespace": true, "void": true, "const": true, "unsigned": true, "int": true,
+	"long": true, "char": true, "Array": true, "array": true, "lambda": true, "operator": true, "ul": true}
+
+// hintWords splits the part of a kernel name after its short name into
+// identifier-like words, in order, without the common ones.
+func hintWords(name, short string) []string {
+	rest := name
+	if i := strings.Index(name, short); i >= 0 {
+		rest = name[i+len(short):]
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool {
+		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		if hintStop[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// DisplayNames returns a short, distinct label for each kernel name, for
+// chart axes where a full template name cannot fit: ShortName, and where
+// several different names share a short name, the first word of the
+// template arguments that only this one has, in angle brackets
+// ("at::native::vectorized_elementwise_kernel<CUDAFunctor_add>"); a name
+// with no such word gets "#2", "#3"… in list order.
+func DisplayNames(names []string) []string {
+	short := make([]string, len(names))
+	members := map[string][]int{}
+	for i, n := range names {
+		short[i] = ShortName(n)
+		members[short[i]] = append(members[short[i]], i)
+	}
+	out := slices.Clone(short)
+	for i := range names {
+		group := members[short[i]]
+		if len(group) < 2 {
+			continue
+		}
+		words := hintWords(names[i], short[i])
+		others := map[string]bool{}
+		for _, j := range group {
+			if j == i || names[j] == names[i] {
+				continue
+			}
+			for _, w := range hintWords(names[j], short[j]) {
+				others[w] = true
+			}
+		}
+		for _, w := range words {
+			if !others[w] && !isDigits(w) {
+				out[i] = short[i] + "<" + w + ">"
+				break
+			}
+		}
+		if out[i] == short[i] {
+			for _, w := range words {
+				if !others[w] {
+					out[i] = short[i] + "<" + w + ">"
+					break
+				}
+			}
+		}
+	}
+	// Whatever still collides gets a number, in list order.
+	seen := map[string]int{}
+	for i := range out {
+		seen[out[i]]++
+		if k := seen[out[i]]; k > 1 {
+			out[i] += " #" + strconv.Itoa(k)
+		}
+	}
+	return out
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,418 @@
+// Package chart draws traceq's charts (SVG, or PNG on request) with
+// gonum.org/v1/plot. It lays out data that package analyze computed and
+// computes nothing itself beyond layout (bin edges, axis ranges).
+//
+// Every chart gives each top-level kernel category one fixed colour
+// (Colour), in the order of classify.Tops(), so "communication" is the same
+// red in every chart of every run; the legend sits in its own strip right of
+// the data. Output is byte-identical across runs: nothing is drawn in map
+// order and no time or environment reaches the file.
+//
+// It is the only package that imports gonum/plot.
+package chart
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/traceq/traceq/classify"
+)
+
+// Formats lists the output formats.
+var Formats = []string{"svg", "png"}
+
+// CheckFormat reports an error for an unknown chart format.
+func CheckFormat(f string) error {
+	if f == "svg" || f == "png" {
+		return nil
+	}
+	return fmt.Errorf("unknown chart format %q (want svg or png)", f)
+}
+
+// Options tunes a chart.
+type Options struct {
+	// Format is "svg" (the default when empty) or "png".
+	Format string
+	// Title names what is drawn (the trace); the chart prefixes what it
+	// shows, e.g. "Top kernels — vllm.json.gz".
+	Title string
+}
+
+func (o Options) format() string {
+	if o.Format == "" {
+		return "svg"
+	}
+	return o.Format
+}
+
+// palette gives each top-level category of classify.Tops() its colour,
+// by position. Tableau-like hues; the communication red and gemm blue are
+// the ones a reader looks for first.
+var palette = []color.RGBA{
+	{0xd6, 0x27, 0x28, 0xff}, // communication
+	{0x1f, 0x77, 0xb4, 0xff}, // gemm
+	{0x94, 0x67, 0xbd, 0xff}, // moe
+	{0xff, 0x7f, 0x0e, 0xff}, // attention
+	{0x8c, 0x56, 0x4b, 0xff}, // kv_cache
+	{0xbc, 0xbd, 0x22, 0xff}, // cast
+	{0x17, 0xbe, 0xcf, 0xff}, // norm
+	{0xe3, 0x77, 0xc2, 0xff}, // activation
+	{0x2c, 0xa0, 0x2c, 0xff}, // rotary
+	{0xff, 0xbb, 0x78, 0xff}, // sampling
+	{0x98, 0xdf, 0x8a, 0xff}, // embedding
+	{0xae, 0xc7, 0xe8, 0xff}, // elementwise
+	{0xc5, 0xb0, 0xd5, 0xff}, // memcpy
+	{0x7f, 0x7f, 0x7f, 0xff}, // other
+}
+
+// unknownColour is for a category whose top is not one of Tops.
+var unknownColour = color.RGBA{0xc7, 0xc7, 0xc7, 0xff}
+
+// Colour returns the fixed colour of a category id's top level.
+func Colour(category string) color.RGBA {
+	i := classify.TopIndex(category)
+	if i < 0 || i >= len(palette) {
+		return unknownColour
+	}
+	return palette[i]
+}
+
+// textOn returns black or white, whichever reads better on c.
+func textOn(c color.RGBA) color.Color {
+	// Rec. 601 luma; 140 splits the palette into dark and light hues.
+	if 299*int(c.R)+587*int(c.G)+114*int(c.B) < 140*1000 {
+		return color.White
+	}
+	return color.Black
+}
+
+// sans is the one typeface of every chart: Liberation Sans has Arial's
+// metrics, so the SVG's fallback to Arial or Helvetica keeps the layout.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// newPlot returns a plot with traceq's text styles: sans-serif everywhere,
+// set per plot because plot.DefaultFont is a global shared by every test.
+func newPlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 12)
+	p.Title.Padding = vg.Points(8)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 10)
+		a.Tick.Label.Font = font.From(sans, 9)
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 9)
+	p.Legend.Left = true
+	p.Legend.Top = true
+	p.Legend.ThumbnailWidth = vg.Points(12)
+	return p
+}
+
+// figure is a plot ready to be written: its size and its legend, which is
+// drawn in a strip right of the plot so it never covers data.
+type figure struct {
+	p             *plot.Plot
+	width, height vg.Length
+	legend        []legendEntry
+	legendTitle   string
+	data          *layer // what the plot draws, for tests
+}
+
+type legendEntry struct {
+	text string
+	fill color.Color
+	line bool // a line marker rather than a filled box
+}
+
+// categoryLegend lists the tops present (present[i] for Tops()[i]) in
+// canonical order.
+func categoryLegend(present []bool) []legendEntry {
+	var out []legendEntry
+	for i, top := range classify.Tops() {
+		if present[i] {
+			out = append(out, legendEntry{text: top, fill: palette[i]})
+		}
+	}
+	return out
+}
+
+type swatch struct {
+	c    color.Color
+	line bool
+}
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	if s.line {
+		y := (c.Min.Y + c.Max.Y) / 2
+		c.StrokeLine2(draw.LineStyle{Color: s.c, Width: vg.Points(1.5)}, c.Min.X, y, c.Max.X, y)
+		return
+	}
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	c.FillPolygon(s.c, pts)
+}
+
+// margin surrounds the plot inside the figure.
+const margin = vg.Length(8)
+
+// write renders f to w in format.
+func (f *figure) write(w io.Writer, format string) error {
+	if err := CheckFormat(format); err != nil {
+		return err
+	}
+	leg := plot.NewLegend()
+	leg.TextStyle.Font = font.From(sans, 9)
+	leg.Left, leg.Top = true, true
+	leg.ThumbnailWidth = vg.Points(12)
+	leg.Padding = vg.Points(2)
+	var legW vg.Length
+	if f.legendTitle != "" {
+		leg.Add(f.legendTitle)
+	}
+	for _, e := range f.legend {
+		leg.Add(e.text, swatch{c: e.fill, line: e.line})
+	}
+	for _, e := range f.legend {
+		legW = max(legW, leg.TextStyle.Width(" "+e.text))
+	}
+	if f.legendTitle != "" {
+		legW = max(legW, leg.TextStyle.Width(f.legendTitle)-leg.ThumbnailWidth)
+	}
+	if len(f.legend) > 0 {
+		legW += leg.ThumbnailWidth + vg.Points(16)
+	}
+	if len(f.legend) > 0 {
+		// The legend strip must fit: grow the figure rather than clip it.
+		entries := len(f.legend)
+		if f.legendTitle != "" {
+			entries++
+		}
+		eh := leg.TextStyle.Height("Xg") + leg.Padding
+		need := vg.Length(entries)*eh + vg.Points(40)
+		if f.p.Title.Text != "" {
+			need += f.p.Title.TextStyle.Height(f.p.Title.Text) + f.p.Title.Padding
+		}
+		f.height = max(f.height, need)
+	}
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	var svg *vgsvg.Canvas
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.width, f.height), vgimg.UseDPI(144))}
+	default:
+		svg = vgsvg.New(f.width, f.height)
+		c = svg
+	}
+	dc := draw.New(c)
+	// White background for the whole figure, legend strip included
+	// (viewers in dark mode would otherwise show it transparent).
+	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: 0, Y: f.height}, {X: f.width, Y: f.height}, {X: f.width, Y: 0}})
+	// A small margin all round: long tick labels end flush with the left
+	// edge otherwise.
+	f.p.Draw(draw.Crop(dc, margin, -legW, margin/2, -margin/2))
+	if len(f.legend) > 0 {
+		// Align the legend with the top of the data area: below the title.
+		top := vg.Points(6)
+		if f.p.Title.Text != "" {
+			top += f.p.Title.TextStyle.Height(f.p.Title.Text) + f.p.Title.Padding
+		}
+		leg.Draw(draw.Crop(dc, f.width-legW+vg.Points(8), 0, 0, -top))
+	}
+	if svg == nil {
+		_, err := c.WriteTo(w)
+		return err
+	}
+	var buf bytes.Buffer
+	if _, err := svg.WriteTo(&buf); err != nil {
+		return err
+	}
+	_, err := w.Write(fontFallbacks(buf.Bytes()))
+	return err
+}
+
+// fontFallbacks adds generic fallbacks to the SVG's font families. vgsvg
+// names only "Liberation Sans" and does not embed it (embedding costs
+// hundreds of KB per chart); Arial has the same metrics as Liberation
+// Sans, so text laid out with Liberation's metrics fits where Liberation
+// is not installed (most browsers on Windows and macOS).
+func fontFallbacks(svg []byte) []byte {
+	svg = bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;"))
+	return svg
+}
+
+// ms converts integer nanoseconds to float milliseconds for plotting, the
+// last step before drawing.
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// clip shortens s to n runes with an ellipsis, deterministically.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// fmtMS formats milliseconds with three decimals (µs resolution).
+func fmtMS(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// niceTicks is plot.DefaultTicks with labels that never use exponent
+// notation, which reads badly on a time axis.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label == "" {
+			continue
+		}
+		ts[i].Label = trimZeros(fmt.Sprintf("%.6f", ts[i].Value))
+	}
+	return ts
+}
+
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
+// rect is a filled rectangle in data coordinates, with optional text
+// inside or right of it.
+type rect struct {
+	x0, x1, y0, y1 float64
+	fill           color.Color
+	text           string
+	textColour     color.Color
+	textRight      bool // text right of the rectangle rather than centred in it
+}
+
+// vline is a vertical line in data coordinates with a label at its top.
+type vline struct {
+	x      float64
+	colour color.Color
+	dashed bool
+	label  string
+	row    int // label line from the top, so close lines' labels do not overlap
+}
+
+// hmark is a short horizontal line across [x0, x1] at y.
+type hmark struct {
+	x0, x1, y float64
+	colour    color.Color
+}
+
+// layer draws rectangles, marks and lines; it is every chart's plotter, so
+// the charts control bar widths in data units and colour each bar itself.
+type layer struct {
+	rects  []rect
+	marks  []hmark
+	vlines []vline
+	font   font.Font
+	// range of the data
+	xmin, xmax, ymin, ymax float64
+}
+
+func newLayer() *layer {
+	return &layer{font: sans, xmin: math.Inf(1), xmax: math.Inf(-1), ymin: math.Inf(1), ymax: math.Inf(-1)}
+}
+
+func (l *layer) grow(x, y float64) {
+	l.xmin, l.xmax = math.Min(l.xmin, x), math.Max(l.xmax, x)
+	l.ymin, l.ymax = math.Min(l.ymin, y), math.Max(l.ymax, y)
+}
+
+func (l *layer) addRect(r rect) {
+	l.rects = append(l.rects, r)
+	l.grow(r.x0, r.y0)
+	l.grow(r.x1, r.y1)
+}
+
+func (l *layer) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return l.xmin, l.xmax, l.ymin, l.ymax
+}
+
+func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, r := range l.rects {
+		x0, x1, y0, y1 := trX(r.x0), trX(r.x1), trY(r.y0), trY(r.y1)
+		pts := []vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x1, Y: y1}, {X: x1, Y: y0}}
+		if poly := c.ClipPolygonXY(pts); len(poly) > 0 {
+			c.FillPolygon(r.fill, poly)
+		}
+	}
+	for _, m := range l.marks {
+		c.StrokeLine2(draw.LineStyle{Color: m.colour, Width: vg.Points(1.5)}, trX(m.x0), trY(m.y), trX(m.x1), trY(m.y))
+	}
+	sty := draw.TextStyle{Color: color.Black, Font: font.From(l.font, 8), Handler: p.TextHandler}
+	for _, r := range l.rects {
+		if r.text == "" {
+			continue
+		}
+		st := sty
+		if r.textColour != nil {
+			st.Color = r.textColour
+		}
+		st.YAlign = draw.YCenter
+		y := (trY(r.y0) + trY(r.y1)) / 2
+		if r.textRight {
+			st.XAlign = draw.XLeft
+			c.FillText(st, vg.Point{X: trX(r.x1) + vg.Points(3), Y: y}, r.text)
+		} else {
+			st.XAlign = draw.XCenter
+			c.FillText(st, vg.Point{X: (trX(r.x0) + trX(r.x1)) / 2, Y: y}, r.text)
+		}
+	}
+	for _, v := range l.vlines {
+		ls := draw.LineStyle{Color: v.colour, Width: vg.Points(1.2)}
+		if v.dashed {
+			ls.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
+		x := trX(v.x)
+		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
+		if v.label != "" {
+			st := sty
+			st.Color = v.colour
+			st.XAlign = draw.XLeft
+			st.YAlign = draw.YTop
+			c.FillText(st, vg.Point{X: x + vg.Points(2), Y: c.Max.Y - vg.Points(2) - vg.Length(v.row)*vg.Points(10)}, v.label)
+		}
+	}
+}
+
+// countTicks marks whole numbers only: a count axis has no half steps.
+type countTicks struct{}
+
+func (countTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Value != math.Trunc(t.Value) {
+			continue
+		}
+		if t.Label != "" {
+			t.Label = strconv.FormatInt(int64(t.Value), 10)
+		}
+		out = append(out, t)
+	}
+	return out
+}

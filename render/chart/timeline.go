@@ -1,0 +1,118 @@
+package chart
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/trace"
+)
+
+// timelineResolution is the number of distinguishable positions across
+// the timeline's width (about two per point): activities closer than one
+// position on a lane, of the same category, merge into one rectangle and
+// no rectangle is drawn narrower than one position, so a step with
+// thousands of tiny kernels stays a small, readable file.
+const timelineResolution = 1200
+
+// Timeline draws tl: one lane per (process, device, stream), each activity
+// a rectangle from its start to its end coloured by its category's top
+// level, time in ms from the first activity's start. White between
+// rectangles is time the stream ran nothing.
+func Timeline(w io.Writer, tl *analyze.Timeline, opt Options) error {
+	f, err := timelineFigure(tl, opt)
+	if err != nil {
+		return err
+	}
+	return f.write(w, opt.format())
+}
+
+func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
+	if tl == nil || len(tl.Spans) == 0 {
+		return nil, fmt.Errorf("timeline chart: no activities")
+	}
+	what := "the whole trace"
+	if s := tl.Step; s != nil {
+		what = fmt.Sprintf("step %d (%s, %s)", s.Index, s.Kind, clip(s.Marker, 48))
+	}
+	title := "Timeline of " + what
+	if opt.Title != "" {
+		title += " — " + opt.Title
+	}
+	p := newPlot(title)
+	span := int64(tl.End - tl.Start)
+	p.X.Label.Text = fmt.Sprintf("time since the step's first kernel (ms); GPU span %s ms", fmtMS(ms(span)))
+	if tl.Step == nil {
+		p.X.Label.Text = fmt.Sprintf("time since the first kernel (ms); GPU span %s ms", fmtMS(ms(span)))
+	}
+	p.X.Tick.Marker = niceTicks{}
+	n := len(tl.Lanes)
+	pids := map[int64]bool{}
+	for _, ln := range tl.Lanes {
+		pids[ln.PID] = true
+	}
+	ticks := make([]plot.Tick, n)
+	for i, ln := range tl.Lanes {
+		label := "dev " + strconv.Itoa(int(ln.Device)) + " · stream " + strconv.Itoa(int(ln.Stream))
+		if ln.Stream < 0 {
+			label = "dev " + strconv.Itoa(int(ln.Device)) + " · stream ?"
+		}
+		if len(pids) > 1 {
+			label = "pid " + strconv.FormatInt(ln.PID, 10) + " · " + label
+		}
+		ticks[i] = plot.Tick{Value: float64(n - 1 - i), Label: label}
+	}
+	l := newLayer()
+	present := make([]bool, len(classify.Tops()))
+	res := max(1, span/timelineResolution)
+	type open struct {
+		s, e trace.Time
+		top  int
+		ok   bool
+	}
+	flush := func(lane int, o open) {
+		if !o.ok {
+			return
+		}
+		y := float64(n - 1 - lane)
+		e := max(o.e, o.s+trace.Time(res))
+		l.addRect(rect{x0: ms(int64(o.s - tl.Start)), x1: ms(int64(e - tl.Start)), y0: y - 0.4, y1: y + 0.4, fill: topColour(o.top)})
+	}
+	cur, curLane := open{}, -1
+	for _, s := range tl.Spans {
+		top := classify.TopIndex(s.Category)
+		if top >= 0 {
+			present[top] = true
+		}
+		if s.Lane == curLane && cur.ok && top == cur.top && s.Start-cur.e < trace.Time(res) {
+			cur.e = max(cur.e, s.End)
+			continue
+		}
+		flush(curLane, cur)
+		cur, curLane = open{s: s.Start, e: s.End, top: top, ok: true}, s.Lane
+	}
+	flush(curLane, cur)
+	p.Add(l)
+	p.X.Min, p.X.Max = 0, ms(span)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Length = 0
+	p.Y.Tick.Label.Font = font.From(sans, 9)
+	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.3 + vg.Length(n)*0.3*vg.Inch, data: l}
+	f.legend = categoryLegend(present)
+	return f, nil
+}
+
+func topColour(i int) color.RGBA {
+	if i < 0 || i >= len(palette) {
+		return unknownColour
+	}
+	return palette[i]
+}

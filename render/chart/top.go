@@ -1,0 +1,94 @@
+package chart
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+)
+
+// TopLabelRunes is the longest kernel label the top chart prints, after
+// analyze.ShortName.
+const TopLabelRunes = 56
+
+// Top draws ks (analyze.Kernels rows, most expensive first; pass only the
+// rows to draw) as horizontal bars, the largest on top: bar length is the
+// kernel's total time (KernelStat.Total), coloured by its category's top
+// level, labelled with analyze.ShortName clipped to TopLabelRunes runes
+// and, right of the bar, its total ms and share of all kernel time.
+func Top(w io.Writer, ks []analyze.KernelStat, opt Options) error {
+	f, err := topFigure(ks, opt)
+	if err != nil {
+		return err
+	}
+	return f.write(w, opt.format())
+}
+
+func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
+	if len(ks) == 0 {
+		return nil, fmt.Errorf("top chart: no kernels")
+	}
+	title := fmt.Sprintf("Top %d kernels by total GPU time", len(ks))
+	if opt.Title != "" {
+		title += " — " + opt.Title
+	}
+	p := newPlot(title)
+	p.X.Label.Text = "total GPU time (ms)"
+	p.X.Tick.Marker = niceTicks{}
+	n := len(ks)
+	l := newLayer()
+	present := make([]bool, len(classify.Tops()))
+	ticks := make([]plot.Tick, n)
+	var xmax float64
+	names := make([]string, n)
+	for i, k := range ks {
+		names[i] = k.Name
+	}
+	labels := analyze.DisplayNames(names)
+	for i, k := range ks {
+		y := float64(n - 1 - i)
+		ticks[i] = plot.Tick{Value: y, Label: clipLabel(labels[i], TopLabelRunes)}
+		c := Colour(k.Category)
+		if ti := classify.TopIndex(k.Category); ti >= 0 {
+			present[ti] = true
+		}
+		v := ms(k.Total)
+		xmax = max(xmax, v)
+		l.addRect(rect{x0: 0, x1: v, y0: y - 0.38, y1: y + 0.38, fill: c,
+			text: fmtMS(v) + " ms · " + fmt.Sprintf("%.1f%%", 100*k.Share), textRight: true})
+	}
+	p.Add(l)
+	// Room right of the longest bar for its value label.
+	p.X.Min, p.X.Max = 0, xmax*1.28
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Length = 0
+	p.Y.Tick.Label.Font = font.From(sans, 8)
+	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.1 + vg.Length(n)*0.24*vg.Inch, data: l}
+	f.legend = categoryLegend(present)
+	return f, nil
+}
+
+// clipLabel clips a DisplayNames label to n runes, keeping a trailing
+// "<hint>" or "#k" that tells it apart from its namesakes.
+func clipLabel(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := strings.LastIndex(s, "<")
+	if j := strings.LastIndex(s, " #"); j > i {
+		i = j
+	}
+	if i <= 0 {
+		return clip(s, n)
+	}
+	tail := s[i:]
+	return clip(s[:i], max(8, n-utf8.RuneCountInString(tail))) + clip(tail, n/2)
+}
