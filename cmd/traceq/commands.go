@@ -18,6 +18,7 @@ func commands(e *env) []*cli.Command {
 		rulesCmd(e),
 		chartCmd(e),
 		stepsCmd(e),
+		diffCmd(e),
 	}
 }
 

@@ -47,7 +47,12 @@ func loadInputs(c *cli.Context, e *env) ([]analyze.Input, error) {
 			return nil, err
 		}
 	}
-	paths, err := parse.Expand(c.Args().Slice())
+	return loadArgs(c, e, c.Args().Slice())
+}
+
+// loadArgs is loadInputs for the given arguments (diff loads two sides).
+func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
+	paths, err := parse.Expand(args)
 	if err != nil {
 		return nil, err
 	}

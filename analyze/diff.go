@@ -1,0 +1,430 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/trace"
+)
+
+// Diff compares two runs: each side is one or more inputs (a trace, or the
+// rank files of a directory), compared per step kind.
+//
+// Definitions (the README repeats them):
+//   - a window is one step on one device, or, for the step kinds "all"
+//     (a trace without step markers) and "unattributed", one device's whole
+//     share of that kind;
+//   - time per step of a category is its kernel time summed over a side's
+//     groups of that step kind, divided by the side's number of windows of
+//     that kind: the mean per step and device, rounded to the nanosecond
+//     (half away from zero). Without step markers it is the whole-trace
+//     kernel time per device;
+//   - delta is after minus before (per step); delta % is delta over
+//     before, absent when before is 0;
+//   - share is a category's kernel time over the kind's kernel time on that
+//     side; share change is after's share minus before's (a fraction: 0.05
+//     is 5 percentage points).
+type Diff struct {
+	Before []InputInfo `json:"before"`
+	After  []InputInfo `json:"after"`
+	// Comparable is false when the sides share no step kind, or no
+	// category within the kinds they share; Notes says why, and lists the
+	// step kinds present on one side only.
+	Comparable bool       `json:"comparable"`
+	Notes      []string   `json:"notes"`
+	Kinds      []KindDiff `json:"kinds"`
+}
+
+// KindDiff compares one step kind.
+type KindDiff struct {
+	StepKind string `json:"step_kind"`
+	// BeforeWindows and AfterWindows count the windows (steps × devices)
+	// the per-step figures divide by; Devices count the (input, process,
+	// device) groups of the kind, and Steps the most steps any of them has
+	// (0 without step markers).
+	BeforeWindows int `json:"before_windows"`
+	AfterWindows  int `json:"after_windows"`
+	BeforeDevices int `json:"before_devices"`
+	AfterDevices  int `json:"after_devices"`
+	BeforeSteps   int `json:"before_steps"`
+	AfterSteps    int `json:"after_steps"`
+	// Total compares the kind's whole kernel time (category "total").
+	Total      CategoryDiff   `json:"total"`
+	Categories []CategoryDiff `json:"categories"`
+	// Kernels are the kernels whose time per step changed most.
+	Kernels []KernelDiff `json:"kernels"`
+}
+
+// CategoryDiff compares one category of one step kind.
+type CategoryDiff struct {
+	Category        string   `json:"category"`
+	BeforeNS        int64    `json:"before_kernel_ns"` // summed over the side's windows
+	AfterNS         int64    `json:"after_kernel_ns"`
+	BeforePerStepNS int64    `json:"before_per_step_ns"`
+	AfterPerStepNS  int64    `json:"after_per_step_ns"`
+	DeltaNS         int64    `json:"delta_ns"`  // AfterPerStepNS - BeforePerStepNS
+	DeltaPct        *float64 `json:"delta_pct"` // DeltaNS / BeforePerStepNS × 100; null when before is 0
+	BeforeShare     float64  `json:"before_share"`
+	AfterShare      float64  `json:"after_share"`
+	ShareChange     float64  `json:"share_change"` // AfterShare - BeforeShare
+}
+
+// Kernel changes.
+const (
+	ChangeAppeared  = "appeared"
+	ChangeVanished  = "vanished"
+	ChangeGrew      = "grew"
+	ChangeShrank    = "shrank"
+	ChangeUnchanged = "unchanged"
+)
+
+// KernelDiff compares one kernel, matched across the sides by name or,
+// where the names differ only in template arguments and parameter lists,
+// by ShortName.
+type KernelDiff struct {
+	// Name is the kernel name, or the short name for a short-name match.
+	Name     string `json:"name"`
+	Category string `json:"category"`
+	// Match is "name" or "short_name"; "" for a kernel on one side only.
+	Match           string   `json:"match"`
+	Change          string   `json:"change"` // appeared, vanished, grew, shrank, unchanged
+	BeforeNS        int64    `json:"before_ns"`
+	AfterNS         int64    `json:"after_ns"`
+	BeforePerStepNS int64    `json:"before_per_step_ns"`
+	AfterPerStepNS  int64    `json:"after_per_step_ns"`
+	DeltaNS         int64    `json:"delta_ns"`
+	DeltaPct        *float64 `json:"delta_pct"`
+	BeforeInstances int64    `json:"before_instances"`
+	AfterInstances  int64    `json:"after_instances"`
+	// BeforeNames and AfterNames list the full names a short-name match
+	// joined.
+	BeforeNames []string `json:"before_names,omitempty"`
+	AfterNames  []string `json:"after_names,omitempty"`
+}
+
+// sideKind accumulates one step kind of one side.
+type sideKind struct {
+	windows, steps, devices int
+	kernel                  int64
+	cats                    map[string]int64
+	names                   map[string]*nameStat
+}
+
+type nameStat struct {
+	cat   string
+	n     int64
+	total int64
+}
+
+// Compare computes the diff of two sides. opt.Kind restricts it to one
+// step kind; opt.Top is the number of kernels kept per kind (0: 10).
+func Compare(before, after []Input, opt Options) *Diff {
+	top := opt.Top
+	if top <= 0 {
+		top = 10
+	}
+	cl := opt.classifier()
+	d := &Diff{}
+	b, bKinds := diffSide(before, opt, cl)
+	a, aKinds := diffSide(after, opt, cl)
+	for _, in := range before {
+		d.Before = append(d.Before, inputInfo(in))
+	}
+	for _, in := range after {
+		d.After = append(d.After, inputInfo(in))
+	}
+	var common []string
+	for _, k := range bKinds {
+		if a[k] != nil {
+			common = append(common, k)
+		} else {
+			d.Notes = append(d.Notes, fmt.Sprintf("step kind %q is in before only", k))
+		}
+	}
+	for _, k := range aKinds {
+		if b[k] == nil {
+			d.Notes = append(d.Notes, fmt.Sprintf("step kind %q is in after only", k))
+		}
+	}
+	if len(common) == 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("not comparable: no common step kind (before: %s; after: %s); --no-steps compares whole traces",
+			kindList(bKinds), kindList(aKinds)))
+	}
+	for _, k := range common {
+		kd := compareKind(k, b[k], a[k], top)
+		shared := 0
+		for _, c := range kd.Categories {
+			if c.BeforeNS > 0 && c.AfterNS > 0 {
+				shared++
+			}
+		}
+		if shared == 0 {
+			d.Notes = append(d.Notes, fmt.Sprintf("step kind %q: no category has time on both sides", k))
+		} else if k != KindNone {
+			d.Comparable = true
+		}
+		d.Kinds = append(d.Kinds, kd)
+	}
+	if len(common) > 0 && !d.Comparable {
+		d.Notes = append(d.Notes, "not comparable: the common step kinds share no category")
+	}
+	return d
+}
+
+func kindList(ks []string) string {
+	if len(ks) == 0 {
+		return "none"
+	}
+	return strings.Join(ks, ", ")
+}
+
+// diffSide sums one side per step kind, and returns the kinds in report
+// order.
+func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]*sideKind, []string) {
+	m := map[string]*sideKind{}
+	get := func(k string) *sideKind {
+		s := m[k]
+		if s == nil {
+			s = &sideKind{cats: map[string]int64{}, names: map[string]*nameStat{}}
+			m[k] = s
+		}
+		return s
+	}
+	r := Breakdown(inputs, Options{Classifier: cl, Kind: opt.Kind, Top: 1})
+	for _, g := range r.Groups {
+		s := get(g.StepKind)
+		s.windows += max(g.Steps, 1)
+		s.steps = max(s.steps, g.Steps)
+		s.devices++
+		s.kernel += g.KernelNS
+		for _, c := range g.Categories {
+			s.cats[c.Category] += c.KernelNS
+		}
+	}
+	// Kernel names, per kind; categories as Breakdown assigns them.
+	for _, in := range inputs {
+		t := in.Trace
+		catOf := make([]string, len(t.Names))
+		for i := range t.Activities {
+			a := &t.Activities[i]
+			k := stepKindOf(in, i)
+			s := m[k]
+			if s == nil {
+				continue // filtered out by opt.Kind
+			}
+			name := t.Names[a.Name]
+			if catOf[a.Name] == "" {
+				catOf[a.Name] = activityCategory(a, name, cl)
+			}
+			ns := s.names[name]
+			if ns == nil {
+				ns = &nameStat{cat: catOf[a.Name]}
+				s.names[name] = ns
+			}
+			ns.n++
+			ns.total += a.Dur
+		}
+	}
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, diffKindOrder)
+	return m, kinds
+}
+
+func activityCategory(a *trace.Activity, name string, cl *classify.Classifier) string {
+	switch a.Kind {
+	case trace.KindMemcpy:
+		return "memcpy/memcpy"
+	case trace.KindMemset:
+		return "memcpy/memset"
+	}
+	return cl.Classify(name)
+}
+
+func diffKindOrder(a, b string) int {
+	ka, oka := kindOrder[a]
+	kb, okb := kindOrder[b]
+	if !oka {
+		ka = 5
+	}
+	if !okb {
+		kb = 5
+	}
+	if c := cmp.Compare(ka, kb); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// perStep divides with rounding half away from zero.
+func perStep(ns int64, windows int) int64 {
+	if windows <= 0 {
+		return 0
+	}
+	w := int64(windows)
+	if ns < 0 {
+		return -((-ns + w/2) / w)
+	}
+	return (ns + w/2) / w
+}
+
+func pctChange(before, after int64) *float64 {
+	if before == 0 {
+		return nil
+	}
+	v := float64(after-before) / float64(before) * 100
+	return &v
+}
+
+func categoryDiff(cat string, b, a int64, bw, aw int, bTotal, aTotal int64) CategoryDiff {
+	c := CategoryDiff{Category: cat, BeforeNS: b, AfterNS: a,
+		BeforePerStepNS: perStep(b, bw), AfterPerStepNS: perStep(a, aw),
+		BeforeShare: ratio(b, bTotal), AfterShare: ratio(a, aTotal)}
+	c.DeltaNS = c.AfterPerStepNS - c.BeforePerStepNS
+	c.DeltaPct = pctChange(c.BeforePerStepNS, c.AfterPerStepNS)
+	c.ShareChange = c.AfterShare - c.BeforeShare
+	return c
+}
+
+func compareKind(kind string, b, a *sideKind, top int) KindDiff {
+	kd := KindDiff{StepKind: kind, BeforeWindows: b.windows, AfterWindows: a.windows, BeforeSteps: b.steps, AfterSteps: a.steps,
+		BeforeDevices: b.devices, AfterDevices: a.devices}
+	kd.Total = categoryDiff("total", b.kernel, a.kernel, b.windows, a.windows, b.kernel, a.kernel)
+	seen := map[string]bool{}
+	var cats []string
+	for _, m := range []map[string]int64{b.cats, a.cats} {
+		for c := range m {
+			if !seen[c] {
+				seen[c] = true
+				cats = append(cats, c)
+			}
+		}
+	}
+	for _, c := range cats {
+		kd.Categories = append(kd.Categories, categoryDiff(c, b.cats[c], a.cats[c], b.windows, a.windows, b.kernel, a.kernel))
+	}
+	// Biggest change first, then the declared category order.
+	slices.SortFunc(kd.Categories, func(x, y CategoryDiff) int {
+		if c := cmp.Compare(abs(y.DeltaNS), abs(x.DeltaNS)); c != 0 {
+			return c
+		}
+		return classify.Compare(x.Category, y.Category)
+	})
+	kd.Kernels = kernelDiffs(b, a, top)
+	return kd
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// kernelDiffs matches kernel names across the sides and keeps the top
+// changes.
+func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
+	var out []KernelDiff
+	add := func(name, match string, bs, as nameStat, bNames, aNames []string) {
+		cat := as.cat
+		if cat == "" {
+			cat = bs.cat
+		}
+		k := KernelDiff{Name: name, Category: cat, Match: match,
+			BeforeNS: bs.total, AfterNS: as.total, BeforeInstances: bs.n, AfterInstances: as.n,
+			BeforePerStepNS: perStep(bs.total, b.windows), AfterPerStepNS: perStep(as.total, a.windows),
+			BeforeNames: bNames, AfterNames: aNames}
+		k.DeltaNS = k.AfterPerStepNS - k.BeforePerStepNS
+		k.DeltaPct = pctChange(k.BeforePerStepNS, k.AfterPerStepNS)
+		switch {
+		case bs.n == 0:
+			k.Change = ChangeAppeared
+		case as.n == 0:
+			k.Change = ChangeVanished
+		case k.DeltaNS > 0:
+			k.Change = ChangeGrew
+		case k.DeltaNS < 0:
+			k.Change = ChangeShrank
+		default:
+			k.Change = ChangeUnchanged
+		}
+		out = append(out, k)
+	}
+	// Exact names first.
+	var bOnly, aOnly []string
+	for name, bs := range b.names {
+		if as, ok := a.names[name]; ok {
+			add(name, "name", *bs, *as, nil, nil)
+		} else {
+			bOnly = append(bOnly, name)
+		}
+	}
+	for name := range a.names {
+		if _, ok := b.names[name]; !ok {
+			aOnly = append(aOnly, name)
+		}
+	}
+	// Then names that differ only in template arguments or parameters.
+	slices.Sort(bOnly)
+	slices.Sort(aOnly)
+	byShort := func(names []string) map[string][]string {
+		m := map[string][]string{}
+		for _, n := range names {
+			s := ShortName(n)
+			m[s] = append(m[s], n)
+		}
+		return m
+	}
+	bShort, aShort := byShort(bOnly), byShort(aOnly)
+	sum := func(m map[string]*nameStat, names []string) nameStat {
+		var s nameStat
+		for _, n := range names {
+			x := m[n]
+			s.n += x.n
+			s.total += x.total
+			if s.cat == "" {
+				s.cat = x.cat
+			}
+		}
+		return s
+	}
+	for short, bn := range bShort {
+		an, ok := aShort[short]
+		if !ok {
+			for _, n := range bn {
+				add(n, "", *b.names[n], nameStat{}, nil, nil)
+			}
+			continue
+		}
+		add(short, "short_name", sum(b.names, bn), sum(a.names, an), bn, an)
+	}
+	for short, an := range aShort {
+		if _, ok := bShort[short]; ok {
+			continue
+		}
+		for _, n := range an {
+			add(n, "", nameStat{}, *a.names[n], nil, nil)
+		}
+	}
+	slices.SortFunc(out, func(x, y KernelDiff) int {
+		if c := cmp.Compare(abs(y.DeltaNS), abs(x.DeltaNS)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.AfterNS+y.BeforeNS, x.AfterNS+x.BeforeNS); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Match, y.Match)
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	return out
+}
