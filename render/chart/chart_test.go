@@ -1,0 +1,425 @@
+package chart
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image/png"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/internal/golden"
+	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/trace"
+)
+
+const torch = "../../testdata/traces/torch/"
+
+// load parses paths and finds their steps as the CLI does.
+func load(t *testing.T, paths ...string) []analyze.Input {
+	t.Helper()
+	var out []analyze.Input
+	for _, p := range paths {
+		tr, err := parse.File(torch+p, parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, analyze.Input{Path: p, Trace: tr, Steps: st})
+	}
+	return out
+}
+
+// charts draws every chart kind from small real traces: hta_ns_resolution
+// (5 ProfilerStep steps, one stream) and the 8-rank dlrm8 set (one step
+// per rank, NCCL on its own stream).
+func charts(t *testing.T) map[string]func(io.Writer, string) error {
+	hta := load(t, "hta_ns_resolution.json.gz")
+	dlrm := load(t, "dlrm8/rank0.json.gz", "dlrm8/rank1.json.gz", "dlrm8/rank2.json.gz", "dlrm8/rank3.json.gz",
+		"dlrm8/rank4.json.gz", "dlrm8/rank5.json.gz", "dlrm8/rank6.json.gz", "dlrm8/rank7.json.gz")
+	r := analyze.Breakdown(hta, analyze.Options{})
+	rd := analyze.Breakdown(dlrm, analyze.Options{})
+	ks := analyze.Kernels(hta, analyze.KernelOptions{MemOps: true, Limit: 12})
+	tl, err := analyze.StepTimeline(dlrm[0], 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := analyze.StepSeries(r.StepRows, 0, "")
+	return map[string]func(io.Writer, string) error{
+		"steps":    func(w io.Writer, f string) error { return Steps(w, rows, Options{Format: f, Title: "hta_ns_resolution"}) },
+		"hist":     func(w io.Writer, f string) error { return Hist(w, rows, Options{Format: f, Title: "hta_ns_resolution"}) },
+		"top":      func(w io.Writer, f string) error { return Top(w, ks, Options{Format: f, Title: "hta_ns_resolution"}) },
+		"shares":   func(w io.Writer, f string) error { return Shares(w, rd.Groups, Options{Format: f, Title: "dlrm8"}) },
+		"timeline": func(w io.Writer, f string) error { return Timeline(w, tl, Options{Format: f, Title: "dlrm8 rank 0"}) },
+	}
+}
+
+// TestGolden checks each chart's SVG against its golden file, draws it a
+// second time to check the bytes do not change, and parses it as XML.
+func TestGolden(t *testing.T) {
+	cs := charts(t)
+	for _, kind := range []string{"steps", "shares", "top", "hist", "timeline"} {
+		t.Run(kind, func(t *testing.T) {
+			var a, b bytes.Buffer
+			if err := cs[kind](&a, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			if err := cs[kind](&b, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Fatalf("two renderings differ")
+			}
+			golden.Check(t, filepath.Join("testdata", kind+".golden.svg"), a.Bytes())
+			texts := checkXML(t, a.Bytes())
+			if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, " — ") }) {
+				t.Errorf("no title naming the trace among %q", texts)
+			}
+			if kind != "hist" && !slices.Contains(texts, "elementwise") {
+				t.Errorf("legend lacks the elementwise category: %q", texts)
+			}
+		})
+	}
+}
+
+// checkXML parses svg with encoding/xml and returns its text elements.
+func checkXML(t *testing.T, svg []byte) []string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	var texts []string
+	inText := false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("svg is not well-formed XML: %v", err)
+		}
+		switch x := tok.(type) {
+		case xml.StartElement:
+			inText = x.Name.Local == "text"
+		case xml.EndElement:
+			inText = false
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(x))
+			}
+		}
+	}
+	if len(texts) == 0 {
+		t.Fatal("svg has no text")
+	}
+	return texts
+}
+
+// TestPNG smoke-tests PNG output: it decodes and has the figure's size
+// at 144 dpi (raster bytes are not golden: they vary by architecture).
+func TestPNG(t *testing.T) {
+	cs := charts(t)
+	var buf bytes.Buffer
+	if err := cs["top"](&buf, "png"); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := img.Bounds().Dx(); w != 10*144 {
+		t.Errorf("png width %d, want %d (10 in at 144 dpi)", w, 10*144)
+	}
+	if err := cs["top"](io.Discard, "pdf"); err == nil {
+		t.Error("format pdf accepted")
+	}
+}
+
+// barTotals sums the heights of the rectangles of each bar position (x
+// centre), in ms.
+func barTotals(l *layer) map[float64]float64 {
+	out := map[float64]float64{}
+	for _, r := range l.rects {
+		out[math.Round((r.x0+r.x1)/2*1000)/1000] += r.y1 - r.y0
+	}
+	return out
+}
+
+// TestStepBarsMatchAnalyze checks that each stacked bar of the steps chart
+// is as tall as the step's kernel time, summed independently here from the
+// trace's activities and the step assignment.
+func TestStepBarsMatchAnalyze(t *testing.T) {
+	in := load(t, "hta_ns_resolution.json.gz")[0]
+	want := map[int32]int64{}
+	for i, a := range in.Trace.Activities {
+		if s := in.Steps.Of[i]; s >= 0 {
+			want[s] += a.Dur
+		}
+	}
+	r := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
+	rows := analyze.StepSeries(r.StepRows, 0, "")
+	if len(rows) != 5 {
+		t.Fatalf("%d step rows, want 5", len(rows))
+	}
+	f, err := stepsFigure(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := barTotals(f.data)
+	for i, row := range rows {
+		w := float64(want[int32(row.Step.Index)]) / 1e6
+		if math.Abs(got[float64(i)]-w) > 1e-9 {
+			t.Errorf("bar %d: %.6f ms, want %.6f ms", i, got[float64(i)], w)
+		}
+		if math.Abs(f.data.marks[i].y-float64(row.SpanNS)/1e6) > 1e-9 {
+			t.Errorf("bar %d: span mark at %.6f ms, want %.6f", i, f.data.marks[i].y, float64(row.SpanNS)/1e6)
+		}
+	}
+}
+
+// TestStepBarsBinning builds 130 steps by hand: 60 bars at most means
+// bins of 3 (44 bars, the last of one step), each the mean of its steps.
+func TestStepBarsBinning(t *testing.T) {
+	var rows []analyze.StepRow
+	for i := range 130 {
+		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: "decode"},
+			KernelNS: int64(1000 * (i + 1)), SpanNS: int64(2000 * (i + 1)),
+			ByCat: map[string]int64{"gemm/cublas": int64(600 * (i + 1)), "communication/allreduce": int64(400 * (i + 1))}})
+	}
+	bars, bin := StepBars(rows, MaxStepBars)
+	if bin != 3 || len(bars) != 44 {
+		t.Fatalf("bin %d, %d bars; want 3, 44", bin, len(bars))
+	}
+	// bar 10 covers steps 30, 31, 32: kernel 1000*(31+32+33)
+	b := bars[10]
+	if b.First != 30 || b.Last != 32 || b.N != 3 || b.KernelNS != 96000 || b.SpanNS != 192000 {
+		t.Errorf("bar 10 = %+v", b)
+	}
+	gemm := slices.Index(classify.Tops(), "gemm")
+	comm := slices.Index(classify.Tops(), "communication")
+	if b.ByTop[gemm] != 57600 || b.ByTop[comm] != 38400 {
+		t.Errorf("bar 10 by top: gemm %d comm %d", b.ByTop[gemm], b.ByTop[comm])
+	}
+	if last := bars[43]; last.N != 1 || last.First != 129 {
+		t.Errorf("last bar %+v", last)
+	}
+	f, err := stepsFigure(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drawn as the mean per step: 96000 ns / 3 = 0.032 ms.
+	if got := barTotals(f.data)[10]; math.Abs(got-0.032) > 1e-12 {
+		t.Errorf("bar 10 drawn %.6f ms, want 0.032", got)
+	}
+	if !strings.Contains(f.p.X.Label.Text, "130 steps in 44 bars") {
+		t.Errorf("x label does not say the steps are binned: %q", f.p.X.Label.Text)
+	}
+}
+
+// TestSharesMatchAnalyze checks the shares chart's segments: each bar
+// sums to 100% and the communication segment of rank 0 is its share of
+// kernel time, summed here from the classified activities.
+func TestSharesMatchAnalyze(t *testing.T) {
+	in := load(t, "dlrm8/rank0.json.gz")[0]
+	cl := classify.Default()
+	var comm, total int64
+	for i, a := range in.Trace.Activities {
+		if in.Steps.Of[i] < 0 {
+			continue
+		}
+		total += a.Dur
+		if a.Kind == trace.KindKernel && classify.Top(cl.Classify(in.Trace.Names[a.Name])) == "communication" {
+			comm += a.Dur
+		}
+	}
+	r := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
+	var gs []analyze.Group
+	for _, g := range r.Groups {
+		if g.StepKind == "step" {
+			gs = append(gs, g)
+		}
+	}
+	f, err := sharesFigure(gs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, red float64
+	for _, rc := range f.data.rects {
+		sum += rc.x1 - rc.x0
+		if rc.fill == Colour("communication/nccl") {
+			red += rc.x1 - rc.x0
+		}
+	}
+	if math.Abs(sum-100) > 1e-9 {
+		t.Errorf("segments sum to %.9f%%", sum)
+	}
+	if want := 100 * float64(comm) / float64(total); comm == 0 || math.Abs(red-want) > 1e-9 {
+		t.Errorf("communication %.6f%%, want %.6f%%", red, want)
+	}
+}
+
+// TestTopLabels checks the top chart's labels: short names, told apart,
+// never longer than TopLabelRunes.
+func TestTopLabels(t *testing.T) {
+	names := []string{
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+		"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float)",
+		"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 32, true, 1>(float)",
+		"volta_sgemm_64x64_nt",
+		strings.Repeat("x", 1000),
+	}
+	got := analyze.DisplayNames(names)
+	want := []string{
+		"at::native::vectorized_elementwise_kernel<CUDAFunctor_add>",
+		"at::native::vectorized_elementwise_kernel<FillFunctor>",
+		"cudnn::bn_bw_1C11_kernel_new<128>",
+		"cudnn::bn_bw_1C11_kernel_new<32>",
+		"volta_sgemm_64x64_nt",
+		strings.Repeat("x", 1000),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("DisplayNames:\n got %q\nwant %q", got, want)
+	}
+	if c := clipLabel(got[0], 40); c != "at::native::vectorized…<CUDAFunctor_add>" {
+		t.Errorf("clipLabel kept %q", c)
+	}
+	if c := clipLabel(got[5], TopLabelRunes); len([]rune(c)) != TopLabelRunes {
+		t.Errorf("clipLabel of 1000 runes gave %d runes", len([]rune(c)))
+	}
+}
+
+// TestHistBins checks the histogram's bins and percentile marks on spans
+// chosen by hand.
+func TestHistBins(t *testing.T) {
+	spans := []int64{10e6, 11e6, 12e6, 13e6, 14e6, 15e6, 16e6, 17e6, 18e6, 40e6}
+	var rows []analyze.StepRow
+	for i, s := range spans {
+		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: "decode"}, SpanNS: s})
+	}
+	bins, _ := StepHist(rows)
+	// ceil(sqrt(10)) = 4, raised to the minimum of 5 bins of 6 ms.
+	if len(bins) != 5 || bins[0].Lo != 10e6 || bins[4].Hi != 40e6 {
+		t.Fatalf("bins %+v", bins)
+	}
+	counts := []int{}
+	for _, b := range bins {
+		counts = append(counts, b.Count)
+	}
+	if !slices.Equal(counts, []int{6, 3, 0, 0, 1}) {
+		t.Errorf("counts %v, want [6 3 0 0 1]", counts)
+	}
+	f, err := histFigure(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p50 of 10..18,40 (numpy linear): 14.5; p90: 18 + 0.1*22 = 20.2;
+	// p99: 18 + 0.91*22 = 38.02.
+	want := []float64{14.5, 20.2, 38.02}
+	for i, v := range f.data.vlines {
+		if math.Abs(v.x-want[i]) > 1e-9 {
+			t.Errorf("%s at %v ms, want %v", v.label, v.x, want[i])
+		}
+	}
+	if !strings.Contains(f.p.Title.Text, "decode step time (10 steps)") {
+		t.Errorf("title %q", f.p.Title.Text)
+	}
+}
+
+// TestTimelineLanes checks the timeline of dlrm8 rank 0's step: one lane
+// per stream the step used, NCCL kernels on their own lane, and every
+// activity inside a drawn rectangle.
+func TestTimelineLanes(t *testing.T) {
+	in := load(t, "dlrm8/rank0.json.gz")[0]
+	streams := map[int32]bool{}
+	var ncclStream int32 = -2
+	for i, a := range in.Trace.Activities {
+		if in.Steps.Of[i] != 0 {
+			continue
+		}
+		streams[a.Stream] = true
+		if strings.Contains(in.Trace.Names[a.Name], "nccl") {
+			ncclStream = a.Stream
+		}
+	}
+	tl, err := analyze.StepTimeline(in, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.Lanes) != len(streams) {
+		t.Fatalf("%d lanes, want %d streams", len(tl.Lanes), len(streams))
+	}
+	f, err := timelineFigure(tl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := f.p.Y.Tick.Marker.Ticks(0, 0)
+	found := false
+	for _, tk := range ticks {
+		if tk.Label == "dev 0 · stream "+strconv.Itoa(int(ncclStream)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no lane for the NCCL stream %d: %v", ncclStream, ticks)
+	}
+	for _, s := range tl.Spans {
+		y := float64(len(tl.Lanes) - 1 - s.Lane)
+		x0, x1 := float64(s.Start-tl.Start)/1e6, float64(s.End-tl.Start)/1e6
+		if !slices.ContainsFunc(f.data.rects, func(r rect) bool {
+			return r.y0 < y && y < r.y1 && r.x0 <= x0+1e-12 && x1 <= r.x1+1e-12
+		}) {
+			t.Errorf("activity %s [%v, %v] ms on lane %d is not drawn", s.Name, x0, x1, s.Lane)
+			break
+		}
+	}
+	if _, err := analyze.StepTimeline(in, 1, nil); err == nil {
+		t.Error("step index 1 of a one-step trace accepted")
+	}
+}
+
+// TestColoursFixed checks that every top-level category has its own
+// colour, the same whatever the category's sub level.
+func TestColoursFixed(t *testing.T) {
+	seen := map[string]string{}
+	for _, top := range classify.Tops() {
+		c := Colour(top + "/x")
+		if c != Colour(top+"/other") {
+			t.Errorf("%s: colour depends on the sub level", top)
+		}
+		k := strconv.Itoa(int(c.R)) + "," + strconv.Itoa(int(c.G)) + "," + strconv.Itoa(int(c.B))
+		if prev, ok := seen[k]; ok {
+			t.Errorf("%s and %s share colour %s", prev, top, k)
+		}
+		seen[k] = top
+	}
+	if len(palette) != len(classify.Tops()) {
+		t.Errorf("palette has %d colours for %d tops", len(palette), len(classify.Tops()))
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	if err := Steps(io.Discard, nil, Options{}); err == nil {
+		t.Error("steps: no error without steps")
+	}
+	if err := Hist(io.Discard, nil, Options{}); err == nil {
+		t.Error("hist: no error without steps")
+	}
+	if err := Top(io.Discard, nil, Options{}); err == nil {
+		t.Error("top: no error without kernels")
+	}
+	if err := Shares(io.Discard, nil, Options{}); err == nil {
+		t.Error("shares: no error without groups")
+	}
+	if err := Timeline(io.Discard, &analyze.Timeline{}, Options{}); err == nil {
+		t.Error("timeline: no error without activities")
+	}
+}
