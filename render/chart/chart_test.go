@@ -56,8 +56,12 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 	}
 	rows := analyze.StepSeries(r.StepRows, 0, "")
 	return map[string]func(io.Writer, string) error{
-		"steps":    func(w io.Writer, f string) error { return Steps(w, rows, Options{Format: f, Title: "hta_ns_resolution"}) },
-		"hist":     func(w io.Writer, f string) error { return Hist(w, rows, Options{Format: f, Title: "hta_ns_resolution"}) },
+		"steps": func(w io.Writer, f string) error {
+			return Steps(w, rows, Options{Format: f, Title: "hta_ns_resolution"})
+		},
+		"hist": func(w io.Writer, f string) error {
+			return Hist(w, rows, Options{Format: f, Title: "hta_ns_resolution"})
+		},
 		"top":      func(w io.Writer, f string) error { return Top(w, ks, Options{Format: f, Title: "hta_ns_resolution"}) },
 		"shares":   func(w io.Writer, f string) error { return Shares(w, rd.Groups, Options{Format: f, Title: "dlrm8"}) },
 		"timeline": func(w io.Writer, f string) error { return Timeline(w, tl, Options{Format: f, Title: "dlrm8 rank 0"}) },
