@@ -73,8 +73,8 @@ type decoder struct {
 	names  *trace.Interner
 	launch map[trace.NameID]bool // cache of isLaunchCall per name
 	f      fields
-	onKey  func(k, v gjson.Result) bool
-	onArg  func(k, v gjson.Result) bool
+	onKey  func(key, s string, i int) (int, bool) // d.eventKey, bound once
+	onArg  func(key, s string, i int) (int, bool) // d.argKey
 	res    *result
 	idx    int64 // current event index
 	off    int64 // current event offset
@@ -94,43 +94,9 @@ type result struct {
 
 func newDecoder(worker int) *decoder {
 	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}}
-	d.onKey = d.key
-	d.onArg = d.arg
+	d.onKey = d.eventKey
+	d.onArg = d.argKey
 	return d
-}
-
-func (d *decoder) key(k, v gjson.Result) bool {
-	switch k.Str {
-	case "ph":
-		d.f.ph = v
-	case "cat":
-		d.f.cat = v
-	case "name":
-		d.f.name = v
-	case "pid":
-		d.f.pid = v
-	case "tid":
-		d.f.tid = v
-	case "ts":
-		d.f.ts = v
-	case "dur":
-		d.f.dur = v
-	case "args":
-		d.f.args = v
-	}
-	return true
-}
-
-func (d *decoder) arg(k, v gjson.Result) bool {
-	switch k.Str {
-	case "device":
-		d.f.device = v
-	case "stream":
-		d.f.stream = v
-	case "correlation":
-		d.f.corr = v
-	}
-	return true
 }
 
 // unsafeString views b as a string without copying. The decoder never
@@ -220,7 +186,7 @@ func (d *decoder) event(ev string) {
 		return
 	}
 	d.f = fields{}
-	gjson.Parse(ev).ForEach(d.onKey)
+	scanObject(ev, d.onKey) // fills d.f, args included
 	f := &d.f
 	ph := f.ph.Str
 	if len(ph) != 1 || !strings.Contains(knownPhases, ph) {
@@ -268,9 +234,6 @@ func (d *decoder) event(ev string) {
 	}
 	if f.name.Type != gjson.String {
 		d.anomaly("event without a name")
-	}
-	if f.args.IsObject() && (kind == catGPU || kind == catLaunch) {
-		f.args.ForEach(d.onArg)
 	}
 	name := d.names.ID(f.name.Str)
 	switch kind {

@@ -1,0 +1,235 @@
+package chrometrace
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// The event scanner reads one event object in a single pass and fills the
+// decoder's fields. It replaces gjson's ForEach on the hot path because
+// gjson converts every number it meets to a float64 (strconv.ParseFloat was
+// a tenth of the parse time) and must walk the whole event even when its
+// category says it is to be skipped: python_function and cpu_op events,
+// often most of a trace, are left after their first three keys. Values are
+// still handed on as gjson.Result (Raw, Str, Type; never Num) so that the
+// decoder reads them as before. gjson stays for the small metadata values
+// and for strings with escapes, so the unescaping rules are gjson's.
+
+// isWS reports JSON whitespace (and, like gjson, any control byte).
+func isWS(c byte) bool { return c <= ' ' }
+
+// skipWS returns the index of the first non-space byte at or after i.
+func skipWS(s string, i int) int {
+	for i < len(s) && isWS(s[i]) {
+		i++
+	}
+	return i
+}
+
+// strEnd returns the index just past the closing quote of the string whose
+// opening quote is s[i], or -1, and whether the string holds escapes. Most
+// strings of an event are a few bytes long: a plain loop beats the call
+// into IndexByte.
+func strEnd(s string, i int) (int, bool) {
+	esc := false
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			return j + 1, esc
+		case '\\':
+			esc = true
+			j++
+		}
+	}
+	return -1, esc
+}
+
+// skipComposite returns the index just past the object or array starting
+// at s[i], or -1.
+func skipComposite(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			e, _ := strEnd(s, j)
+			if e < 0 {
+				return -1
+			}
+			j = e - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return -1
+}
+
+// readValue reads the value at s[i] (not whitespace) and returns it and the
+// index just past it; end is -1 when s ends inside it. Literals that are not
+// JSON read as a missing value.
+func readValue(s string, i int) (v gjson.Result, end int) {
+	switch c := s[i]; {
+	case c == '"':
+		e, esc := strEnd(s, i)
+		if e < 0 {
+			return v, -1
+		}
+		v.Type, v.Raw = gjson.String, s[i:e]
+		if esc {
+			v.Str = gjson.Parse(v.Raw).Str
+		} else {
+			v.Str = s[i+1 : e-1]
+		}
+		return v, e
+	case c == '{' || c == '[':
+		e := skipComposite(s, i)
+		if e < 0 {
+			return v, -1
+		}
+		v.Type, v.Raw = gjson.JSON, s[i:e]
+		return v, e
+	default:
+		j := i + 1
+		for j < len(s) && !isWS(s[j]) && s[j] != ',' && s[j] != '}' && s[j] != ']' {
+			j++
+		}
+		raw := s[i:j]
+		switch {
+		case raw == "true":
+			v.Type = gjson.True
+		case raw == "false":
+			v.Type = gjson.False
+		case raw == "null":
+			v.Type = gjson.Null
+		case c == '-' || c == '+' || (c >= '0' && c <= '9'):
+			v.Type = gjson.Number
+		default:
+			return gjson.Result{}, j
+		}
+		v.Raw = raw
+		return v, j
+	}
+}
+
+// scanObject calls fn with each key of the object starting at s[0] ('{')
+// and the position of its value, in order, until fn says no more or the
+// object ends; fn returns the index just past the value. It stops quietly
+// at malformed input: the splitter has checked the structure.
+func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) {
+	i := 1
+	for {
+		i = skipWS(s, i)
+		if i >= len(s) || s[i] != '"' {
+			return
+		}
+		ke, esc := strEnd(s, i)
+		if ke < 0 {
+			return
+		}
+		key := s[i+1 : ke-1]
+		if esc {
+			key = gjson.Parse(s[i:ke]).Str
+		}
+		i = skipWS(s, ke)
+		if i >= len(s) || s[i] != ':' {
+			return
+		}
+		i = skipWS(s, i+1)
+		if i >= len(s) {
+			return
+		}
+		end, more := fn(key, s, i)
+		if end < 0 || !more {
+			return
+		}
+		i = skipWS(s, end)
+		if i >= len(s) || s[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// eventKey stores the value of one top-level key of an event and says
+// whether the rest of the event can still matter.
+func (d *decoder) eventKey(key, s string, i int) (int, bool) {
+	f := &d.f
+	if key == "args" && s[i] == '{' {
+		// Read the args the decoder uses in the same pass that finds the
+		// end of args.
+		e := skipComposite(s, i)
+		if e < 0 {
+			return -1, false
+		}
+		f.args = gjson.Result{Type: gjson.JSON, Raw: s[i:e]}
+		scanObject(s[i:e], d.onArg)
+		return e, true
+	}
+	v, e := readValue(s, i)
+	switch key {
+	case "ph":
+		f.ph = v
+	case "cat":
+		f.cat = v
+	case "name":
+		f.name = v
+	case "pid":
+		f.pid = v
+	case "tid":
+		f.tid = v
+	case "ts":
+		f.ts = v
+	case "dur":
+		f.dur = v
+	case "args":
+		f.args = v
+	}
+	// Once ph is a known phase and cat a category that is not kept, the
+	// event is skipped whatever follows: stop reading it. (Kineto writes
+	// ph, cat and name first. A repeated "cat" key after the stop is not
+	// seen, where gjson would let the last one win.)
+	if f.ph.Type == gjson.String && f.cat.Type == gjson.String {
+		switch kind, _ := classifyCat(f.cat.Str); kind {
+		case catIgnore:
+			return e, !knownPhase(f.ph.Str)
+		case catOp:
+			if f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
+				return e, !knownPhase(f.ph.Str)
+			}
+		}
+	}
+	return e, true
+}
+
+func knownPhase(ph string) bool { return len(ph) == 1 && strings.Contains(knownPhases, ph) }
+
+// argKey keeps the args the decoder uses: device, stream, correlation.
+func (d *decoder) argKey(key, s string, i int) (int, bool) {
+	var dst *gjson.Result
+	switch key {
+	case "device":
+		dst = &d.f.device
+	case "stream":
+		dst = &d.f.stream
+	case "correlation":
+		dst = &d.f.corr
+	default:
+		if s[i] == '{' || s[i] == '[' {
+			return skipComposite(s, i), true
+		}
+		if s[i] == '"' {
+			e, _ := strEnd(s, i)
+			return e, true
+		}
+		_, e := readValue(s, i)
+		return e, true
+	}
+	v, e := readValue(s, i)
+	*dst = v
+	return e, true
+}
