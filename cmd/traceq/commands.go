@@ -17,8 +17,10 @@ func commands(e *env) []*cli.Command {
 		classifyCmd(e),
 		rulesCmd(e),
 		chartCmd(e),
+		reportCmd(e),
 		stepsCmd(e),
 		diffCmd(e),
+		sliceCmd(e),
 	}
 }
 
