@@ -183,8 +183,9 @@ type stepSource struct {
 // closed stay in it. An activity whose launch is not in the trace (no
 // correlation id, or its launch call lost) falls back to the GPU-side
 // mirror of a marker (gpu_user_annotation) containing its start on the
-// same device and stream, or else any stream of the device. Anything else
-// belongs to no step (-1).
+// same device and stream, or else any stream of the device (mirrorSteps
+// says which step a mirror stands for). Anything else belongs to no step
+// (-1).
 //
 // Cost: O((N+L) log M) for N activities, L launches, M markers.
 func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
@@ -226,9 +227,89 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		}
 		procSets[r.Proc].add(r.Start, r.End(), s)
 	}
-	// byName lists the CPU steps of each marker text by start, to find a
-	// mirror's step: the latest one with that text started before it.
-	byName := map[string][]int32{}
+	for _, v := range cpuSets {
+		v.build()
+	}
+	for _, v := range procSets {
+		v.build()
+	}
+
+	// Each launch's step is computed once, however many kernels it has.
+	launchStep := make([]int32, len(t.Launches))
+	for i := range launchStep {
+		launchStep[i] = -2
+	}
+	const pending = -3 // no launch: left to the GPU mirrors
+	npending := 0
+	lastProc, lastCorr, lastStep := int32(-1), int64(0), int32(-1)
+	for i := range t.Activities {
+		a := &t.Activities[i]
+		if a.Corr != 0 && a.Proc == lastProc && a.Corr == lastCorr {
+			st.Of[i] = lastStep
+			continue
+		}
+		li := -1
+		if a.Corr != 0 {
+			li = launchIndex(t, a.Proc, a.Corr)
+		}
+		if li < 0 || len(src.cpu) == 0 {
+			st.Of[i] = pending
+			npending++
+			continue
+		}
+		if launchStep[li] == -2 {
+			l := &t.Launches[li]
+			ls := cpuSets[threadKey{l.Proc, l.Thread}].find(l.Start)
+			if ls < 0 {
+				ls = procSets[l.Proc].find(l.Start)
+			}
+			launchStep[li] = ls
+		}
+		st.Of[i] = launchStep[li]
+		lastProc, lastCorr, lastStep = a.Proc, a.Corr, launchStep[li]
+	}
+	if npending > 0 {
+		mirrorSteps(t, st, src, kindOf)
+	}
+	// Mirror-only steps were appended in mirror order; CPU steps are in
+	// start order already. Renumber so that Index follows start order.
+	if len(src.cpu) == 0 {
+		reorder(st)
+	}
+	return st, nil
+}
+
+// mirrorSteps attributes the activities FindSteps left pending (-3) by the
+// GPU-side mirrors of the markers: the mirror containing the activity's
+// start on its device and stream, or else on any stream of the device.
+//
+// A mirror belongs to the step of the activities inside it (on its device
+// and stream) that were attributed by their launch and carry the mirror's
+// marker text; vLLM's markers repeat their text from step to step, so the
+// text alone does not say which step. Failing that, to the latest step of
+// that text started before the mirror. Without CPU markers at all the
+// mirrors are the steps; mirrors of one annotation on several streams
+// (overlapping in time) make one step.
+func mirrorSteps(t *trace.Trace, st *Steps, src stepSource, kindOf func(string) string) {
+	const pending = -3
+	ncpu := len(st.List)
+	// Attributed activities per (device, stream), in start order.
+	type att struct {
+		start trace.Time
+		step  int32
+	}
+	var byStream map[streamKey][]att
+	if ncpu > 0 {
+		byStream = map[streamKey][]att{}
+		for i := range t.Activities {
+			if s := st.Of[i]; s >= 0 {
+				a := &t.Activities[i]
+				k := streamKey{a.Device, a.Stream}
+				byStream[k] = append(byStream[k], att{a.Start, s})
+			}
+		}
+	}
+	byName := map[string][]int32{} // CPU steps of each text, by start
 	for i := range st.List {
 		byName[st.List[i].Marker] = append(byName[st.List[i].Marker], int32(i))
 	}
@@ -238,29 +319,36 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 	for _, ri := range src.gpu {
 		r := &t.Ranges[ri]
 		name := t.Names[r.Name]
-		s := int32(-1)
-		if len(src.cpu) > 0 {
-			list := byName[name]
-			j, _ := slices.BinarySearchFunc(list, r.Start+1, func(si int32, x trace.Time) int {
-				return cmp.Compare(st.List[si].Start, x)
-			})
-			if j == 0 {
-				continue // a mirror of a range the trace does not hold
-			}
-			s = list[j-1]
-		} else {
-			// Mirrors of one annotation on several streams overlap: one step.
-			if ls, ok := lastMirror[name]; ok && r.Start < st.List[ls].End {
-				s = ls
-				st.List[s].End = max(st.List[s].End, r.End())
-			} else {
-				s = int32(len(st.List))
-				st.List = append(st.List, Step{Index: int(s), Kind: kindOf(name), Marker: name,
-					Start: r.Start, End: r.End(), Proc: 0})
-				lastMirror[name] = s
-			}
-		}
 		k := streamKey{r.Device, r.Stream}
+		s := int32(-1)
+		if ncpu > 0 {
+			acts := byStream[k]
+			j, _ := slices.BinarySearchFunc(acts, r.Start, func(x att, v trace.Time) int { return cmp.Compare(x.start, v) })
+			for ; j < len(acts) && acts[j].start < r.End(); j++ {
+				if st.List[acts[j].step].Marker == name {
+					s = acts[j].step
+					break
+				}
+			}
+			if s < 0 {
+				list := byName[name]
+				j, _ := slices.BinarySearchFunc(list, r.Start+1, func(si int32, x trace.Time) int {
+					return cmp.Compare(st.List[si].Start, x)
+				})
+				if j == 0 {
+					continue // a mirror of a range the trace does not hold
+				}
+				s = list[j-1]
+			}
+		} else if ls, ok := lastMirror[name]; ok && r.Start < st.List[ls].End {
+			s = ls
+			st.List[s].End = max(st.List[s].End, r.End())
+		} else {
+			s = int32(len(st.List))
+			st.List = append(st.List, Step{Index: int(s), Kind: kindOf(name), Marker: name,
+				Start: r.Start, End: r.End(), Proc: 0})
+			lastMirror[name] = s
+		}
 		if gpuSets[k] == nil {
 			gpuSets[k] = &ivset{}
 		}
@@ -270,61 +358,23 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		}
 		devSets[r.Device].add(r.Start, r.End(), s)
 	}
-	for _, v := range cpuSets {
-		v.build()
-	}
-	for _, v := range procSets {
-		v.build()
-	}
 	for _, v := range gpuSets {
 		v.build()
 	}
 	for _, v := range devSets {
 		v.build()
 	}
-
-	// Each launch's step is computed once, however many kernels it has.
-	launchStep := make([]int32, len(t.Launches))
-	for i := range launchStep {
-		launchStep[i] = -2
-	}
-	lastProc, lastCorr, lastStep := int32(-1), int64(0), int32(-1)
 	for i := range t.Activities {
-		a := &t.Activities[i]
-		if a.Corr != 0 && a.Proc == lastProc && a.Corr == lastCorr {
-			st.Of[i] = lastStep
+		if st.Of[i] != pending {
 			continue
 		}
-		s := int32(-1)
-		li := -1
-		if a.Corr != 0 {
-			li = launchIndex(t, a.Proc, a.Corr)
-		}
-		if li >= 0 {
-			if launchStep[li] == -2 {
-				l := &t.Launches[li]
-				ls := cpuSets[threadKey{l.Proc, l.Thread}].find(l.Start)
-				if ls < 0 {
-					ls = procSets[l.Proc].find(l.Start)
-				}
-				launchStep[li] = ls
-			}
-			s = launchStep[li]
-			lastProc, lastCorr, lastStep = a.Proc, a.Corr, s
-		} else {
-			s = gpuSets[streamKey{a.Device, a.Stream}].find(a.Start)
-			if s < 0 {
-				s = devSets[a.Device].find(a.Start)
-			}
+		a := &t.Activities[i]
+		s := gpuSets[streamKey{a.Device, a.Stream}].find(a.Start)
+		if s < 0 {
+			s = devSets[a.Device].find(a.Start)
 		}
 		st.Of[i] = s
 	}
-	// Mirror-only steps were appended in mirror order; CPU steps are in
-	// start order already. Renumber so that Index follows start order.
-	if len(src.cpu) == 0 {
-		reorder(st)
-	}
-	return st, nil
 }
 
 // reorder sorts st.List by (Start, End, Marker) and remaps st.Of.

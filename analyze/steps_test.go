@@ -316,6 +316,31 @@ func TestFindStepsFamiliesAndMirrors(t *testing.T) {
 		t.Errorf("Of = %v, want %v", st.Of, want)
 	}
 
+	// vLLM markers repeat their text. The GPU lags: step A's mirror starts
+	// after step B's marker opened, so "the latest step of that text
+	// started before the mirror" would be B; the launched kernels inside
+	// the mirror say A.
+	dec := "execute_context_0(0)_generation_8(8)"
+	b = newBuilder()
+	b.cpu(dec, 1, 100, 200)
+	b.cpu(dec, 1, 200, 300)
+	b.launch(0, 1, 1, 150)
+	b.kernel(0, 1, 0, 7, 400, 410)
+	b.launch(0, 2, 1, 250)
+	b.kernel(0, 2, 0, 7, 500, 510)
+	b.gpu(dec, 0, 7, 400, 430)
+	b.gpu(dec, 0, 7, 500, 530)
+	b.kernel(0, 0, 0, 7, 420, 425)
+	b.kernel(0, 0, 0, 7, 520, 525)
+	tr = b.done(t)
+	st, err = FindSteps(tr, StepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{0, 0, 1, 1}; !slices.Equal(st.Of, want) {
+		t.Errorf("repeated marker text: Of = %v, want %v", st.Of, want)
+	}
+
 	// No markers at all.
 	b = newBuilder()
 	b.cpu("nccl:all_reduce", 1, 0, 10)
