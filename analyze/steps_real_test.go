@@ -13,6 +13,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/trace"
 )
 
 // oracle is a second, deliberately naive reading of a Kineto trace for the
@@ -309,6 +310,37 @@ func TestNoMarkers(t *testing.T) {
 		}
 		if st, err := analyze.FindSteps(tr, analyze.StepOptions{}); st != nil || err != nil {
 			t.Errorf("%s: FindSteps = %+v, %v; want nil, nil", f, st, err)
+		}
+	}
+}
+
+// TestStepsNsysNVTX: NVTX ranges of an nsys export are step markers too.
+// The saxpy MPI export has five "saxpy" push/pop ranges, each launching one
+// kernel (checked with sqlite3: every kernel's runtime row starts inside
+// one of them); its 15 memcpys are launched outside.
+func TestStepsNsysNVTX(t *testing.T) {
+	tr, err := parse.File("../testdata/traces/nsys/nsys2022.2.1_saxpy-mpi-a100-nonlazy.sqlite", parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := analyze.FindSteps(tr, analyze.StepOptions{}); st != nil || err != nil {
+		t.Fatalf("default markers: %+v, %v; want none", st, err)
+	}
+	st, err := analyze.FindSteps(tr, analyze.StepOptions{Pattern: `^saxpy$`})
+	if err != nil || st == nil || len(st.List) != 5 {
+		t.Fatalf("--step ^saxpy$: %+v, %v", st, err)
+	}
+	perStep := map[int32]int{}
+	for i, s := range st.Of {
+		if tr.Activities[i].Kind == trace.KindKernel {
+			perStep[s]++
+		} else if s != -1 {
+			t.Errorf("memcpy %d in step %d", i, s)
+		}
+	}
+	for s := int32(0); s < 5; s++ {
+		if perStep[s] != 1 {
+			t.Errorf("step %d: %d kernels, want 1", s, perStep[s])
 		}
 	}
 }

@@ -1,0 +1,140 @@
+package analyze
+
+import (
+	"math"
+	"testing"
+
+	"github.com/traceq/traceq/trace"
+)
+
+const (
+	gemmName = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	arName   = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+)
+
+// sixSteps builds six ProfilerSteps on device 0: a 60 ns GEMM, a 10 ns
+// gap, then an all-reduce of ar[i] ns.
+func sixSteps(t *testing.T, ar []int64) Input {
+	b := newBuilder()
+	for i, d := range ar {
+		at := trace.Time(i * 1000)
+		b.cpu("ProfilerStep#"+string(rune('0'+i)), 1, at, at+100)
+		b.launch(0, int64(2*i+1), 1, at+10)
+		b.launch(0, int64(2*i+2), 1, at+20)
+		b.t.Activities = append(b.t.Activities,
+			trace.Activity{Start: at + 200, Dur: 60, Corr: int64(2*i + 1), Name: b.in.ID(gemmName), Stream: 7},
+			trace.Activity{Start: at + 270, Dur: d, Corr: int64(2*i + 2), Name: b.in.ID(arName), Stream: 7})
+	}
+	tr := b.done(t)
+	st, err := FindSteps(tr, StepOptions{})
+	if err != nil || st == nil {
+		t.Fatal(st, err)
+	}
+	return Input{Path: "six", Trace: tr, Steps: st}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestStepStats(t *testing.T) {
+	in := sixSteps(t, []int64{30, 34, 30, 30, 30, 230})
+	r := Breakdown([]Input{in}, Options{})
+	if len(r.Groups) != 1 {
+		t.Fatalf("groups = %+v", r.Groups)
+	}
+	g := r.Groups[0]
+	if g.StepKind != KindStep || g.Steps != 6 || g.KernelNS != 744 || g.SpanNS != 804 || g.BusyNS != 744 {
+		t.Errorf("group = %+v", g)
+	}
+	ss := g.StepStats
+	if ss == nil {
+		t.Fatal("no step_stats")
+	}
+	// Spans 100 104 100 100 100 300 -> sorted 100 100 100 100 104 300.
+	want := Summary{Min: 100, Mean: 134, P50: 100, P90: 202, P99: 290.2, Max: 300}
+	if s := ss.SpanNS; s.Min != want.Min || s.Max != want.Max || !near(s.Mean, want.Mean) || !near(s.P50, want.P50) ||
+		!near(s.P90, want.P90) || !near(s.P99, want.P99) {
+		t.Errorf("span = %+v, want %+v", s, want)
+	}
+	if ss.Count != 6 || ss.IdleNS.Min != 10 || ss.IdleNS.Max != 10 || ss.BusyNS.Max != 290 || ss.KernelNS.Min != 90 {
+		t.Errorf("stats = %+v", ss)
+	}
+	// The MAD of the spans is 0: floored at 1% of the median, the limit is
+	// 100 + 3.5/0.6745 ns = 105.19 ns: 300 is an outlier, 104 is not.
+	if len(ss.Outliers) != 1 || ss.Outliers[0] != 5 {
+		t.Errorf("outliers = %v, want [5]", ss.Outliers)
+	}
+	if len(ss.Categories) != 2 || ss.Categories[0].Category != "communication/allreduce" || ss.Categories[1].Category != "gemm/cublas" {
+		t.Fatalf("categories = %+v", ss.Categories)
+	}
+	ar := ss.Categories[0].KernelNS // 30 30 30 30 34 230
+	if ar.Min != 30 || ar.Max != 230 || !near(ar.Mean, 64) || !near(ar.P50, 30) || !near(ar.P90, 132) || !near(ar.P99, 220.2) {
+		t.Errorf("allreduce per step = %+v", ar)
+	}
+	if gm := ss.Categories[1].KernelNS; gm.Min != 60 || gm.Max != 60 || !near(gm.Mean, 60) {
+		t.Errorf("gemm per step = %+v", gm)
+	}
+
+	if len(r.Steps) != 6 {
+		t.Fatalf("%d step lines", len(r.Steps))
+	}
+	for i, l := range r.Steps {
+		if l.Index != i || l.OffsetNS != int64(i*1000) || l.IdleNS != 10 || l.Outlier != (i == 5) {
+			t.Errorf("line %d = %+v", i, l)
+		}
+	}
+	l0, l5 := r.Steps[0], r.Steps[5]
+	if l0.TopCategory != "gemm/cublas" || !near(l0.TopShare, 60.0/90) || !near(l0.Categories[0].ShareOfSpan, 60.0/100) {
+		t.Errorf("step 0 = %+v", l0)
+	}
+	if l5.TopCategory != "communication/allreduce" || !near(l5.TopShare, 230.0/290) || !near(l5.Categories[0].ShareOfSpan, 230.0/300) ||
+		!near(l5.Categories[1].ShareOfKernel, 60.0/290) {
+		t.Errorf("step 5 = %+v", l5)
+	}
+	if len(r.StepSummaries) != 1 || r.StepSummaries[0].Steps != 6 || r.StepSummaries[0].Unattributed != 0 {
+		t.Errorf("summaries = %+v", r.StepSummaries)
+	}
+}
+
+func TestOutlierLimit(t *testing.T) {
+	for _, tc := range []struct {
+		spans []int64 // sorted
+		want  float64
+	}{
+		{[]int64{100, 100, 100, 300}, math.Inf(1)},         // too few steps
+		{[]int64{100, 100, 100, 100, 300}, 100 + 3.5/0.6745}, // MAD 0, floored at 1 ns
+		// median 300, deviations 200 100 0 100 200 -> MAD 100.
+		{[]int64{100, 200, 300, 400, 500}, 300 + 3.5/0.6745*100},
+	} {
+		if got := outlierLimit(tc.spans); !near(got, tc.want) && got != tc.want {
+			t.Errorf("outlierLimit(%v) = %v, want %v", tc.spans, got, tc.want)
+		}
+	}
+}
+
+func TestStepSummaryUnattributed(t *testing.T) {
+	in := sixSteps(t, []int64{30, 30, 30, 30, 30, 30})
+	// A kernel launched outside every step, and a marker with no GPU work.
+	tr := in.Trace
+	tr.Launches = append(tr.Launches, trace.Launch{Start: 50_000, Corr: 99, Thread: 1})
+	tr.Activities = append(tr.Activities, trace.Activity{Start: 60_000, Dur: 7, Corr: 99, Name: tr.Activities[0].Name, Stream: 7})
+	tr.Ranges = append(tr.Ranges, trace.Range{Start: 70_000, Dur: 5, Thread: 1, Name: tr.Ranges[0].Name, Device: -1, Stream: -1})
+	tr.Sort()
+	st, err := FindSteps(tr, StepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Breakdown([]Input{{Path: "x", Trace: tr, Steps: st}}, Options{})
+	s := r.StepSummaries[0]
+	if s.Steps != 7 || s.Empty != 1 || s.Unattributed != 1 || s.UnattributedNS != 7 {
+		t.Errorf("summary = %+v", s)
+	}
+	var none *Group
+	for i := range r.Groups {
+		if r.Groups[i].StepKind == KindNone {
+			none = &r.Groups[i]
+		}
+	}
+	if none == nil || none.KernelNS != 7 || none.StepStats != nil {
+		t.Errorf("unattributed group = %+v", none)
+	}
+}
