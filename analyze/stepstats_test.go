@@ -100,7 +100,7 @@ func TestOutlierLimit(t *testing.T) {
 		spans []int64 // sorted
 		want  float64
 	}{
-		{[]int64{100, 100, 100, 300}, math.Inf(1)},         // too few steps
+		{[]int64{100, 100, 100, 300}, math.Inf(1)},           // too few steps
 		{[]int64{100, 100, 100, 100, 300}, 100 + 3.5/0.6745}, // MAD 0, floored at 1 ns
 		// median 300, deviations 200 100 0 100 200 -> MAD 100.
 		{[]int64{100, 200, 300, 400, 500}, 300 + 3.5/0.6745*100},
