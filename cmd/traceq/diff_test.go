@@ -317,4 +317,12 @@ func TestDiffFormats(t *testing.T) {
 			}
 		}
 	}
+	svg := filepath.Join(t.TempDir(), "d.svg")
+	var out, errb bytes.Buffer
+	if code := run([]string{"traceq", "diff", "--chart", svg, a, b}, nil, &out, &errb); code != 0 {
+		t.Fatalf("--chart: exit %d: %s", code, errb.String())
+	}
+	if data, err := os.ReadFile(svg); err != nil || !bytes.Contains(data, []byte("+22.135 ms (+61.1%)")) {
+		t.Errorf("--chart wrote no diff chart (%v)", err)
+	}
 }
