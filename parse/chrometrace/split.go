@@ -23,8 +23,9 @@ type batch struct {
 	seq   int
 	data  []byte
 	spans []span
-	base  int64 // offset of data[0] in the decompressed stream
-	first int64 // index of the first event in traceEvents
+	base  int64  // offset of data[0] in the decompressed stream
+	first int64  // index of the first event in traceEvents
+	blk   *block // holds data's block; release after decoding (nil: not pooled)
 }
 
 // syntaxError is malformed JSON at a byte offset.
@@ -59,6 +60,10 @@ type splitter struct {
 
 	// top, when set (by Scan), receives every top-level value but traceEvents.
 	top func(key string, raw []byte)
+
+	// pool, when set, recycles blocks; blk is the one buf lies in.
+	pool *blocks
+	blk  *block
 }
 
 // more reads more input, keeping buf[keep:]; it reports false at end of
@@ -72,8 +77,17 @@ func (s *splitter) more(keep int) bool {
 	if left*2 > size {
 		size = left * 2
 	}
-	nb := make([]byte, left, size)
-	copy(nb, s.buf[keep:])
+	var nb []byte
+	if s.pool != nil {
+		blk := s.pool.get(size)
+		nb = blk.buf[:left]
+		copy(nb, s.buf[keep:])
+		s.blk.release()
+		s.blk = blk
+	} else {
+		nb = make([]byte, left, size)
+		copy(nb, s.buf[keep:])
+	}
 	s.base += int64(keep)
 	s.pos -= keep
 	for len(nb) < cap(nb) {
@@ -304,7 +318,8 @@ func (s *splitter) events() error {
 				spans[i].start -= int32(start)
 				spans[i].end -= int32(start)
 			}
-			s.emit(&batch{seq: s.seq, data: s.buf[start:last:last], spans: spans, base: s.base + int64(start), first: s.nevents})
+			s.blk.hold()
+			s.emit(&batch{seq: s.seq, data: s.buf[start:last:last], spans: spans, base: s.base + int64(start), first: s.nevents, blk: s.blk})
 			s.seq++
 			s.nevents += int64(len(spans))
 			spans = nil

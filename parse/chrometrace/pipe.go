@@ -1,0 +1,146 @@
+package chrometrace
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// readAhead runs the reads of r (gzip decompression, the single-threaded
+// floor of a .json.gz) on a goroutine of its own, a few chunks ahead of the
+// splitter, so that decompressing overlaps with splitting and decoding
+// instead of alternating with them. Errors come out exactly as r returned
+// them, after the data read before them.
+type readAhead struct {
+	full  chan chunk
+	free  chan []byte
+	done  chan struct{}
+	exit  sync.WaitGroup
+	cur   chunk
+	off   int
+	ended bool
+}
+
+type chunk struct {
+	b   []byte
+	err error
+}
+
+const (
+	aheadChunk  = 1 << 20
+	aheadChunks = 4
+)
+
+func newReadAhead(r io.Reader) *readAhead {
+	ra := &readAhead{full: make(chan chunk, aheadChunks), free: make(chan []byte, aheadChunks), done: make(chan struct{})}
+	for range aheadChunks {
+		ra.free <- make([]byte, aheadChunk)
+	}
+	ra.exit.Add(1)
+	go func() {
+		defer ra.exit.Done()
+		for {
+			var b []byte
+			select {
+			case b = <-ra.free:
+			case <-ra.done:
+				return
+			}
+			// Fill the chunk, keeping a short read's error with its data.
+			n := 0
+			var err error
+			for n < len(b) && err == nil {
+				var m int
+				m, err = r.Read(b[n:])
+				n += m
+			}
+			select {
+			case ra.full <- chunk{b[:n], err}:
+			case <-ra.done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for ra.off == len(ra.cur.b) {
+		if ra.ended {
+			return 0, ra.cur.err
+		}
+		if ra.cur.b != nil {
+			ra.free <- ra.cur.b[:cap(ra.cur.b)]
+		}
+		ra.cur, ra.off = <-ra.full, 0
+		if ra.cur.err != nil {
+			ra.ended = true
+		}
+	}
+	n := copy(p, ra.cur.b[ra.off:])
+	ra.off += n
+	return n, nil
+}
+
+// stop ends the reading goroutine and waits for it, so that the caller may
+// close r.
+func (ra *readAhead) stop() {
+	close(ra.done)
+	ra.exit.Wait()
+}
+
+// blocks recycles the splitter's input blocks once the decoders are done
+// with them, so that a multi-GB input does not allocate (and the runtime
+// does not zero) a fresh block every 4 MiB. Only blocks of the standard
+// size are kept; the few that fit an unusually large event are left to the
+// GC.
+type blocks struct {
+	size int
+	free chan *block
+}
+
+// block is one input buffer. refs counts its holders: the splitter while
+// it reads from it, and each batch cut from it until decoded.
+type block struct {
+	buf  []byte
+	refs atomic.Int32
+	pool *blocks
+}
+
+func newBlocks(size, keep int) *blocks { return &blocks{size: size, free: make(chan *block, keep)} }
+
+// get returns a block of at least size bytes, held once (by the caller).
+func (p *blocks) get(size int) *block {
+	var b *block
+	if size <= p.size {
+		select {
+		case b = <-p.free:
+		default:
+			b = &block{buf: make([]byte, p.size), pool: p}
+		}
+	} else {
+		b = &block{buf: make([]byte, size)}
+	}
+	b.refs.Store(1)
+	return b
+}
+
+func (b *block) hold() {
+	if b != nil {
+		b.refs.Add(1)
+	}
+}
+
+// release drops one hold; the last one returns the block to its pool.
+func (b *block) release() {
+	if b == nil || b.refs.Add(-1) != 0 || b.pool == nil {
+		return
+	}
+	select {
+	case b.pool.free <- b:
+	default:
+	}
+}
