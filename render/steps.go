@@ -114,8 +114,15 @@ func stepsText(w io.Writer, r *analyze.Report, opt Options) error {
 			t.text(&sb, "  ")
 		}
 		sb.WriteByte('\n')
-		note := fmt.Sprintf("%d of %d steps ran no GPU work; %s ms of kernel time in %d activities belongs to no step",
-			sum.Empty, sum.Steps, MS(sum.UnattributedNS), sum.Unattributed)
+		note := fmt.Sprintf("%d of %d steps ran no GPU work", sum.Empty, sum.Steps)
+		if sum.Empty == 0 {
+			note = "every step ran GPU work"
+		}
+		if sum.Unattributed == 0 {
+			note += "; every GPU activity belongs to a step"
+		} else {
+			note += fmt.Sprintf("; %s ms of kernel time in %d activities belongs to no step", MS(sum.UnattributedNS), sum.Unattributed)
+		}
 		if md {
 			sb.WriteString(note + "\n\n")
 		} else {
