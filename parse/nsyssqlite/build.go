@@ -508,7 +508,7 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 			n += len(b.launches[p])
 			// append moves a bucket that outgrows its region: its
 			// capacity changes.
-			inArena = inArena && cap(b.launches[p]) == b.arenaCap[p]
+			inArena = inArena && int(p) < len(b.arenaCap) && cap(b.launches[p]) == b.arenaCap[p]
 		}
 	}
 	if inArena {

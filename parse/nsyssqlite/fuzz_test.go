@@ -15,7 +15,11 @@ import (
 func FuzzRows(f *testing.F) {
 	rec := func(kind byte, vals ...int64) []byte {
 		b := []byte{kind}
-		for _, v := range vals {
+		for i := range 8 { // every record has 8 fields
+			var v int64
+			if i < len(vals) {
+				v = vals[i]
+			}
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
 		return b
@@ -28,6 +32,10 @@ func FuzzRows(f *testing.F) {
 	seed = append(seed, rec(4, 1, 0, 75, 1<<48|7<<24|9, 6, 3, 0)...)    // domain create
 	f.Add(seed)
 	f.Add(rec(0, -1<<63, 1<<63-1, 1<<40, -5, -1, -1, -1))
+	// A process that first shows up after the launch buckets were sized.
+	late := append(rec(0, 1, 2, 0, 7, 1, 1<<24, 1), rec(3, 0, 1, 1<<24|3, 1, 2, 0, 0, 0)...)
+	late = append(late, rec(0, 3, 4, 0, 7, 5, 2<<24, 1)...)
+	f.Add(append(late, rec(3, 2, 3, 2<<24|4, 5, 2, 0, 0, 0)...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := newBuilder(0, 0)
