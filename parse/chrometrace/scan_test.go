@@ -3,6 +3,7 @@ package chrometrace
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -154,8 +155,57 @@ func TestReadEvent(t *testing.T) {
 	if ev != want {
 		t.Errorf("got %+v, want %+v", ev, want)
 	}
+	ReadEvent([]byte(` { "name" : "a\"b\u00e9" , "ph" : "X", "ts": -1.5e3, "args": {"x": {"correlation": 9}, "correlation": 4}, "dur": null }`), &ev)
+	want = Event{Ph: "X", Name: "a\"bé", TS: -1500000, HasTS: true, Corr: 4}
+	if ev != want {
+		t.Errorf("got %+v, want %+v", ev, want)
+	}
 	ReadEvent([]byte(`{"ph":"M","name":"thread_name"}`), &ev)
 	if ev.HasTS || ev.HasDur || ev.Corr != 0 || ev.Ph != "M" {
 		t.Errorf("metadata event: got %+v", ev)
+	}
+}
+
+// ReadEvent agrees with encoding/json on every event of a real trace.
+func TestReadEventReal(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/traces/torch/vllm_mixed_piecewise.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = Scan(bytes.NewReader(data), func(raw []byte) error {
+		var ref struct {
+			Ph, Cat, Name string
+			TS, Dur       *json.Number
+			ID            json.RawMessage
+			Args          struct {
+				Correlation *json.Number `json:"correlation"`
+			}
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&ref); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		var ev Event
+		ReadEvent(raw, &ev)
+		var corr int64
+		if ref.Args.Correlation != nil {
+			corr, _ = ref.Args.Correlation.Int64()
+		}
+		if ev.Ph != ref.Ph || ev.Cat != ref.Cat || ev.Name != ref.Name || ev.HasTS != (ref.TS != nil) ||
+			ev.HasDur != (ref.Dur != nil) || ev.ID != string(ref.ID) || ev.Corr != corr {
+			t.Fatalf("%s: got %+v", raw, ev)
+		}
+		if ref.TS != nil {
+			if want, _ := ParseMicros(string(*ref.TS)); want != ev.TS {
+				t.Fatalf("%s: ts %d, want %d", raw, ev.TS, want)
+			}
+		}
+		n++
+		return nil
+	}, nil)
+	if err != nil || n < 1000 {
+		t.Fatalf("%d events, %v", n, err)
 	}
 }
