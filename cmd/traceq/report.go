@@ -25,8 +25,12 @@ import (
 // cover every input.
 const maxInputCharts = 4
 
-// minHistSteps is the fewest steps a report draws a histogram of.
-const minHistSteps = 3
+// minStepsChart and minHistSteps are the fewest steps a report draws a
+// steps chart and a histogram of.
+const (
+	minStepsChart = 2
+	minHistSteps  = 3
+)
 
 // stepsOf names steps of a kind: "decode steps", or "steps" for the
 // generic kind.
@@ -394,8 +398,8 @@ func (rp *reportPlan) steps(sb *strings.Builder) error {
 			suffix = "-" + slugs[i]
 			sb.WriteString(rp.h(2) + "`" + d.inputs[i].Path + "`\n\n")
 		}
-		rows := d.series(i, false)
-		if len(rows) > 0 {
+		// One step is one bar: the shares chart already shows it.
+		if rows := d.series(i, false); len(rows) >= minStepsChart {
 			link, err := rp.chart("steps"+suffix, "steps", i, 0, "GPU time per step by category")
 			if err != nil {
 				return err

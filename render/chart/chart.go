@@ -271,17 +271,36 @@ func clip(s string, n int) string {
 // fmtMS formats milliseconds with three decimals (µs resolution).
 func fmtMS(v float64) string { return fmt.Sprintf("%.3f", v) }
 
-// niceTicks is plot.DefaultTicks with labels that never use exponent
-// notation, which reads badly on a time axis.
+// niceTicks labels a time axis at 1, 2 or 5 × 10^k, five to ten labels
+// across the range, with unlabelled minor ticks between, and never uses
+// exponent notation.
 type niceTicks struct{}
 
 func (niceTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label == "" {
-			continue
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: trimZeros(strconv.FormatFloat(min, 'f', 6, 64))}}
+	}
+	raw := (max - min) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
 		}
-		ts[i].Label = trimZeros(fmt.Sprintf("%.6f", ts[i].Value))
+	}
+	var ts []plot.Tick
+	minor := step / 5
+	if step/mag == 2 {
+		minor = step / 4
+	}
+	for i := math.Ceil(min / minor); i*minor <= max+minor*1e-9; i++ {
+		v := i * minor
+		t := plot.Tick{Value: v}
+		if k := v / step; math.Abs(k-math.Round(k)) < 1e-6 {
+			t.Label = trimZeros(strconv.FormatFloat(math.Round(k)*step, 'f', 6, 64))
+		}
+		ts = append(ts, t)
 	}
 	return ts
 }

@@ -16,11 +16,13 @@ import (
 )
 
 // timelineResolution is the number of distinguishable positions across
-// the timeline's width (about two per point): activities closer than one
-// position on a lane, of the same category, merge into one rectangle and
-// no rectangle is drawn narrower than one position, so a step with
-// thousands of tiny kernels stays a small, readable file.
-const timelineResolution = 1200
+// the timeline's width (about one per point). Neighbours on a lane closer
+// than one position merge into one rectangle when they share a category or
+// one of them is narrower than a position, coloured by the category with
+// the most time in it; no rectangle is narrower than one position. A whole
+// trace with thousands of kernels so stays a small file that still shows
+// the idle gaps and the long kernels.
+const timelineResolution = 800
 
 // Timeline draws tl: one lane per (process, device, stream), each activity
 // a rectangle from its start to its end coloured by its category's top
@@ -71,34 +73,59 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 	}
 	l := newLayer()
 	present := make([]bool, len(classify.Tops()))
-	res := max(1, span/timelineResolution)
-	type open struct {
+	res := trace.Time(max(1, span/timelineResolution))
+	ntops := len(classify.Tops())
+	// cur is the rectangle being built on lane curLane: its extent and the
+	// time of each top category in it (index ntops: unknown tops).
+	var cur struct {
 		s, e trace.Time
-		top  int
+		by   []int64
 		ok   bool
 	}
-	flush := func(lane int, o open) {
-		if !o.ok {
+	curLane := -1
+	// dominant is the category with the most time in cur (the first in
+	// Tops order on a tie): the rectangle's colour.
+	dominant := func() int {
+		best := 0
+		for k := range cur.by {
+			if cur.by[k] > cur.by[best] {
+				best = k
+			}
+		}
+		return best
+	}
+	flush := func() {
+		if !cur.ok {
 			return
 		}
-		y := float64(n - 1 - lane)
-		e := max(o.e, o.s+trace.Time(res))
-		l.addRect(rect{x0: ms(int64(o.s - tl.Start)), x1: ms(int64(e - tl.Start)), y0: y - 0.4, y1: y + 0.4, fill: topColour(o.top)})
+		best := dominant()
+		y := float64(n - 1 - curLane)
+		e := max(cur.e, cur.s+res)
+		l.addRect(rect{x0: ms(int64(cur.s - tl.Start)), x1: ms(int64(e - tl.Start)), y0: y - 0.4, y1: y + 0.4, fill: topColour(best)})
 	}
-	cur, curLane := open{}, -1
-	for _, s := range tl.Spans {
-		top := classify.TopIndex(s.Category)
+	for _, sp := range tl.Spans {
+		top := classify.TopIndex(sp.Category)
 		if top >= 0 {
 			present[top] = true
+		} else {
+			top = ntops
 		}
-		if s.Lane == curLane && cur.ok && top == cur.top && s.Start-cur.e < trace.Time(res) {
-			cur.e = max(cur.e, s.End)
+		// Merge into the open rectangle when the gap is below the
+		// resolution and either they share a category or one of them is
+		// too thin to see on its own.
+		if sp.Lane == curLane && cur.ok && sp.Start-cur.e < res &&
+			(top == dominant() || cur.e-cur.s < res || sp.End-sp.Start < res) {
+			cur.e = max(cur.e, sp.End)
+			cur.by[top] += int64(sp.End - sp.Start)
 			continue
 		}
-		flush(curLane, cur)
-		cur, curLane = open{s: s.Start, e: s.End, top: top, ok: true}, s.Lane
+		flush()
+		cur.s, cur.e, cur.ok = sp.Start, sp.End, true
+		cur.by = make([]int64, ntops+1)
+		cur.by[top] = int64(sp.End - sp.Start)
+		curLane = sp.Lane
 	}
-	flush(curLane, cur)
+	flush()
 	p.Add(l)
 	p.X.Min, p.X.Max = 0, ms(span)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
