@@ -127,7 +127,8 @@ func Compare(before, after []Input, opt Options) *Diff {
 		top = 10
 	}
 	cl := opt.classifier()
-	d := &Diff{}
+	// Empty lists, not null, for JSON readers.
+	d := &Diff{Notes: []string{}, Kinds: []KindDiff{}}
 	b, bKinds := diffSide(before, opt, cl)
 	a, aKinds := diffSide(after, opt, cl)
 	for _, in := range before {
@@ -292,7 +293,7 @@ func categoryDiff(cat string, b, a int64, bw, aw int, bTotal, aTotal int64) Cate
 }
 
 func compareKind(kind string, b, a *sideKind, top int) KindDiff {
-	kd := KindDiff{StepKind: kind, BeforeWindows: b.windows, AfterWindows: a.windows, BeforeSteps: b.steps, AfterSteps: a.steps,
+	kd := KindDiff{StepKind: kind, Categories: []CategoryDiff{}, Kernels: []KernelDiff{}, BeforeWindows: b.windows, AfterWindows: a.windows, BeforeSteps: b.steps, AfterSteps: a.steps,
 		BeforeDevices: b.devices, AfterDevices: a.devices}
 	kd.Total = categoryDiff("total", b.kernel, a.kernel, b.windows, a.windows, b.kernel, a.kernel)
 	seen := map[string]bool{}
@@ -329,7 +330,7 @@ func abs(x int64) int64 {
 // kernelDiffs matches kernel names across the sides and keeps the top
 // changes.
 func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
-	var out []KernelDiff
+	out := []KernelDiff{}
 	add := func(name, match string, bs, as nameStat, bNames, aNames []string) {
 		cat := as.cat
 		if cat == "" {

@@ -49,7 +49,7 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	for i := range d.Kinds {
 		k := &d.Kinds[i]
 		sb.WriteByte('\n')
-		title := kindTitle(k)
+		title := diffKindTitle(k)
 		if md {
 			sb.WriteString("### " + title + "\n\n")
 		} else {
@@ -89,21 +89,21 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	return err
 }
 
-func kindTitle(k *analyze.KindDiff) string {
+func diffKindTitle(k *analyze.KindDiff) string {
 	side := func(steps, devices int) string {
-		return fmt.Sprintf("%s on %s", plural(steps, "step"), plural(devices, "device"))
+		return fmt.Sprintf("%s on %s", countOf(steps, "step"), countOf(devices, "device"))
 	}
 	switch k.StepKind {
 	case analyze.KindAll:
-		return fmt.Sprintf("whole trace · per device · before: %s · after: %s", plural(k.BeforeDevices, "device"), plural(k.AfterDevices, "device"))
+		return fmt.Sprintf("whole trace · per device · before: %s · after: %s", countOf(k.BeforeDevices, "device"), countOf(k.AfterDevices, "device"))
 	case analyze.KindNone:
-		return fmt.Sprintf("outside any step · per device · before: %s · after: %s", plural(k.BeforeDevices, "device"), plural(k.AfterDevices, "device"))
+		return fmt.Sprintf("outside any step · per device · before: %s · after: %s", countOf(k.BeforeDevices, "device"), countOf(k.AfterDevices, "device"))
 	}
 	return fmt.Sprintf("%s steps · mean per step and device · before: %s · after: %s",
 		k.StepKind, side(k.BeforeSteps, k.BeforeDevices), side(k.AfterSteps, k.AfterDevices))
 }
 
-func plural(n int, what string) string {
+func countOf(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
