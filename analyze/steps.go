@@ -212,8 +212,18 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 	// with mirrors only (its CPU side cut off) gets its steps from them.
 	cpuSets := map[threadKey]*ivset{}
 	procSets := map[int32]*ivset{}
+	var prev *trace.Range
+	var stepName []trace.NameID // each step's marker text
 	for _, ri := range src.cpu {
 		r := &t.Ranges[ri]
+		// The same range recorded twice (a cpu_op and a user_annotation
+		// ProfilerStep#N, say: adjacent in the canonical order) is one step.
+		if prev != nil && r.Start == prev.Start && r.Dur == prev.Dur && r.Proc == prev.Proc &&
+			r.Thread == prev.Thread && r.Name == prev.Name {
+			continue
+		}
+		prev = r
+		stepName = append(stepName, r.Name)
 		s := int32(len(st.List))
 		st.List = append(st.List, Step{Index: int(s), Kind: kindOf(t.Names[r.Name]), Marker: t.Names[r.Name],
 			Start: r.Start, End: r.End(), Proc: r.Proc})
@@ -269,7 +279,7 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		lastProc, lastCorr, lastStep = a.Proc, a.Corr, launchStep[li]
 	}
 	if npending > 0 {
-		mirrorSteps(t, st, src, kindOf)
+		mirrorSteps(t, st, stepName, src, kindOf)
 	}
 	// Mirror-only steps were appended in mirror order; CPU steps are in
 	// start order already. Renumber so that Index follows start order.
@@ -290,25 +300,9 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 // that text started before the mirror. Without CPU markers at all the
 // mirrors are the steps; mirrors of one annotation on several streams
 // (overlapping in time) make one step.
-func mirrorSteps(t *trace.Trace, st *Steps, src stepSource, kindOf func(string) string) {
+func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSource, kindOf func(string) string) {
 	const pending = -3
 	ncpu := len(st.List)
-	// Attributed activities per (device, stream), in start order.
-	type att struct {
-		start trace.Time
-		step  int32
-	}
-	var byStream map[streamKey][]att
-	if ncpu > 0 {
-		byStream = map[streamKey][]att{}
-		for i := range t.Activities {
-			if s := st.Of[i]; s >= 0 {
-				a := &t.Activities[i]
-				k := streamKey{a.Device, a.Stream}
-				byStream[k] = append(byStream[k], att{a.Start, s})
-			}
-		}
-	}
 	byName := map[string][]int32{} // CPU steps of each text, by start
 	for i := range st.List {
 		byName[st.List[i].Marker] = append(byName[st.List[i].Marker], int32(i))
@@ -322,11 +316,13 @@ func mirrorSteps(t *trace.Trace, st *Steps, src stepSource, kindOf func(string) 
 		k := streamKey{r.Device, r.Stream}
 		s := int32(-1)
 		if ncpu > 0 {
-			acts := byStream[k]
-			j, _ := slices.BinarySearchFunc(acts, r.Start, func(x att, v trace.Time) int { return cmp.Compare(x.start, v) })
-			for ; j < len(acts) && acts[j].start < r.End(); j++ {
-				if st.List[acts[j].step].Marker == name {
-					s = acts[j].step
+			// The first activity in the mirror, on its stream, already
+			// placed by its launch in a step of the mirror's text.
+			j, _ := slices.BinarySearchFunc(t.Activities, r.Start, func(a trace.Activity, v trace.Time) int { return cmp.Compare(a.Start, v) })
+			for ; j < len(t.Activities) && t.Activities[j].Start < r.End(); j++ {
+				a := &t.Activities[j]
+				if a.Device == r.Device && a.Stream == r.Stream && st.Of[j] >= 0 && stepName[st.Of[j]] == r.Name {
+					s = st.Of[j]
 					break
 				}
 			}

@@ -341,6 +341,20 @@ func TestFindStepsFamiliesAndMirrors(t *testing.T) {
 		t.Errorf("repeated marker text: Of = %v, want %v", st.Of, want)
 	}
 
+	// One range recorded under two categories is one step.
+	b = newBuilder()
+	b.cpu("ProfilerStep#3", 1, 0, 100)
+	b.cpu("ProfilerStep#3", 1, 0, 100)
+	b.t.Ranges[1].Domain = b.in.ID("cpu_op")
+	b.cpu("ProfilerStep#4", 1, 100, 200)
+	b.launch(0, 1, 1, 150)
+	b.kernel(0, 1, 0, 7, 300, 310)
+	tr = b.done(t)
+	st, err = FindSteps(tr, StepOptions{})
+	if err != nil || len(st.List) != 2 || st.List[1].Marker != "ProfilerStep#4" || st.List[1].Index != 1 || st.Of[0] != 1 {
+		t.Errorf("duplicate ranges: %+v, %v", st, err)
+	}
+
 	// No markers at all.
 	b = newBuilder()
 	b.cpu("nccl:all_reduce", 1, 0, 10)

@@ -1,0 +1,30 @@
+package analyze_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/internal/gen"
+	"github.com/traceq/traceq/parse/chrometrace"
+)
+
+// BenchmarkFindSteps attributes a generated trace of ~200k activities
+// (decode graph replays and eager prefills); it reports ns per activity.
+func BenchmarkFindSteps(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Config{Steps: 500, DecodeEvery: 10, MixedEvery: 7, Layers: 32, DropCorrEvery: 100, Seed: 1}, 0); err != nil {
+		b.Fatal(err)
+	}
+	tr, err := chrometrace.Parse(bytes.NewReader(buf.Bytes()), chrometrace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := analyze.FindSteps(tr, analyze.StepOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(tr.Activities)), "ns/activity")
+}
