@@ -118,6 +118,8 @@ type Report struct {
 	Inputs  []InputInfo  `json:"inputs"`
 	Groups  []Group      `json:"groups"`
 	Kernels []KernelStat `json:"kernels"`
+	// CrossRank compares the ranks (see CrossRank); empty for one rank.
+	CrossRank []RankRow `json:"cross_rank"`
 	// StepRows lists every step of every input (per device), in order;
 	// empty without step markers.
 	StepRows []StepRow `json:"-"`
@@ -278,6 +280,7 @@ func Breakdown(inputs []Input, opt Options) *Report {
 	r.Groups = groups(inputs, wins, cz, top, opt.Kind)
 	r.StepRows = stepRows(inputs, wins, cz)
 	addStepStats(inputs, r)
+	r.CrossRank = CrossRank(r)
 	return r
 }
 

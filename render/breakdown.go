@@ -63,7 +63,10 @@ func Breakdown(w io.Writer, r *analyze.Report, opt Options) error {
 	case "json":
 		return writeJSON(w, r)
 	case "csv":
-		return breakdownCSV(w, r)
+		if err := breakdownCSV(w, r); err != nil {
+			return err
+		}
+		return crossRankCSV(w, r.CrossRank)
 	case "markdown", "text", "":
 		var sb strings.Builder
 		md := opt.Format == "markdown"
@@ -113,6 +116,7 @@ func Breakdown(w io.Writer, r *analyze.Report, opt Options) error {
 				kt.text(&sb, "  ")
 			}
 		}
+		crossRankText(&sb, r.CrossRank, md)
 		_, err := io.WriteString(w, sb.String())
 		return err
 	}
