@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/traceq/traceq/internal/gen"
 )
 
 type stepsJSON struct {
@@ -139,4 +143,78 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Slices of generated vLLM-like traces (decode steps replayed from one CUDA
+// graph, eager prefill and mixed steps, kernels that run after their
+// step's marker closed, some without a correlation id) hold exactly the
+// chosen steps, with the figures the generator recorded for them.
+func TestSliceGeneratedSteps(t *testing.T) {
+	for _, tc := range []struct {
+		cfg      gen.Config
+		steps    string
+		kind     string
+		from, to int
+	}{
+		{cfg: gen.Config{Steps: 30, DecodeEvery: 10, MixedEvery: 4, Layers: 3, Seed: 11}, steps: "8:14", from: 8, to: 14},
+		{cfg: gen.Config{Steps: 30, DecodeEvery: 10, MixedEvery: 4, Layers: 3, Seed: 11}, steps: "8:14", kind: "decode", from: 8, to: 14},
+		{cfg: gen.Config{Steps: 12, DecodeEvery: 4, Layers: 2, Streams: 1, DropCorrEvery: 5, Seed: 7}, steps: "3:6", from: 3, to: 6},
+		{cfg: gen.Config{Steps: 12, DecodeEvery: 4, Layers: 2, DropCorrEvery: 3, Seed: 9}, steps: "4", kind: "prefill", from: 4, to: 5},
+	} {
+		t.Run(fmt.Sprintf("%s/%s", tc.steps, tc.kind), func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "gen.json")
+			var buf bytes.Buffer
+			exp, err := gen.Write(&buf, tc.cfg, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var want []gen.StepExpect
+			for _, s := range exp.Steps {
+				if s.Index >= tc.from && s.Index < tc.to && (tc.kind == "" || s.Kind == tc.kind) {
+					want = append(want, s)
+				}
+			}
+			if len(want) == 0 || (tc.kind != "" && len(want) == tc.to-tc.from && tc.to-tc.from > 1) {
+				t.Fatalf("the case does not exercise --kind: %d steps chosen", len(want))
+			}
+			out := filepath.Join(dir, "slice.json.gz")
+			args := []string{"traceq", "slice", "--steps", tc.steps, "-o", out}
+			if tc.kind != "" {
+				args = append(args, "--kind", tc.kind)
+			}
+			var so, se bytes.Buffer
+			if code := run(append(args, in), nil, &so, &se); code != 0 {
+				t.Fatalf("exit %d: %s", code, se.String())
+			}
+			var sl stepsJSON
+			runJSON(t, &sl, "steps", "--format", "json", out)
+			if len(sl.Steps) != len(want) {
+				t.Fatalf("slice has %d steps, want %d", len(sl.Steps), len(want))
+			}
+			for i, got := range sl.Steps {
+				e := want[i]
+				cats := map[string]int64{}
+				for _, c := range got["categories"].([]any) {
+					m := c.(map[string]any)
+					cats[m["category"].(string)] = int64(m["kernel_ns"].(float64))
+				}
+				if got["marker"] != e.Marker || got["kind"] != e.Kind || int64(got["marker_start_ns"].(float64)) != int64(e.Start) ||
+					int64(got["start_ns"].(float64)) != int64(e.First) || int64(got["span_ns"].(float64)) != e.SpanNS ||
+					int64(got["busy_ns"].(float64)) != e.BusyNS || int64(got["kernel_ns"].(float64)) != e.KernelNS || !maps.Equal(cats, e.ByCat) {
+					t.Errorf("slice step %d: %v\nwant %+v", i, got, e)
+				}
+			}
+			var bd bdJSON
+			runJSON(t, &bd, "breakdown", "--format", "json", out)
+			for _, g := range bd.Groups {
+				if g.StepKind == "unattributed" {
+					t.Errorf("the slice has %d ns of kernel time outside its steps", g.KernelNS)
+				}
+			}
+		})
+	}
 }
