@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,18 @@ func file(path string, opt Options) (*trace.Trace, error) {
 	if len(head) == 0 {
 		return nil, errors.New("empty file")
 	}
+	if len(bytes.TrimLeft(head, " \t\r\n")) == 0 {
+		// Only whitespace so far: look further, so that JSON indented
+		// by more than len(head) bytes is still recognised.
+		more, err := br.Peek(br.Size())
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return nil, unwrapPathError(err)
+		}
+		if len(bytes.TrimLeft(more, " \t\r\n")) == 0 && len(more) < br.Size() {
+			return nil, errors.New("empty file (only whitespace)")
+		}
+		head = more
+	}
 	format := opt.Format
 	if format == "" {
 		switch {
@@ -98,7 +111,7 @@ func file(path string, opt Options) (*trace.Trace, error) {
 	}
 	if len(t.Activities) == 0 {
 		if t.Truncated != nil {
-			return nil, fmt.Errorf("truncated at byte %d before any GPU activity", t.Truncated.Offset)
+			return nil, fmt.Errorf("truncated before any GPU activity (%d complete events read): %s", t.Truncated.Events, t.Truncated.Reason)
 		}
 		return nil, ErrNoGPU
 	}

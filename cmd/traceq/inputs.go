@@ -57,6 +57,12 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 		return nil, err
 	}
 	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
+	if f := opt.Format; f != "" && f != "chrome" && f != "nsys" {
+		return nil, usagef("unknown --input-format %q (want chrome or nsys)", f)
+	}
+	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
+		return nil, usagef("unknown --names %q (want demangled or short)", n)
+	}
 	if e.tty {
 		opt.Progress = func(r io.Reader, size int64) io.Reader { return newProgress(r, size, e.stderr) }
 	}

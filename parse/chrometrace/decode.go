@@ -48,6 +48,20 @@ func classifyCat(cat string) (catKind, trace.Kind) {
 	return catIgnore, 0
 }
 
+// otherCat reports whether cat is a category that profilers write and
+// traceq does not use (Kineto's ActivityType names, old and new).
+func otherCat(cat string) bool {
+	switch cat {
+	case "python_function", "Trace", "ac2g", "fwdbwd", "overhead", "cuda_sync", "cuda_profiler_range",
+		"cpu_instant_event", "external_correlation", "async", "async_gpu", "async_cpu_to_gpu",
+		"mtia_runtime", "mtia_ccp_events", "mtia_insight", "glow_runtime", "hpu_op", "xpu_runtime", "xpu_driver",
+		"privateuse1_runtime", "privateuse1_driver", "collective_comm", "gpu_pm_counter", "Python", "Memory",
+		"cpu_memcpy", "gpu_mem", "cuda_event", "":
+		return true
+	}
+	return false
+}
+
 // isLaunchCall reports whether a runtime/driver call enqueues GPU work.
 // Other calls (synchronize, event record, malloc) are not kept: they are
 // as many as the kernels and analysis needs none of them.
@@ -199,6 +213,12 @@ func (d *decoder) event(ev string) {
 	}
 	kind, akind := classifyCat(f.cat.Str)
 	if kind == catIgnore {
+		// A complete event of a category no profiler is known to write
+		// may be GPU work under a new name: say so rather than drop it
+		// silently.
+		if ph == "X" && !otherCat(f.cat.Str) {
+			d.anomaly(fmt.Sprintf("complete event of unknown category %q skipped", truncate(f.cat.Str, 24)))
+		}
 		return
 	}
 	if kind == catOp && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {

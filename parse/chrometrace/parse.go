@@ -3,6 +3,7 @@ package chrometrace
 import (
 	"bufio"
 	"cmp"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -35,9 +36,14 @@ var ErrNotTrace = errors.New("not a Chrome trace: no traceEvents array")
 type SyntaxError struct {
 	Offset int64
 	Msg    string
+	// Gzip says Offset counts decompressed bytes, not bytes of the file.
+	Gzip bool
 }
 
 func (e *SyntaxError) Error() string {
+	if e.Gzip {
+		return fmt.Sprintf("invalid JSON at byte %d of the decompressed data: %s", e.Offset, e.Msg)
+	}
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
 
@@ -55,22 +61,24 @@ func Parse(r io.Reader, opt Options) (*trace.Trace, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
 	var in io.Reader = br
-	gz := IsGzip(head)
-	if gz {
-		zr, err := gzip.NewReader(br)
+	var zr *gzip.Reader
+	if IsGzip(head) {
+		var err error
+		zr, err = gzip.NewReader(br)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, errors.New("gzip stream truncated inside its header")
+				return nil, errors.New("truncated: the file ends inside the gzip header, before any data")
 			}
-			return nil, fmt.Errorf("corrupt gzip header: %w", err)
+			return nil, errors.New("corrupt gzip header (the file starts like gzip but is not valid gzip)")
 		}
 		defer zr.Close()
 		in = zr
 	}
-	return parse(in, opt, gz)
+	return parse(in, opt, zr)
 }
 
-func parse(in io.Reader, opt Options, gz bool) (*trace.Trace, error) {
+// parse reads the JSON from in; zr is the gzip reader under it, or nil.
+func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -130,39 +138,85 @@ func parse(in io.Reader, opt Options, gz bool) (*trace.Trace, error) {
 	if runErr != nil {
 		var se *syntaxError
 		switch {
+		case errors.As(runErr, &se) && se.msg == errNotArray:
+			return nil, fmt.Errorf("not a Chrome trace: traceEvents is not an array (byte %d)", se.off)
 		case errors.As(runErr, &se):
-			return nil, &SyntaxError{Offset: se.off, Msg: se.msg}
+			return nil, &SyntaxError{Offset: se.off, Msg: se.msg, Gzip: zr != nil}
 		case runErr == errEmpty && s.readErr == nil:
 			return nil, errors.New("empty input")
 		}
+		end := s.base + int64(len(s.buf))
 		// Input ended early: a short file or a cut gzip stream. Any other
 		// read error (a corrupt deflate block, a bad checksum) is fatal.
 		if s.readErr != nil && !errors.Is(s.readErr, io.ErrUnexpectedEOF) {
-			what := "read error"
-			if gz {
-				what = "corrupt gzip stream"
-			}
-			return nil, fmt.Errorf("%s after byte %d of decompressed data: %w", what, s.base+int64(len(s.buf)), s.readErr)
+			return nil, readError(s.readErr, zr, end)
+		}
+		where := fmt.Sprintf("the file ends at byte %d", end)
+		if zr != nil {
+			where = fmt.Sprintf("the gzip stream ends early, after %d bytes of decompressed JSON", end)
 		}
 		if !s.sawArray {
-			return nil, fmt.Errorf("input ends at byte %d before any traceEvents", s.base+int64(len(s.buf)))
+			return nil, fmt.Errorf("truncated: %s, before the traceEvents array", where)
 		}
-		reason := "JSON ends before the document closes"
-		if s.readErr != nil {
-			reason = "gzip stream ends early"
+		// Say roughly what was lost: the partial value after the last
+		// complete event, and everything after it.
+		if s.nevents == 0 {
+			where += ", before the first complete event"
+		} else if s.lastGood < end {
+			where += fmt.Sprintf("; the %d bytes after the last complete event (which ends at byte %d) were lost, with whatever followed", end-s.lastGood, s.lastGood)
+		} else {
+			where += ", right after a complete event; whatever followed was lost"
 		}
-		t.Truncated = &trace.Truncation{
-			Offset: s.base + int64(len(s.buf)),
-			Reason: reason,
-			Events: s.nevents,
-		}
-		if s.lastGood < t.Truncated.Offset {
-			t.Truncated.Reason += fmt.Sprintf("; the %d bytes after the last complete event (byte %d) were lost", t.Truncated.Offset-s.lastGood, s.lastGood)
-		}
+		t.Truncated = &trace.Truncation{Offset: end, Reason: where, Events: s.nevents}
 	} else if !s.sawArray {
 		return nil, ErrNotTrace
+	} else if s.readErr != nil && zr != nil {
+		// The JSON is complete but the gzip stream is not right after it.
+		end := s.base + int64(len(s.buf))
+		switch {
+		case errors.Is(s.readErr, io.ErrUnexpectedEOF):
+			t.Truncated = &trace.Truncation{Offset: end, Events: s.nevents,
+				Reason: "the gzip stream ends inside its 8-byte trailer: every event was read, but the checksum could not be verified"}
+		case errors.Is(s.readErr, gzip.ErrHeader):
+			// Bytes after the gzip stream that do not start another one:
+			// ignored, as gzip -d does ("trailing garbage ignored").
+		default:
+			return nil, readError(s.readErr, zr, end)
+		}
 	}
 	return t, nil
+}
+
+// errNotArray is the splitter's message for a traceEvents that is valid
+// JSON but not an array: the input is not a trace, rather than bad JSON.
+const errNotArray = "traceEvents is not an array"
+
+// readError describes a read error other than a cut: for gzip, corrupt
+// compressed data or a checksum that does not match.
+func readError(err error, zr *gzip.Reader, end int64) error {
+	if zr == nil {
+		return fmt.Errorf("read error after byte %d: %w", end, err)
+	}
+	if errors.Is(err, gzip.ErrChecksum) {
+		return errors.New("corrupt gzip data: the checksum does not match (the file is damaged)")
+	}
+	var ce flate.CorruptInputError
+	if errors.As(err, &ce) {
+		// ce counts bytes of deflate data; add the gzip header in front of
+		// it (exact for the usual single-member file).
+		at := int64(ce) + 10
+		if zr.Header.Extra != nil {
+			at += 2 + int64(len(zr.Header.Extra))
+		}
+		if zr.Header.Name != "" {
+			at += int64(len(zr.Header.Name)) + 1
+		}
+		if zr.Header.Comment != "" {
+			at += int64(len(zr.Header.Comment)) + 1
+		}
+		return fmt.Errorf("corrupt gzip data near byte %d of the file, after %d bytes of decompressed JSON", at, end)
+	}
+	return fmt.Errorf("corrupt gzip data after %d bytes of decompressed JSON: %w", end, err)
 }
 
 // merger assembles worker results in batch order, so that the model is the
@@ -221,15 +275,19 @@ func (m *merger) trace() *trace.Trace {
 	if n := len(t.Activities); n > 1 {
 		out := t.Activities[:1]
 		var dups int64
+		var example string
 		for i := 1; i < n; i++ {
-			if t.Activities[i] == out[len(out)-1] {
+			if a := t.Activities[i]; a == out[len(out)-1] {
+				if dups == 0 {
+					example = fmt.Sprintf("%s at ts %d ns", t.Name(a.Name), a.Start)
+				}
 				dups++
 				continue
 			}
 			out = append(out, t.Activities[i])
 		}
 		if dups > 0 {
-			t.AddAnomaly("duplicate GPU activity dropped", dups, t.Name(out[0].Name))
+			t.AddAnomaly("duplicate GPU activity dropped", dups, example)
 			t.Activities = out
 		}
 	}
