@@ -1,0 +1,181 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// diffAct is one kernel of a hand-made trace: name, device, duration, step.
+type diffAct struct {
+	name   string
+	device int32
+	dur    int64
+	step   int32
+}
+
+// handTrace builds an input from acts; steps lists the step kinds (nil:
+// no step markers).
+func diffTrace(path string, steps []string, acts []diffAct) Input {
+	in := trace.NewInterner()
+	t := &trace.Trace{Procs: []trace.Proc{{PID: 1, Rank: -1}}, Meta: trace.Meta{Rank: -1, WorldSize: -1}}
+	var of []int32
+	for i, a := range acts {
+		t.Activities = append(t.Activities, trace.Activity{Start: trace.Time(i * 1000), Dur: a.dur, Name: in.ID(a.name), Device: a.device, Stream: 7})
+		of = append(of, a.step)
+	}
+	t.Names = in.Names()
+	inp := Input{Path: path, Trace: t}
+	if steps != nil {
+		st := &Steps{Of: of}
+		for i, k := range steps {
+			st.List = append(st.List, Step{Index: i, Kind: k, Marker: k})
+		}
+		inp.Steps = st
+	}
+	return inp
+}
+
+const (
+	gemmA  = "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(Params)"
+	gemmB  = "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_relu_bf16_128x64_64x4_tn_align8>(Params)"
+	ar     = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+	rms    = "void vllm::rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, float)"
+	rmsNew = "void vllm::rms_norm_kernel<c10::BFloat16, 16>(c10::BFloat16*, float)"
+	silu   = "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel>(c10::BFloat16*)"
+)
+
+func TestCompareHand(t *testing.T) {
+	// Before: 2 decode steps on one device. After: 3 decode steps on one
+	// device, a new GEMM tile (same short name), AllReduce faster, SiLU
+	// gone, a new kernel name that shares no short name.
+	before := diffTrace("b", []string{"decode", "decode"}, []diffAct{
+		{gemmA, 0, 1000, 0}, {ar, 0, 600, 0}, {rms, 0, 100, 0}, {silu, 0, 50, 0},
+		{gemmA, 0, 1000, 1}, {ar, 0, 600, 1}, {rms, 0, 100, 1}, {silu, 0, 50, 1},
+	})
+	after := diffTrace("a", []string{"decode", "decode", "decode"}, []diffAct{
+		{gemmB, 0, 900, 0}, {ar, 0, 300, 0}, {rmsNew, 0, 100, 0}, {"triton_poi_fused_mul_0", 0, 40, 0},
+		{gemmB, 0, 900, 1}, {ar, 0, 300, 1}, {rmsNew, 0, 100, 1}, {"triton_poi_fused_mul_0", 0, 40, 1},
+		{gemmB, 0, 900, 2}, {ar, 0, 300, 2}, {rmsNew, 0, 101, 2}, {"triton_poi_fused_mul_0", 0, 40, 2},
+	})
+	d := Compare([]Input{before}, []Input{after}, Options{})
+	if !d.Comparable || len(d.Kinds) != 1 || len(d.Notes) != 0 {
+		t.Fatalf("comparable %v, %d kinds, notes %q", d.Comparable, len(d.Kinds), d.Notes)
+	}
+	k := d.Kinds[0]
+	if k.StepKind != "decode" || k.BeforeWindows != 2 || k.AfterWindows != 3 || k.BeforeSteps != 2 || k.AfterSteps != 3 {
+		t.Errorf("kind %+v", k)
+	}
+	// Totals: before 3500 ns over 2 windows = 1750; after 2700+900+301+120
+	// = 4021 over 3 = 1340.33, rounded to 1340.
+	if k.Total.BeforePerStepNS != 1750 || k.Total.AfterPerStepNS != 1340 || k.Total.DeltaNS != -410 {
+		t.Errorf("total %+v", k.Total)
+	}
+	if p := k.Total.DeltaPct; p == nil || *p != float64(-410)/1750*100 {
+		t.Errorf("total delta %% %v", p)
+	}
+	byName := map[string]KernelDiff{}
+	for _, kd := range k.Kernels {
+		byName[kd.Name] = kd
+	}
+	want := []struct {
+		name, match, change string
+		b, a                int64 // per step
+		bn, an              int64 // instances
+	}{
+		{"cutlass::Kernel2", "short_name", ChangeShrank, 1000, 900, 2, 3},
+		{ar, "name", ChangeShrank, 600, 300, 2, 3},
+		{"vllm::rms_norm_kernel", "short_name", ChangeUnchanged, 100, 100, 2, 3}, // 301/3 = 100.33 → 100
+		{silu, "", ChangeVanished, 50, 0, 2, 0},
+		{"triton_poi_fused_mul_0", "", ChangeAppeared, 0, 40, 0, 3},
+	}
+	for _, w := range want {
+		kd, ok := byName[w.name]
+		if !ok {
+			t.Errorf("no row for %s among %v", w.name, diffKeys(byName))
+			continue
+		}
+		change := w.change
+		if kd.Match != w.match || kd.Change != change || kd.BeforePerStepNS != w.b || kd.AfterPerStepNS != w.a ||
+			kd.BeforeInstances != w.bn || kd.AfterInstances != w.an {
+			t.Errorf("%s: %+v; want match %q change %s per step %d → %d, instances %d → %d", w.name, kd, w.match, change, w.b, w.a, w.bn, w.an)
+		}
+	}
+	if kd := byName["cutlass::Kernel2"]; !slices.Equal(kd.BeforeNames, []string{gemmA}) || !slices.Equal(kd.AfterNames, []string{gemmB}) {
+		t.Errorf("short-name match joins %q and %q", kd.BeforeNames, kd.AfterNames)
+	}
+	if len(k.Kernels) != 5 {
+		t.Errorf("%d kernel rows, want 5", len(k.Kernels))
+	}
+	// Largest change first: AllReduce (-300), then the GEMM (-100).
+	if k.Kernels[0].Name != ar || k.Kernels[1].Name != "cutlass::Kernel2" {
+		t.Errorf("order: %s, %s", k.Kernels[0].Name, k.Kernels[1].Name)
+	}
+	for i := 1; i < len(k.Categories); i++ {
+		if abs(k.Categories[i].DeltaNS) > abs(k.Categories[i-1].DeltaNS) {
+			t.Errorf("categories not sorted by the size of the change: %+v", k.Categories)
+		}
+	}
+	if got := Compare([]Input{before}, []Input{after}, Options{Top: 2}).Kinds[0].Kernels; len(got) != 2 || got[0].Name != ar {
+		t.Errorf("--top 2: %d rows", len(got))
+	}
+}
+
+func diffKeys(m map[string]KernelDiff) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestCompareNotComparable(t *testing.T) {
+	stepped := diffTrace("s", []string{"decode"}, []diffAct{{gemmA, 0, 10, 0}})
+	whole := diffTrace("w", nil, []diffAct{{gemmA, 0, 10, 0}})
+	prefill := diffTrace("p", []string{"prefill"}, []diffAct{{gemmA, 0, 10, 0}})
+	other := diffTrace("o", nil, []diffAct{{ar, 0, 10, 0}})
+	for _, tc := range []struct {
+		name    string
+		b, a    Input
+		comp    bool
+		kinds   int
+		notes   []string
+		options Options
+	}{
+		{name: "steps vs none", b: stepped, a: whole, notes: []string{`"decode" is in before only`, `"all" is in after only`, "no common step kind"}},
+		{name: "decode vs prefill", b: stepped, a: prefill, notes: []string{"no common step kind (before: decode; after: prefill)"}},
+		{name: "no common category", b: whole, a: other, kinds: 1, notes: []string{"no category has time on both sides", "share no category"}},
+		{name: "same", b: whole, a: whole, comp: true, kinds: 1},
+		{name: "kind filter", b: stepped, a: prefill, options: Options{Kind: "decode"}, notes: []string{`"decode" is in before only`}},
+	} {
+		d := Compare([]Input{tc.b}, []Input{tc.a}, tc.options)
+		if d.Comparable != tc.comp || len(d.Kinds) != tc.kinds {
+			t.Errorf("%s: comparable %v, %d kinds; want %v, %d", tc.name, d.Comparable, len(d.Kinds), tc.comp, tc.kinds)
+		}
+		joined := strings.Join(d.Notes, "\n")
+		for _, n := range tc.notes {
+			if !strings.Contains(joined, n) {
+				t.Errorf("%s: notes %q lack %q", tc.name, d.Notes, n)
+			}
+		}
+		if len(tc.notes) == 0 && len(d.Notes) != 0 {
+			t.Errorf("%s: notes %q", tc.name, d.Notes)
+		}
+	}
+}
+
+// Per-step division rounds half away from zero, in integers.
+func TestPerStep(t *testing.T) {
+	for _, tc := range []struct {
+		ns   int64
+		w    int
+		want int64
+	}{{10, 4, 3}, {9, 4, 2}, {-10, 4, -3}, {7, 0, 0}, {1 << 62, 3, 1537228672809129301}} {
+		if got := perStep(tc.ns, tc.w); got != tc.want {
+			t.Errorf("perStep(%d, %d) = %d, want %d", tc.ns, tc.w, got, tc.want)
+		}
+	}
+}
