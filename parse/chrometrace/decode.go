@@ -92,6 +92,8 @@ type decoder struct {
 	res    *result
 	idx    int64 // current event index
 	off    int64 // current event offset
+
+	lastActs int // activities of the previous batch: a size hint
 }
 
 type result struct {
@@ -118,13 +120,15 @@ func newDecoder(worker int) *decoder {
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func (d *decoder) decode(b *batch) *result {
-	d.res = &result{seq: b.seq, worker: d.worker}
+	// Size the records like the previous batch's: the blocks are alike.
+	d.res = &result{seq: b.seq, worker: d.worker, acts: make([]trace.Activity, 0, d.lastActs+d.lastActs/8)}
 	before := d.names.Len()
 	for i, sp := range b.spans {
 		d.idx = b.first + int64(i)
 		d.off = b.base + int64(sp.start)
 		d.event(unsafeString(b.data[sp.start:sp.end]))
 	}
+	d.lastActs = len(d.res.acts)
 	if n := d.names.Len(); n > before {
 		d.res.newNames = append([]string(nil), d.names.Names()[before:n]...)
 	}
