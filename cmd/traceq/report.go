@@ -451,7 +451,10 @@ func medianStep(rows []analyze.StepRow) (int, string) {
 		return cmp.Compare(a.Step.Index, b.Step.Index)
 	})
 	m := s[(len(s)-1)/2]
-	return m.Step.Index, fmt.Sprintf("step %d (%s), the median-span step of its kind", m.Step.Index, m.Step.Kind)
+	if m.Step.Kind == "step" {
+		return m.Step.Index, fmt.Sprintf("step %d, the step with the median span", m.Step.Index)
+	}
+	return m.Step.Index, fmt.Sprintf("step %d, the %s step with the median span", m.Step.Index, m.Step.Kind)
 }
 
 // uniqueSlugs names the per-input chart files; equal slugs get -2, -3….

@@ -124,7 +124,21 @@ func TestReportOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "testdata/report_hta.golden.md", md)
+	// The golden file holds what report writes itself; the breakdown
+	// section is render.Breakdown's markdown, which has its own tests, and
+	// must equal it byte for byte.
+	head, tail, ok := bytes.Cut(md, []byte("## Breakdown by group\n\n"))
+	if !ok {
+		t.Fatal("no breakdown section")
+	}
+	golden.Check(t, "testdata/report_hta.golden.md", head)
+	var bb bytes.Buffer
+	if err := render.Breakdown(&bb, reportFor(t, in), render.Options{Format: "markdown", Top: 5, NameWidth: 80}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(tail, bb.Bytes()) {
+		t.Errorf("breakdown section differs from render.Breakdown:\n%s", golden.Diff(bb.String(), string(tail)))
+	}
 	links := rtImageLinks(string(md))
 	if want := []string{"shares.svg", "top.svg", "steps.svg", "hist.svg", "timeline.svg"}; !slices.Equal(links, want) {
 		t.Errorf("links %q, want %q", links, want)
@@ -241,4 +255,19 @@ func TestReportAppend(t *testing.T) {
 	}
 	rtRunCode(t, exitUsage, "report", "--date", "2026-11-30", in)
 	rtRunCode(t, exitUsage, "report", "--append", bench, "--date", "30/11/2026", in)
+}
+
+// reportFor is the breakdown report of one trace with its steps, as the
+// CLI computes it.
+func reportFor(t *testing.T, path string) *analyze.Report {
+	t.Helper()
+	tr, err := parse.File(path, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analyze.Breakdown([]analyze.Input{{Path: path, Trace: tr, Steps: st}}, analyze.Options{})
 }

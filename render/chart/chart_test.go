@@ -427,3 +427,44 @@ func TestEmpty(t *testing.T) {
 		t.Error("timeline: no error without activities")
 	}
 }
+
+// TestTimelineCoverage builds a lane too busy to draw kernel by kernel:
+// 1600 kernels of 250 ns, two per 1 µs column, gemm in the first half of
+// the 800 µs span and communication in the second. Coverage mode draws
+// two merged runs of columns, half the lane tall (busy 500 of 1000 ns).
+func TestTimelineCoverage(t *testing.T) {
+	tl := &analyze.Timeline{Start: 0, End: 800_000, Lanes: []analyze.TimelineLane{{Device: 0, Stream: 7}}}
+	for i := range 800 {
+		cat := "gemm/cublas"
+		if i >= 400 {
+			cat = "communication/allreduce"
+		}
+		for _, off := range []trace.Time{0, 500} {
+			s := trace.Time(i)*1000 + off
+			tl.Spans = append(tl.Spans, analyze.TimelineSpan{Lane: 0, Start: s, End: s + 250, Category: cat})
+		}
+	}
+	rects, coverage := timelineRects(tl, 1)
+	if !coverage {
+		t.Fatalf("exact mode with %d rectangles", len(rects))
+	}
+	want := []rect{
+		{x0: 0, x1: 0.4, y0: -0.4, y1: 0, fill: Colour("gemm/x")},
+		{x0: 0.4, x1: 0.8, y0: -0.4, y1: 0, fill: Colour("communication/x")},
+	}
+	if len(rects) != len(want) {
+		t.Fatalf("%d rectangles, want %d: %+v", len(rects), len(want), rects[:min(len(rects), 4)])
+	}
+	for i, r := range rects {
+		w := want[i]
+		if math.Abs(r.x0-w.x0) > 1e-12 || math.Abs(r.x1-w.x1) > 1e-12 || math.Abs(r.y0-w.y0) > 1e-12 || math.Abs(r.y1-w.y1) > 1e-12 || r.fill != w.fill {
+			t.Errorf("rect %d = %+v, want %+v", i, r, w)
+		}
+	}
+	// Fewer kernels: one rectangle each, exactly where they ran.
+	tl.Spans = tl.Spans[:10]
+	rects, coverage = timelineRects(tl, 1)
+	if coverage || len(rects) != 10 || rects[1].x0 != 0.0005 || rects[1].x1 != 0.00075 {
+		t.Errorf("exact mode: coverage %v, %d rects, second %+v", coverage, len(rects), rects[1])
+	}
+}

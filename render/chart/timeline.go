@@ -15,14 +15,14 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// timelineResolution is the number of distinguishable positions across
-// the timeline's width (about one per point). Neighbours on a lane closer
-// than one position merge into one rectangle when they share a category or
-// one of them is narrower than a position, coloured by the category with
-// the most time in it; no rectangle is narrower than one position. A whole
-// trace with thousands of kernels so stays a small file that still shows
-// the idle gaps and the long kernels.
+// timelineResolution is the number of positions across the timeline's
+// width, about one per point.
 const timelineResolution = 800
+
+// maxExactRects is the most rectangles a timeline draws one per activity
+// (about 100 bytes of SVG each); beyond it the timeline switches to
+// coverage columns, so a whole trace stays a small file.
+const maxExactRects = 1500
 
 // Timeline draws tl: one lane per (process, device, stream), each activity
 // a rectangle from its start to its end coloured by its category's top
@@ -73,59 +73,19 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 	}
 	l := newLayer()
 	present := make([]bool, len(classify.Tops()))
-	res := trace.Time(max(1, span/timelineResolution))
-	ntops := len(classify.Tops())
-	// cur is the rectangle being built on lane curLane: its extent and the
-	// time of each top category in it (index ntops: unknown tops).
-	var cur struct {
-		s, e trace.Time
-		by   []int64
-		ok   bool
-	}
-	curLane := -1
-	// dominant is the category with the most time in cur (the first in
-	// Tops order on a tie): the rectangle's colour.
-	dominant := func() int {
-		best := 0
-		for k := range cur.by {
-			if cur.by[k] > cur.by[best] {
-				best = k
-			}
-		}
-		return best
-	}
-	flush := func() {
-		if !cur.ok {
-			return
-		}
-		best := dominant()
-		y := float64(n - 1 - curLane)
-		e := max(cur.e, cur.s+res)
-		l.addRect(rect{x0: ms(int64(cur.s - tl.Start)), x1: ms(int64(e - tl.Start)), y0: y - 0.4, y1: y + 0.4, fill: topColour(best)})
+	rects, coverage := timelineRects(tl, n)
+	for _, r := range rects {
+		l.addRect(r)
 	}
 	for _, sp := range tl.Spans {
-		top := classify.TopIndex(sp.Category)
-		if top >= 0 {
+		if top := classify.TopIndex(sp.Category); top >= 0 {
 			present[top] = true
-		} else {
-			top = ntops
 		}
-		// Merge into the open rectangle when the gap is below the
-		// resolution and either they share a category or one of them is
-		// too thin to see on its own.
-		if sp.Lane == curLane && cur.ok && sp.Start-cur.e < res &&
-			(top == dominant() || cur.e-cur.s < res || sp.End-sp.Start < res) {
-			cur.e = max(cur.e, sp.End)
-			cur.by[top] += int64(sp.End - sp.Start)
-			continue
-		}
-		flush()
-		cur.s, cur.e, cur.ok = sp.Start, sp.End, true
-		cur.by = make([]int64, ntops+1)
-		cur.by[top] = int64(sp.End - sp.Start)
-		curLane = sp.Lane
 	}
-	flush()
+	if coverage {
+		// Too many activities to draw one by one: say how to read columns.
+		p.X.Label.Text = fmt.Sprintf("time (ms); GPU span %s ms; %d columns: height = busy fraction, colour = main category", fmtMS(ms(span)), timelineResolution)
+	}
 	p.Add(l)
 	p.X.Min, p.X.Max = 0, ms(span)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
@@ -142,4 +102,100 @@ func topColour(i int) color.RGBA {
 		return unknownColour
 	}
 	return palette[i]
+}
+
+// timelineRects lays out tl's spans on n lanes. Exact mode: one rectangle
+// per activity from its start to its end, neighbours of the same category
+// less than a quarter position apart merged, none thinner than a quarter
+// position (a hairline: an idle GPU must look idle, so short kernels are
+// not widened further). Coverage mode, when exact mode would draw more than
+// maxExactRects: timelineResolution columns per lane, each as tall as the
+// fraction of its time the lane was busy (rounded up to eighths, so any
+// work shows) and coloured by the category with the most time in it;
+// equal neighbours merge.
+func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
+	span := int64(tl.End - tl.Start)
+	q := trace.Time(max(1, span/(4*timelineResolution)))
+	laneY := func(lane int) float64 { return float64(n - 1 - lane) }
+	x := func(t trace.Time) float64 { return ms(int64(t - tl.Start)) }
+	ntops := len(classify.Tops())
+	topOf := func(cat string) int {
+		if i := classify.TopIndex(cat); i >= 0 {
+			return i
+		}
+		return ntops // unknown top: unknownColour
+	}
+	var cur analyze.TimelineSpan
+	curTop, open := -1, false
+	flush := func() {
+		if open {
+			y := laneY(cur.Lane)
+			rects = append(rects, rect{x0: x(cur.Start), x1: x(max(cur.End, cur.Start+q)), y0: y - 0.4, y1: y + 0.4, fill: topColour(curTop)})
+		}
+	}
+	for _, sp := range tl.Spans {
+		top := topOf(sp.Category)
+		if open && sp.Lane == cur.Lane && top == curTop && sp.Start-max(cur.End, cur.Start+q) < q {
+			cur.End = max(cur.End, sp.End)
+			continue
+		}
+		flush()
+		cur, curTop, open = sp, top, true
+	}
+	flush()
+	if len(rects) <= maxExactRects {
+		return rects, false
+	}
+
+	// Coverage mode. Column i of a lane covers [bound(i), bound(i+1)).
+	const cols = timelineResolution
+	bound := func(i int) trace.Time { return tl.Start + trace.Time(span*int64(i)/cols) }
+	by := make([][][]int64, n) // lane, column, top → ns
+	for _, sp := range tl.Spans {
+		if by[sp.Lane] == nil {
+			by[sp.Lane] = make([][]int64, cols)
+		}
+		top := topOf(sp.Category)
+		i := int(int64(sp.Start-tl.Start) * cols / max(span, 1))
+		for i = min(i, cols-1); i < cols && bound(i) < max(sp.End, sp.Start+1); i++ {
+			lo, hi := max(sp.Start, bound(i)), min(sp.End, bound(i+1))
+			if hi <= lo {
+				continue
+			}
+			if by[sp.Lane][i] == nil {
+				by[sp.Lane][i] = make([]int64, ntops+1)
+			}
+			by[sp.Lane][i][top] += int64(hi - lo)
+		}
+	}
+	rects = rects[:0]
+	for lane := range by {
+		y := laneY(lane)
+		last, lastTop, lastQ := -1, -1, -1 // index in rects of the open column run
+		for i, col := range by[lane] {
+			if col == nil {
+				last = -1
+				continue
+			}
+			var busy int64
+			best := 0
+			for k, ns := range col {
+				busy += ns
+				if ns > col[best] {
+					best = k
+				}
+			}
+			w := int64(bound(i+1) - bound(i))
+			// Eighths of the lane, rounded up; overlapping work on one lane
+			// counts once at most (a full column).
+			eighths := int(min(8, (busy*8+w-1)/max(w, 1)))
+			if last >= 0 && best == lastTop && eighths == lastQ {
+				rects[last].x1 = x(bound(i + 1))
+				continue
+			}
+			rects = append(rects, rect{x0: x(bound(i)), x1: x(bound(i + 1)), y0: y - 0.4, y1: y - 0.4 + 0.8*float64(eighths)/8, fill: topColour(best)})
+			last, lastTop, lastQ = len(rects)-1, best, eighths
+		}
+	}
+	return rects, true
 }
