@@ -174,12 +174,11 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 		// The JSON is complete but the gzip stream is not right after it.
 		end := s.base + int64(len(s.buf))
 		switch {
-		case errors.Is(s.readErr, io.ErrUnexpectedEOF):
-			t.Truncated = &trace.Truncation{Offset: end, Events: s.nevents,
-				Reason: "the gzip stream ends inside its 8-byte trailer: every event was read, but the checksum could not be verified"}
-		case errors.Is(s.readErr, gzip.ErrHeader):
-			// Bytes after the gzip stream that do not start another one:
-			// ignored, as gzip -d does ("trailing garbage ignored").
+		case errors.Is(s.readErr, io.ErrUnexpectedEOF), errors.Is(s.readErr, gzip.ErrHeader):
+			// Every event was read. The stream was cut in its 8-byte
+			// trailer (so the checksum could not be checked, as for any
+			// plain file), or stray bytes follow it, which gzip -d also
+			// ignores ("trailing garbage ignored"); the two look alike.
 		default:
 			return nil, readError(s.readErr, zr, end)
 		}
