@@ -85,6 +85,9 @@ func Breakdown(w io.Writer, r *analyze.Report, opt Options) error {
 			if g.Steps > 0 {
 				summary += " · summed over " + strconv.Itoa(g.Steps) + " steps"
 			}
+			if ss := g.StepStats; ss != nil {
+				summary += "\n" + StepStatsLine(ss)
+			}
 			if md {
 				sb.WriteString(summary + "\n\n")
 			} else {

@@ -40,6 +40,21 @@ func stepKinds(r *analyze.Report) []StepKindStats {
 	return out
 }
 
+// StepStatsLine summarises a group's steps in one line: the span's
+// percentiles and the outlier steps.
+func StepStatsLine(ss *analyze.StepStats) string {
+	s := fmt.Sprintf("per step: span p50 %s · p90 %s · p99 %s · max %s ms", MSf(ss.SpanNS.P50), MSf(ss.SpanNS.P90),
+		MSf(ss.SpanNS.P99), MS(ss.SpanNS.Max))
+	if len(ss.Outliers) > 0 {
+		var outs []string
+		for _, o := range ss.Outliers {
+			outs = append(outs, strconv.Itoa(o))
+		}
+		s += " · outlier steps " + strings.Join(outs, ", ")
+	}
+	return s
+}
+
 // Steps writes every step of r on every device: the steps command.
 func Steps(w io.Writer, r *analyze.Report, opt Options) error {
 	switch opt.Format {
