@@ -45,6 +45,7 @@ func sharesFigure(groups []analyze.Group, opt Options) (*figure, error) {
 	}
 	p := newPlot(title)
 	p.X.Label.Text = "share of the group's GPU kernel time (%)"
+	p.X.Tick.Marker = niceTicks{}
 	labels := GroupLabels(gs)
 	n := len(gs)
 	l := newLayer()
