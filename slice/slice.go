@@ -111,14 +111,17 @@ type Stats struct {
 func Start(open Opener) (int64, error) {
 	var start int64
 	found := false
-	var ev chrometrace.Event
-	err := scan(open, func(raw []byte) error {
+	type stamp struct {
+		ts int64
+		ok bool
+	}
+	err := scan(open, func(raw []byte) stamp {
+		var ev chrometrace.Event
 		chrometrace.ReadEvent(raw, &ev)
-		if ev.Ph == "M" || !ev.HasTS {
-			return nil
-		}
-		if !found || ev.TS < start {
-			start, found = ev.TS, true
+		return stamp{ev.TS, ev.HasTS && ev.Ph != "M"}
+	}, func(_ []byte, s stamp) error {
+		if s.ok && (!found || s.ts < start) {
+			start, found = s.ts, true
 		}
 		return nil
 	}, nil)
@@ -131,14 +134,19 @@ func Start(open Opener) (int64, error) {
 	return start, nil
 }
 
-func scan(open Opener, event func([]byte) error, top func(string, []byte) error) error {
+// scan reads the input once, deciding about events in parallel
+// (chrometrace.ScanParallel).
+func scan[T any](open Opener, decide func([]byte) T, emit func([]byte, T) error, top func(string, []byte) error) error {
 	r, err := open()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	return chrometrace.Scan(r, event, top)
+	return chrometrace.ScanParallel(r, Workers, decide, emit, top)
 }
+
+// Workers is the number of goroutines reading events (0: GOMAXPROCS).
+var Workers = 0
 
 // gpuCats are the event categories Kineto puts on the GPU timeline.
 var gpuCats = map[string]bool{
@@ -155,6 +163,74 @@ var launchFlowCats = map[string]bool{"ac2g": true, "async": true}
 type flowGroup struct {
 	events      [][]byte
 	start, done bool
+}
+
+// What Copy does with an event.
+const (
+	actDrop      = iota
+	actKeep      // write it
+	actMeta      // a metadata event: write it
+	actUntimed   // no ts: drop it, and count it
+	actFlow      // a flow event kept by its correlation id: write it
+	actFlowMaybe // a flow event inside the window: write it if its flow has both ends inside
+)
+
+// verdict is decide's answer for one event.
+type verdict struct {
+	act  uint8
+	ph   byte
+	flow string // actFlowMaybe: the flow's key, category and id
+}
+
+// decide says what to do with one event; it runs on many goroutines and
+// only reads s.
+func (s *Selection) decide(raw []byte, all Interval) verdict {
+	var ev chrometrace.Event
+	chrometrace.ReadEvent(raw, &ev)
+	if ev.Ph == "M" {
+		return verdict{act: actMeta}
+	}
+	if !ev.HasTS {
+		return verdict{act: actUntimed}
+	}
+	end := ev.TS
+	if ev.HasDur && ev.Dur > 0 {
+		end += ev.Dur
+	}
+	switch ev.Ph {
+	case "s", "t", "f":
+		if s.Corr != nil && launchFlowCats[ev.Cat] {
+			id, err := strconv.ParseInt(strings.Trim(ev.ID, `"`), 10, 64)
+			if err != nil || !s.Corr[id] {
+				return verdict{}
+			}
+			return verdict{act: actFlow}
+		}
+		if !all.holds(ev.TS, ev.TS) {
+			return verdict{}
+		}
+		return verdict{act: actFlowMaybe, ph: ev.Ph[0], flow: ev.Cat + "\x00" + ev.ID}
+	}
+	if s.Corr != nil && ev.Corr != 0 {
+		if s.Corr[ev.Corr] {
+			return verdict{act: actKeep}
+		}
+		if gpuCats[ev.Cat] {
+			return verdict{} // a kernel of another step
+		}
+		// A runtime call of another step, or one that launched
+		// nothing: the CPU window decides.
+	}
+	if gpuCats[ev.Cat] {
+		if s.GPU.holds(ev.TS, end) {
+			return verdict{act: actKeep}
+		}
+		return verdict{}
+	}
+	if s.cpuHolds(ev.TS, end) {
+		return verdict{act: actKeep}
+	}
+	return verdict{}
 }
 
 // Copy reads the input and writes the events that sel keeps to w as a
@@ -187,65 +263,29 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 		raw []byte
 	}
 	var tops []topValue
-	var ev chrometrace.Event
-	err := scan(open, func(raw []byte) error {
+	err := scan(open, func(raw []byte) verdict { return sel.decide(raw, all) }, func(raw []byte, v verdict) error {
 		st.Read++
-		chrometrace.ReadEvent(raw, &ev)
-		if ev.Ph == "M" {
+		switch v.act {
+		case actMeta:
 			st.Metadata++
 			return write(raw)
-		}
-		if !ev.HasTS {
+		case actUntimed:
 			st.Untimed++
-			return nil
-		}
-		end := ev.TS
-		if ev.HasDur && ev.Dur > 0 {
-			end += ev.Dur
-		}
-		switch ev.Ph {
-		case "s", "t", "f":
-			if sel.Corr != nil && launchFlowCats[ev.Cat] {
-				id, err := strconv.ParseInt(strings.Trim(ev.ID, `"`), 10, 64)
-				if err != nil || !sel.Corr[id] {
-					return nil
-				}
-				st.Flows++
-				return write(raw)
-			}
-			if !all.holds(ev.TS, ev.TS) {
-				return nil
-			}
-			k := ev.Cat + "\x00" + ev.ID
-			g := flows[k]
+		case actKeep:
+			return write(raw)
+		case actFlow:
+			st.Flows++
+			return write(raw)
+		case actFlowMaybe:
+			g := flows[v.flow]
 			if g == nil {
 				g = &flowGroup{}
-				flows[k] = g
-				order = append(order, k)
+				flows[v.flow] = g
+				order = append(order, v.flow)
 			}
 			g.events = append(g.events, append([]byte(nil), raw...))
-			g.start = g.start || ev.Ph == "s"
-			g.done = g.done || ev.Ph == "f"
-			return nil
-		}
-		if sel.Corr != nil && ev.Corr != 0 {
-			if sel.Corr[ev.Corr] {
-				return write(raw)
-			}
-			if gpuCats[ev.Cat] {
-				return nil // a kernel of another step
-			}
-			// A runtime call of another step, or one that launched
-			// nothing: the CPU window decides.
-		}
-		if gpuCats[ev.Cat] {
-			if sel.GPU.holds(ev.TS, end) {
-				return write(raw)
-			}
-			return nil
-		}
-		if sel.cpuHolds(ev.TS, end) {
-			return write(raw)
+			g.start = g.start || v.ph == 's'
+			g.done = g.done || v.ph == 'f'
 		}
 		return nil
 	}, func(key string, raw []byte) error {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -23,6 +25,102 @@ import (
 // Input that ends early returns an error wrapping ErrTruncated, after every
 // complete event has been handed over.
 func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []byte) error) error {
+	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
+		s.emit = func(b *batch) {
+			if stop.failed() || event == nil {
+				return
+			}
+			for _, sp := range b.spans {
+				if err := event(b.data[sp.start:sp.end]); err != nil {
+					stop.fail(err)
+					return
+				}
+			}
+		}
+		return func() {}
+	})
+}
+
+// ScanParallel is Scan with the per-event work spread over workers
+// goroutines (0: GOMAXPROCS): decide runs on each event concurrently, in
+// any order, and emit then receives each event with decide's verdict on
+// one goroutine, in file order. top runs on the reading goroutine,
+// concurrently with emit. The raw slices (and anything decide derives from
+// them without copying) are valid until emit returns.
+func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, emit func(raw []byte, v T) error,
+	top func(key string, raw []byte) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers == 1 {
+		return Scan(r, func(raw []byte) error { return emit(raw, decide(raw)) }, top)
+	}
+	type decided struct {
+		b  *batch
+		vs []T
+	}
+	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
+		batches := make(chan *batch, workers)
+		results := make(chan decided, workers*2)
+		// inflight bounds the batches read but not yet emitted: without it
+		// a stalled worker lets the others (and memory) run ahead.
+		inflight := make(chan struct{}, 3*workers)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for b := range batches {
+					vs := make([]T, len(b.spans))
+					if !stop.failed() {
+						for i, sp := range b.spans {
+							vs[i] = decide(b.data[sp.start:sp.end])
+						}
+					}
+					results <- decided{b, vs}
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			pending := map[int]decided{}
+			next := 0
+			for d := range results {
+				pending[d.b.seq] = d
+				for p, ok := pending[next]; ok; p, ok = pending[next] {
+					delete(pending, next)
+					next++
+					<-inflight
+					if stop.failed() {
+						continue
+					}
+					for i, sp := range p.b.spans {
+						if err := emit(p.b.data[sp.start:sp.end], p.vs[i]); err != nil {
+							stop.fail(err)
+							break
+						}
+					}
+				}
+			}
+		}()
+		s.emit = func(b *batch) {
+			inflight <- struct{}{}
+			batches <- b
+		}
+		return func() {
+			close(batches)
+			wg.Wait()
+			close(results)
+			<-done
+		}
+	})
+}
+
+// scanWith runs the splitter over r with the emit hook that setup
+// installs; the function setup returns is called once the splitter is done
+// and must wait for every emitted batch to be handled.
+func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*splitter, *stopReader) func()) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
 	var in io.Reader = br
@@ -37,31 +135,22 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 	// A callback cannot make the splitter return, so it fails the reader
 	// instead: the splitter stops at its next read and the callback's
 	// error is returned. No callback runs after the first error.
-	sr := &stopReader{r: in}
-	s := &splitter{r: sr, blockSize: defaultBlockSize}
-	s.emit = func(b *batch) {
-		if sr.err != nil || event == nil {
-			return
-		}
-		for _, sp := range b.spans {
-			if err := event(b.data[sp.start:sp.end]); err != nil {
-				sr.err = err
-				return
-			}
-		}
-	}
+	stop := &stopReader{r: in}
+	s := &splitter{r: stop, blockSize: defaultBlockSize}
+	wait := setup(s, stop)
 	if top != nil {
 		s.top = func(key string, raw []byte) {
-			if sr.err == nil {
+			if !stop.failed() {
 				if err := top(key, raw); err != nil {
-					sr.err = err
+					stop.fail(err)
 				}
 			}
 		}
 	}
 	err := s.run()
-	if sr.err != nil {
-		return sr.err
+	wait()
+	if err := stop.error(); err != nil {
+		return err
 	}
 	var se *syntaxError
 	switch {
@@ -83,15 +172,33 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 // document closes.
 var ErrTruncated = errors.New("truncated trace")
 
-// stopReader fails every read once err is set.
+// stopReader fails every read once a callback has failed. The callbacks
+// may run on another goroutine than the reads.
 type stopReader struct {
 	r   io.Reader
+	mu  sync.Mutex
 	err error
 }
 
+func (s *stopReader) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *stopReader) error() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *stopReader) failed() bool { return s.error() != nil }
+
 func (s *stopReader) Read(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
+	if err := s.error(); err != nil {
+		return 0, err
 	}
 	return s.r.Read(p)
 }

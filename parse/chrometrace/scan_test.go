@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -207,5 +208,52 @@ func TestReadEventReal(t *testing.T) {
 	}, nil)
 	if err != nil || n < 1000 {
 		t.Fatalf("%d events, %v", n, err)
+	}
+}
+
+// ScanParallel hands over the events in file order with their verdicts,
+// whatever the number of workers, and stops at emit's first error.
+func TestScanParallel(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/traces/torch/kineto2021_resnet50.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := scanAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, 7} {
+		var got []string
+		var keys []string
+		err := ScanParallel(bytes.NewReader(data), workers, func(raw []byte) int { return len(raw) },
+			func(raw []byte, n int) error {
+				if n != len(raw) {
+					t.Fatalf("verdict %d for an event of %d bytes", n, len(raw))
+				}
+				got = append(got, string(raw))
+				return nil
+			}, func(key string, raw []byte) error {
+				keys = append(keys, key)
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, ref.events) || !slices.Equal(keys, ref.keys) {
+			t.Errorf("%d workers: %d events, keys %q; want %d, %q", workers, len(got), keys, len(ref.events), ref.keys)
+		}
+		stop := errors.New("stop")
+		n := 0
+		err = ScanParallel(bytes.NewReader(data), workers, func(raw []byte) bool { return true },
+			func(raw []byte, _ bool) error {
+				n++
+				if n == 5000 {
+					return stop
+				}
+				return nil
+			}, nil)
+		if err != stop || n != 5000 {
+			t.Errorf("%d workers: err %v after %d events, want stop after 5000", workers, err, n)
+		}
 	}
 }
