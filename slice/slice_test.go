@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/traceq/traceq/parse/chrometrace"
@@ -316,5 +317,36 @@ func TestCopyRealTrace(t *testing.T) {
 	}
 	if tr.Meta.Rank != whole.Meta.Rank || !slices.Equal(tr.Meta.Devices, whole.Meta.Devices) || len(whole.Meta.Devices) == 0 {
 		t.Errorf("metadata lost: rank %d, %d devices; want %d, %d", tr.Meta.Rank, len(tr.Meta.Devices), whole.Meta.Rank, len(whole.Meta.Devices))
+	}
+}
+
+// A trace cut short (a killed profiler) still slices: the slice holds the
+// complete events before the cut, closes properly, and says so.
+func TestCopyTruncated(t *testing.T) {
+	const in = `{"traceEvents":[
+{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}},
+{"ph":"X","name":"a","ts":10,"dur":1},
+{"ph":"X","name":"b","ts":12,"dur":1},
+{"ph":"X","name":"c","ts":1`
+	start, err := Start(opener([]byte(in)))
+	if err != nil || start != 10_000 {
+		t.Fatalf("Start = %d, %v", start, err)
+	}
+	var out bytes.Buffer
+	st, err := Copy(opener([]byte(in)), Window(0, 100_000), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct{ Name string } `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("slice of a truncated trace is not JSON: %v\n%s", err, out.String())
+	}
+	if len(doc.TraceEvents) != 3 || st.Kept != 3 || !strings.Contains(st.Truncated, "truncated") {
+		t.Errorf("kept %d events (%+v), want process_name, a, b and a truncation note", len(doc.TraceEvents), *st)
+	}
+	if _, err := Copy(opener([]byte(`{"traceEvents":[{"ph":"X"} {"ph":"X"}]}`)), Window(0, 1), &out); err == nil {
+		t.Error("malformed JSON sliced without an error")
 	}
 }
