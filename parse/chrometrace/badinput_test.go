@@ -200,3 +200,41 @@ func TestGzipEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestManyAnomalyKinds checks that junk with a new unknown phase in every
+// event is read in linear time and lists a bounded number of kinds, the
+// same whatever the batching.
+func TestManyAnomalyKinds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents": [`)
+	const n = 20000
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"ph": "P` + itoa(i) + `"}`)
+	}
+	b.WriteString(`, ` + ev1 + `]}`)
+	tr, err := parseBoth(t, []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Anomalies) != maxAnomalyKinds+1 {
+		t.Fatalf("%d kinds of anomaly, want %d", len(tr.Anomalies), maxAnomalyKinds+1)
+	}
+	var total int64
+	var other *trace.Anomaly
+	for i, a := range tr.Anomalies {
+		total += a.Count
+		if a.What == otherAnomalies {
+			other = &tr.Anomalies[i]
+		}
+	}
+	// Every junk event is one anomaly; ev1 is a valid kernel.
+	if total != n || other == nil || other.Count != n-maxAnomalyKinds {
+		t.Fatalf("%d anomalies, other kinds %+v", total, other)
+	}
+	if want := `unknown phase "P64" skipped: event 64 at byte `; !strings.HasPrefix(other.Example, want) {
+		t.Errorf("example %q, want %q…", other.Example, want)
+	}
+}

@@ -104,6 +104,7 @@ type result struct {
 	launches  []trace.Launch
 	ranges    []trace.Range
 	anomalies []trace.Anomaly
+	anomIdx   map[string]int // index of anomalies by What, once there are many
 	cpuPID    int64
 	hasPID    bool
 }
@@ -136,15 +137,34 @@ func (d *decoder) decode(b *batch) *result {
 }
 
 func (d *decoder) anomaly(what string) {
-	for i := range d.res.anomalies {
-		if d.res.anomalies[i].What == what {
-			d.res.anomalies[i].Count++
+	r := d.res
+	if r.anomIdx != nil {
+		if i, ok := r.anomIdx[what]; ok {
+			r.anomalies[i].Count++
 			return
 		}
+	} else {
+		for i := range r.anomalies {
+			if r.anomalies[i].What == what {
+				r.anomalies[i].Count++
+				return
+			}
+		}
 	}
-	d.res.anomalies = append(d.res.anomalies, trace.Anomaly{
+	r.anomalies = append(r.anomalies, trace.Anomaly{
 		What: what, Count: 1, Example: fmt.Sprintf("event %d at byte %d", d.idx, d.off),
 	})
+	// Past a few kinds, index them: thousands of distinct unknown phases
+	// or categories would otherwise take quadratic time.
+	if n := len(r.anomalies); n > 8 {
+		if r.anomIdx == nil {
+			r.anomIdx = make(map[string]int, 2*n)
+			for i := range r.anomalies {
+				r.anomIdx[r.anomalies[i].What] = i
+			}
+		}
+		r.anomIdx[what] = n - 1
+	}
 }
 
 // num reads a JSON number, or a string holding one (some exporters quote

@@ -227,6 +227,34 @@ type merger struct {
 	anoms  []trace.Anomaly
 	cpuPID int64
 	hasPID bool
+
+	anomIdx map[string]int // index of t.Anomalies by What
+}
+
+// maxAnomalyKinds bounds the kinds of anomaly listed. Kinds that name a
+// value (an unknown phase or category) are unbounded in junk input; the
+// ones past the bound, in file order, are counted together.
+const maxAnomalyKinds = 64
+
+// otherAnomalies is the kind that counts them.
+const otherAnomalies = "odd events of other kinds (too many kinds to list)"
+
+func (m *merger) anomaly(a trace.Anomaly) {
+	if m.anomIdx == nil {
+		m.anomIdx = map[string]int{}
+	}
+	i, ok := m.anomIdx[a.What]
+	if !ok && len(m.t.Anomalies) >= maxAnomalyKinds {
+		a.Example = a.What + ": " + a.Example
+		a.What = otherAnomalies
+		i, ok = m.anomIdx[a.What]
+	}
+	if ok {
+		m.t.Anomalies[i].Count += a.Count
+		return
+	}
+	m.anomIdx[a.What] = len(m.t.Anomalies)
+	m.t.Anomalies = append(m.t.Anomalies, a)
 }
 
 func newMerger(workers int) *merger {
@@ -257,7 +285,7 @@ func (m *merger) add(r *result) {
 	m.t.Launches = append(m.t.Launches, r.launches...)
 	m.t.Ranges = append(m.t.Ranges, r.ranges...)
 	for _, a := range r.anomalies {
-		m.t.AddAnomaly(a.What, a.Count, a.Example)
+		m.anomaly(a)
 	}
 	if r.hasPID && !m.hasPID {
 		m.cpuPID, m.hasPID = r.cpuPID, true
