@@ -195,8 +195,14 @@ func (rp *reportPlan) h(n int) string { return strings.Repeat("#", rp.level+n) +
 // chart draws one chart to file name in chartDir and returns its
 // markdown image link, or "" with the reason when there is nothing to draw.
 func (rp *reportPlan) chart(name, kind string, i, stepIndex int, alt string) (string, error) {
+	return rp.drawFile(name, alt, func(w io.Writer) error { return rp.d.draw(w, kind, i, stepIndex, rp.format) })
+}
+
+// drawFile writes what draw draws to name in chartDir and returns its
+// markdown image link.
+func (rp *reportPlan) drawFile(name, alt string, draw func(io.Writer) error) (string, error) {
 	var buf bytes.Buffer
-	if err := rp.d.draw(&buf, kind, i, stepIndex, rp.format); err != nil {
+	if err := draw(&buf); err != nil {
 		return "", err
 	}
 	p := filepath.Join(rp.chartDir, name+"."+rp.format)
@@ -231,6 +237,9 @@ func (rp *reportPlan) write() ([]byte, int, error) {
 	sb.WriteString("*Each bar is one input, device and step kind; its segments are the top-level categories' shares of that group's GPU kernel time " +
 		"(the summed durations of its kernels, memcpys and memsets; work on overlapping streams counts in full). The label ends with the group's kernel time.*\n\n")
 	rp.comparison(&sb)
+	if err := rp.beforeAfter(&sb); err != nil {
+		return nil, 0, err
+	}
 
 	sb.WriteString(rp.h(1) + "Top kernels\n\n")
 	link, err = rp.chart("top", "top", 0, 0, "top kernels")
@@ -348,6 +357,45 @@ func ratio(a, b int64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// ranksOfOneRun reports whether two inputs are different ranks of one
+// distributed run (their traces say so), rather than a before/after pair.
+func ranksOfOneRun(a, b analyze.InputInfo) bool {
+	return a.Rank != nil && b.Rank != nil && *a.Rank != *b.Rank &&
+		a.WorldSize != nil && b.WorldSize != nil && *a.WorldSize == *b.WorldSize && *a.WorldSize > 1
+}
+
+// beforeAfter writes, for two inputs that are not two ranks of one run,
+// traceq diff's comparison of the second against the first: its chart and
+// its markdown tables.
+func (rp *reportPlan) beforeAfter(sb *strings.Builder) error {
+	d := rp.d
+	if len(d.inputs) != 2 || ranksOfOneRun(d.report.Inputs[0], d.report.Inputs[1]) {
+		return nil
+	}
+	before, after := d.inputs[:1], d.inputs[1:]
+	df := analyze.Compare(before, after, analyze.Options{Classifier: d.cl, Kind: d.stepKind})
+	sb.WriteString(rp.h(2) + "Before → after\n\n")
+	fmt.Fprintf(sb, "*`%s` is before, `%s` after, as `traceq diff` compares them.*\n\n", before[0].Path, after[0].Path)
+	if df.Comparable {
+		title := filepath.Base(before[0].Path) + " → " + filepath.Base(after[0].Path)
+		link, err := rp.drawFile("diff", "change in GPU time per step", func(w io.Writer) error {
+			return chart.Diff(w, df, chart.Options{Format: rp.format, Title: title})
+		})
+		if err != nil {
+			return err
+		}
+		sb.WriteString(link + "\n\n")
+	}
+	var buf bytes.Buffer
+	if err := render.Diff(&buf, df, render.Options{Format: "markdown"}); err != nil {
+		return err
+	}
+	// render.Diff titles its parts at level 3; keep them below ours.
+	body := strings.ReplaceAll("\n"+buf.String(), "\n### ", "\n"+rp.h(3))[1:]
+	sb.WriteString(body + "\n")
+	return nil
 }
 
 // steps writes the step statistics and the per-input charts.

@@ -271,3 +271,36 @@ func reportFor(t *testing.T, path string) *analyze.Report {
 	}
 	return analyze.Breakdown([]analyze.Input{{Path: path, Trace: tr, Steps: st}}, analyze.Options{})
 }
+
+// TestReportBeforeAfter checks that two inputs that are not ranks of one
+// run get traceq diff's comparison (its chart and its tables, byte for
+// byte), and that two ranks of one run do not.
+func TestReportBeforeAfter(t *testing.T) {
+	dir := t.TempDir()
+	a, b := rtTorch+"hta_ns_resolution.json.gz", rtTorch+"kineto2021_resnet50.json.gz"
+	rtRun(t, "report", "--out", dir, a, b)
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(md, []byte("### Before → after\n")) || !slices.Contains(rtImageLinks(string(md)), "diff.svg") {
+		t.Fatalf("no before/after section with its chart:\n%s", md)
+	}
+	rtWellFormed(t, filepath.Join(dir, "diff.svg"))
+	var want bytes.Buffer
+	var errb bytes.Buffer
+	if code := run([]string{"traceq", "diff", "--format", "markdown", a, b}, nil, &want, &errb); code != exitOK {
+		t.Fatalf("diff: %s", errb.String())
+	}
+	body := strings.ReplaceAll("\n"+want.String(), "\n### ", "\n#### ")[1:]
+	if !bytes.Contains(md, []byte(body)) {
+		t.Errorf("report lacks traceq diff's tables:\n%s", body)
+	}
+
+	ranks := t.TempDir()
+	rtRun(t, "report", "--out", ranks, rtTorch+"dlrm8/rank0.json.gz", rtTorch+"dlrm8/rank1.json.gz")
+	md, _ = os.ReadFile(filepath.Join(ranks, "report.md"))
+	if bytes.Contains(md, []byte("Before → after")) {
+		t.Error("two ranks of one run compared as before/after")
+	}
+}

@@ -99,12 +99,12 @@ func GroupLabels(gs []analyze.Group) []string {
 	for _, g := range gs {
 		paths = append(paths, g.Path)
 	}
-	short := trimCommonDir(paths)
+	short := shortPaths(paths)
 	out := make([]string, len(gs))
 	for i, g := range gs {
 		var parts []string
 		if len(inputs) > 1 {
-			parts = append(parts, clip(short[i], 32))
+			parts = append(parts, clipLeft(short[i], 32))
 		}
 		if len(devs[g.Path]) > 1 {
 			parts = append(parts, "dev "+strconv.Itoa(int(g.Device)))
@@ -125,6 +125,33 @@ func kindLabel(g analyze.Group) string {
 		return fmt.Sprintf("%s ×%d", g.StepKind, g.Steps)
 	}
 	return g.StepKind
+}
+
+// shortPaths names inputs by base name when those differ, else by the
+// path less the directory all share.
+func shortPaths(paths []string) []string {
+	bases := map[string]string{}
+	for _, p := range paths {
+		b := path.Base(p)
+		if q, ok := bases[b]; ok && q != p {
+			return trimCommonDir(paths)
+		}
+		bases[b] = p
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = path.Base(p)
+	}
+	return out
+}
+
+// clipLeft shortens s to n runes keeping its end, where paths differ.
+func clipLeft(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // trimCommonDir drops the directory prefix that all paths share.
