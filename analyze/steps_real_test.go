@@ -4,9 +4,13 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"io/fs"
+	"maps"
 	"math/big"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -344,4 +348,78 @@ func TestStepsNsysNVTX(t *testing.T) {
 			t.Errorf("step %d: %d kernels, want 1", s, perStep[s])
 		}
 	}
+}
+
+// TestStepsSharedTraces walks the reference traces in ../shared (skipped
+// when absent): the markers of the family the rule prefers, found here by
+// regular expressions, must be FindSteps' steps, and the naive oracle must
+// give every step the same activities.
+func TestStepsSharedTraces(t *testing.T) {
+	root := "../../shared/traces/torch"
+	if _, err := os.Stat(root); err != nil {
+		t.Skip("no ../shared/traces/torch")
+	}
+	if testing.Short() {
+		t.Skip("reads ~25 traces twice, one of them with a naive O(N·M) oracle: about a minute")
+	}
+	families := []*regexp.Regexp{ // in the rule's order of preference
+		regexp.MustCompile(`(?i)^execute_(?:\d+_)?context_\d+`),
+		regexp.MustCompile(`(?i)^step\[\w+[ \]]`),
+		regexp.MustCompile(`(?i)^execute_new_\d+_cached_\d+`),
+		regexp.MustCompile(`(?i)^ProfilerStep#\d+$`),
+	}
+	var files []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	checked := 0
+	for _, f := range files {
+		t.Run(strings.TrimPrefix(f, root+"/"), func(t *testing.T) {
+			tr, err := parse.File(f, parse.Options{})
+			if err != nil {
+				t.Skipf("not a GPU trace: %v", err)
+			}
+			o := readOracle(t, f)
+			var ms []oRange
+			for _, re := range families {
+				if ms = o.markers(re); len(ms) > 0 {
+					break
+				}
+			}
+			st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) == 0 {
+				if st != nil {
+					t.Fatalf("oracle finds no marker, FindSteps %d steps", len(st.List))
+				}
+				return
+			}
+			// A range recorded twice is one step.
+			ms = slices.CompactFunc(ms, func(a, b oRange) bool { return a == b })
+			if st == nil || len(st.List) != len(ms) {
+				t.Fatalf("FindSteps: %+v; oracle %d markers", st, len(ms))
+			}
+			for i := range ms {
+				if st.List[i].Marker != ms[i].name {
+					t.Errorf("step %d: %q, oracle %q", i, st.List[i].Marker, ms[i].name)
+				}
+			}
+			want := o.stepCounts(ms)
+			got := map[int]int{}
+			for _, s := range st.Of {
+				got[int(s)]++
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("activities per step %v, oracle %v", got, want)
+			}
+			checked++
+			t.Logf("%d steps (%s …), activities per step %v", len(ms), st.List[0].Kind, got)
+		})
+	}
+	t.Logf("%d traces with steps checked", checked)
 }
