@@ -32,7 +32,7 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 			paths = append(paths[:2], fmt.Sprintf("… (%d files)", len(ins)))
 		}
 		if md {
-			sb.WriteString("**" + label + "**: " + strings.Join(paths, ", ") + "  \n")
+			sb.WriteString("**" + strings.TrimSpace(label) + "**: " + strings.Join(paths, ", ") + "  \n")
 		} else {
 			sb.WriteString(label + ": " + strings.Join(paths, ", ") + "\n")
 		}
@@ -99,8 +99,12 @@ func diffKindTitle(k *analyze.KindDiff) string {
 	case analyze.KindNone:
 		return fmt.Sprintf("outside any step · per device · before: %s · after: %s", countOf(k.BeforeDevices, "device"), countOf(k.AfterDevices, "device"))
 	}
-	return fmt.Sprintf("%s steps · mean per step and device · before: %s · after: %s",
-		k.StepKind, side(k.BeforeSteps, k.BeforeDevices), side(k.AfterSteps, k.AfterDevices))
+	steps := k.StepKind + " steps"
+	if k.StepKind == "step" { // ProfilerStep#N and custom markers
+		steps = "steps"
+	}
+	return fmt.Sprintf("%s · mean per step and device · before: %s · after: %s",
+		steps, side(k.BeforeSteps, k.BeforeDevices), side(k.AfterSteps, k.AfterDevices))
 }
 
 func countOf(n int, what string) string {
