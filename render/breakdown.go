@@ -47,7 +47,7 @@ func GroupTitle(g *analyze.Group) string {
 	parts = append(parts, "device "+strconv.Itoa(int(g.Device)))
 	kind := g.StepKind
 	if g.Steps > 0 {
-		kind = fmt.Sprintf("%d %s steps", g.Steps, g.StepKind)
+		kind = StepCount(g.Steps, g.StepKind)
 	} else if kind == analyze.KindAll {
 		kind = "whole trace"
 	} else if kind == analyze.KindNone {
@@ -83,7 +83,7 @@ func Breakdown(w io.Writer, r *analyze.Report, opt Options) error {
 			summary := fmt.Sprintf("kernel time %s ms · busy %s ms · span %s ms · idle %s ms (%s of span)",
 				MS(g.KernelNS), MS(g.BusyNS), MS(g.SpanNS), MS(g.IdleNS), Pct(ratio(g.IdleNS, g.SpanNS)))
 			if g.Steps > 0 {
-				summary += " · summed over " + strconv.Itoa(g.Steps) + " steps"
+				summary += " · summed over " + StepCount(g.Steps, "")
 			}
 			if ss := g.StepStats; ss != nil {
 				summary += "\n" + StepStatsLine(ss)

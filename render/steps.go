@@ -40,6 +40,19 @@ func stepKinds(r *analyze.Report) []StepKindStats {
 	return out
 }
 
+// StepCount says "1 decode step", "5 steps": kind "step" (ProfilerStep and
+// custom markers) and "" name no kind.
+func StepCount(n int, kind string) string {
+	s := strconv.Itoa(n) + " "
+	if kind != "" && kind != analyze.KindStep {
+		s += kind + " "
+	}
+	if n == 1 {
+		return s + "step"
+	}
+	return s + "steps"
+}
+
 // StepStatsLine summarises a group's steps in one line: the span's
 // percentiles and the outlier steps.
 func StepStatsLine(ss *analyze.StepStats) string {
@@ -99,7 +112,7 @@ func stepsText(w io.Writer, r *analyze.Report, opt Options) error {
 		if ii > 0 {
 			sb.WriteByte('\n')
 		}
-		title := fmt.Sprintf("%s · %d steps", sum.Path, sum.Steps)
+		title := sum.Path + " · " + StepCount(sum.Steps, "")
 		if md {
 			sb.WriteString("### " + title + "\n\n")
 		} else {
