@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/traceq/traceq/internal/golden"
 )
 
 // runJSON runs traceq with args and decodes its JSON output into v.
@@ -301,7 +303,8 @@ func TestDiffNotComparable(t *testing.T) {
 	}
 }
 
-// The text, markdown and csv forms carry the same rows.
+// The text, markdown and csv forms carry the same rows; golden files pin
+// their layout.
 func TestDiffFormats(t *testing.T) {
 	const dir = "../../testdata/traces/torch/"
 	a, b := dir+"hta_ns_resolution.json.gz", dir+"kineto2021_resnet50.json.gz"
@@ -311,6 +314,7 @@ func TestDiffFormats(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", f, code, errb.String())
 		}
 		s := out.String()
+		golden.Check(t, "testdata/diff_hta_kineto."+f+".golden", out.Bytes())
 		for _, want := range []string{"gemm/cudnn_conv", "cudnn::cnn::wgrad_alg0_engine", "appeared"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s output lacks %q:\n%s", f, want, s)
