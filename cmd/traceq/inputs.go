@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -63,18 +62,19 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
 		return nil, usagef("unknown --names %q (want demangled or short)", n)
 	}
-	if e.tty {
-		opt.Progress = func(r io.Reader, size int64) io.Reader { return newProgress(r, size, e.stderr) }
+	// Parse the files concurrently (load.go); report on them in order,
+	// once the progress line is gone.
+	outs, cancel := parseFiles(e, paths, opt)
+	done := make([]parsed, len(paths))
+	for i := range paths {
+		if done[i] = <-outs[i]; done[i].err != nil {
+			break
+		}
 	}
+	cancel()
 	var out []analyze.Input
-	for _, p := range paths {
-		if e.tty {
-			fmt.Fprintf(e.stderr, "\rtraceq: reading %s", p)
-		}
-		t, err := parse.File(p, opt)
-		if e.tty {
-			fmt.Fprint(e.stderr, "\r\x1b[K")
-		}
+	for i, p := range paths {
+		t, err := done[i].t, done[i].err
 		if err != nil {
 			return nil, err
 		}
