@@ -77,6 +77,7 @@ const knownPhases = "XBEiIsftbenCPONDMRcv"
 type fields struct {
 	ph, cat, name, pid, tid, ts, dur, args gjson.Result
 	device, stream, corr                   gjson.Result
+	seen                                   uint16 // seen* bits: keys read so far
 }
 
 // decoder turns batches of raw events into model records. Each parallel

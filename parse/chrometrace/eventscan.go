@@ -118,18 +118,23 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 
 // scanObject calls fn with each key of the object starting at s[0] ('{')
 // and the position of its value, in order, until fn says no more or the
-// object ends; fn returns the index just past the value. It stops quietly
-// at malformed input: the splitter has checked the structure.
-func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) {
+// object ends; fn returns the index just past the value. scanObject
+// returns the index just past the object's '}', or -1 when fn stopped it
+// or the object is malformed (the splitter has checked the structure, so
+// the decoder is lenient here, as gjson was).
+func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) int {
 	i := 1
-	for {
+	for first := true; ; first = false {
 		i = skipWS(s, i)
+		if i < len(s) && s[i] == '}' && first {
+			return i + 1
+		}
 		if i >= len(s) || s[i] != '"' {
-			return
+			return -1
 		}
 		ke, esc := strEnd(s, i)
 		if ke < 0 {
-			return
+			return -1
 		}
 		key := s[i+1 : ke-1]
 		if esc {
@@ -137,22 +142,71 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) {
 		}
 		i = skipWS(s, ke)
 		if i >= len(s) || s[i] != ':' {
-			return
+			return -1
 		}
 		i = skipWS(s, i+1)
 		if i >= len(s) {
-			return
+			return -1
 		}
 		end, more := fn(key, s, i)
 		if end < 0 || !more {
-			return
+			return -1
 		}
 		i = skipWS(s, end)
+		if i < len(s) && s[i] == '}' {
+			return i + 1
+		}
 		if i >= len(s) || s[i] != ',' {
-			return
+			return -1
 		}
 		i++
 	}
+}
+
+// Bits of fields.seen: which keys of the event have been read.
+const (
+	seenPh uint16 = 1 << iota
+	seenCat
+	seenName
+	seenPid
+	seenTid
+	seenTs
+	seenDur
+	seenDevice
+	seenStream
+	seenCorr
+
+	seenTop = seenPh | seenCat | seenName | seenPid | seenTid | seenTs | seenDur
+)
+
+// done reports whether every key that the event's kind uses has been
+// read, so that the rest of it (for a kernel, half its bytes: occupancy,
+// grid and block sizes) need not be. A key repeated after that point is
+// not seen, where gjson would have let the last one win.
+func (f *fields) done() bool {
+	if f.seen&(seenPh|seenCat) != seenPh|seenCat || f.ph.Type != gjson.String || f.cat.Type != gjson.String {
+		return false
+	}
+	if !knownPhase(f.ph.Str) {
+		return false // read on: the anomaly names what is there
+	}
+	var need uint16
+	switch kind, _ := classifyCat(f.cat.Str); kind {
+	case catIgnore:
+		return true
+	case catOp:
+		if f.seen&seenName != 0 && f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
+			return true
+		}
+		need = seenTop
+	case catGPU:
+		need = seenTop | seenDevice | seenStream | seenCorr
+	case catLaunch:
+		need = seenTop | seenCorr
+	default: // ranges use no args
+		need = seenTop
+	}
+	return f.seen&need == need
 }
 
 // eventKey stores the value of one top-level key of an event and says
@@ -162,48 +216,39 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 	if key == "args" && s[i] == '{' {
 		// Read the args the decoder uses in the same pass that finds the
 		// end of args.
-		e := skipComposite(s, i)
+		e := scanObject(s[i:], d.onArg)
 		if e < 0 {
-			return -1, false
+			return -1, false // done, or malformed
 		}
-		f.args = gjson.Result{Type: gjson.JSON, Raw: s[i:e]}
-		scanObject(s[i:e], d.onArg)
-		return e, true
+		return i + e, true
 	}
 	v, e := readValue(s, i)
 	switch key {
 	case "ph":
 		f.ph = v
+		f.seen |= seenPh
 	case "cat":
 		f.cat = v
+		f.seen |= seenCat
 	case "name":
 		f.name = v
+		f.seen |= seenName
 	case "pid":
 		f.pid = v
+		f.seen |= seenPid
 	case "tid":
 		f.tid = v
+		f.seen |= seenTid
 	case "ts":
 		f.ts = v
+		f.seen |= seenTs
 	case "dur":
 		f.dur = v
+		f.seen |= seenDur
 	case "args":
 		f.args = v
 	}
-	// Once ph is a known phase and cat a category that is not kept, the
-	// event is skipped whatever follows: stop reading it. (Kineto writes
-	// ph, cat and name first. A repeated "cat" key after the stop is not
-	// seen, where gjson would let the last one win.)
-	if f.ph.Type == gjson.String && f.cat.Type == gjson.String {
-		switch kind, _ := classifyCat(f.cat.Str); kind {
-		case catIgnore:
-			return e, !knownPhase(f.ph.Str)
-		case catOp:
-			if f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
-				return e, !knownPhase(f.ph.Str)
-			}
-		}
-	}
-	return e, true
+	return e, !f.done()
 }
 
 func knownPhase(ph string) bool { return len(ph) == 1 && strings.Contains(knownPhases, ph) }
@@ -211,13 +256,17 @@ func knownPhase(ph string) bool { return len(ph) == 1 && strings.Contains(knownP
 // argKey keeps the args the decoder uses: device, stream, correlation.
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
 	var dst *gjson.Result
+	f := &d.f
 	switch key {
 	case "device":
-		dst = &d.f.device
+		dst = &f.device
+		f.seen |= seenDevice
 	case "stream":
-		dst = &d.f.stream
+		dst = &f.stream
+		f.seen |= seenStream
 	case "correlation":
-		dst = &d.f.corr
+		dst = &f.corr
+		f.seen |= seenCorr
 	default:
 		if s[i] == '{' || s[i] == '[' {
 			return skipComposite(s, i), true
@@ -231,5 +280,5 @@ func (d *decoder) argKey(key, s string, i int) (int, bool) {
 	}
 	v, e := readValue(s, i)
 	*dst = v
-	return e, true
+	return e, !f.done()
 }
