@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -280,6 +281,49 @@ func TestDiffRankDirectories(t *testing.T) {
 				t.Errorf("kernel %s: %s against itself", kd.Name, kd.Change)
 			}
 		}
+	}
+}
+
+// Two different directories: ranks 0-3 against ranks 4-7 of dlrm8, checked
+// against the breakdowns of the same files.
+func TestDiffRankHalves(t *testing.T) {
+	const src = "../../testdata/traces/torch/dlrm8/"
+	tmp := t.TempDir()
+	var lo, hi []string
+	for r := range 8 {
+		name := "rank" + strconv.Itoa(r) + ".json.gz"
+		dir := filepath.Join(tmp, "lo")
+		if r >= 4 {
+			dir = filepath.Join(tmp, "hi")
+		}
+		os.MkdirAll(dir, 0o755)
+		abs, _ := filepath.Abs(src + name)
+		if err := os.Symlink(abs, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		if r < 4 {
+			lo = append(lo, filepath.Join(dir, name))
+		} else {
+			hi = append(hi, filepath.Join(dir, name))
+		}
+	}
+	var bb, ab bdJSON
+	runJSON(t, &bb, append([]string{"breakdown", "--format", "json"}, lo...)...)
+	runJSON(t, &ab, append([]string{"breakdown", "--format", "json"}, hi...)...)
+	var d diffJSON
+	runJSON(t, &d, "diff", "--format", "json", filepath.Join(tmp, "lo"), filepath.Join(tmp, "hi"))
+	checkDiff(t, d, sideOf(bb), sideOf(ab))
+	if !d.Comparable || d.Kinds[0].BeforeWindows != 4 || d.Kinds[0].AfterWindows != 4 {
+		t.Errorf("comparable %v, windows %d/%d; want 4 ranks a side", d.Comparable, d.Kinds[0].BeforeWindows, d.Kinds[0].AfterWindows)
+	}
+	changed := 0
+	for _, c := range d.Kinds[0].Categories {
+		if c.DeltaNS != 0 {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("no category differs between the two halves: the test checks nothing")
 	}
 }
 
