@@ -100,6 +100,9 @@ func sliceCmd(e *env) *cli.Command {
 					return fmt.Errorf("%s: %w", in, err)
 				}
 				what = fmt.Sprintf("%d steps (%s)", len(steps), strings.Join(steps, ", "))
+				if len(steps) == 1 {
+					what = "1 step (" + steps[0] + ")"
+				}
 			}
 			stats, err := writeSlice(open, sel, out)
 			if err != nil {
