@@ -72,7 +72,9 @@ func Parse(r io.Reader, opt Options) (*trace.Trace, error) {
 			return nil, errors.New("corrupt gzip header (the file starts like gzip but is not valid gzip)")
 		}
 		defer zr.Close()
-		in = zr
+		ra := newReadAhead(zr)
+		defer ra.stop()
+		in = ra
 	}
 	return parse(in, opt, zr)
 }
@@ -87,13 +89,13 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	if bs <= 0 {
 		bs = defaultBlockSize
 	}
-	s := &splitter{r: in, blockSize: bs}
+	s := &splitter{r: in, blockSize: bs, pool: newBlocks(bs, 2*workers+2)}
 	m := newMerger(workers)
 
 	var runErr error
 	if workers == 1 {
 		d := newDecoder(0)
-		s.emit = func(b *batch) { m.add(d.decode(b)) }
+		s.emit = func(b *batch) { m.add(d.decode(b)); b.blk.release() }
 		runErr = s.run()
 	} else {
 		batches := make(chan *batch, workers)
@@ -105,7 +107,9 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 				defer wg.Done()
 				d := newDecoder(w)
 				for b := range batches {
-					results <- d.decode(b)
+					r := d.decode(b)
+					b.blk.release()
+					results <- r
 				}
 			}()
 		}
@@ -223,6 +227,7 @@ func readError(err error, zr *gzip.Reader, end int64) error {
 type merger struct {
 	names  *trace.Interner
 	remap  [][]trace.NameID // per worker: local id -> global id
+	parts  []*result        // decoded batches, in order
 	t      *trace.Trace
 	anoms  []trace.Anomaly
 	cpuPID int64
@@ -281,9 +286,10 @@ func (m *merger) add(r *result) {
 		r.ranges[i].Name = rm[r.ranges[i].Name]
 		r.ranges[i].Domain = rm[r.ranges[i].Domain]
 	}
-	m.t.Activities = append(m.t.Activities, r.acts...)
-	m.t.Launches = append(m.t.Launches, r.launches...)
-	m.t.Ranges = append(m.t.Ranges, r.ranges...)
+	// The records are copied once, in trace(), into slices of the exact
+	// size: growing them here by appending would copy them again at each
+	// doubling and, at the moment of growth, hold three times the model.
+	m.parts = append(m.parts, r)
 	for _, a := range r.anomalies {
 		m.anomaly(a)
 	}
@@ -294,6 +300,19 @@ func (m *merger) add(r *result) {
 
 func (m *merger) trace() *trace.Trace {
 	t := m.t
+	var na, nl, nr int
+	for _, r := range m.parts {
+		na, nl, nr = na+len(r.acts), nl+len(r.launches), nr+len(r.ranges)
+	}
+	t.Activities = make([]trace.Activity, 0, na)
+	t.Launches = make([]trace.Launch, 0, nl)
+	t.Ranges = make([]trace.Range, 0, nr)
+	for i, r := range m.parts {
+		t.Activities = append(t.Activities, r.acts...)
+		t.Launches = append(t.Launches, r.launches...)
+		t.Ranges = append(t.Ranges, r.ranges...)
+		m.parts[i] = nil // let the batch's slices go as soon as copied
+	}
 	t.Names = m.names.Names()
 	t.Procs = []trace.Proc{{PID: m.cpuPID, Rank: -1}}
 	t.Sort()
