@@ -69,6 +69,8 @@ func TestBadInputErrors(t *testing.T) {
 		{"empty", nil, "empty input"},
 		{"whitespace", []byte(" \n\t "), "empty input"},
 		{"not JSON", []byte("hello"), `invalid JSON at byte 0: expected a JSON object or array, found 'h'`},
+		{"array of numbers", []byte(`[1, 2, 3]`), "not a Chrome trace: none of its 3 elements is an event (an object with a ph)"},
+		{"events without ph", []byte(`{"traceEvents": [{"name": "a"}, 7]}`), "not a Chrome trace: none of its 2 elements is an event (an object with a ph)"},
 		{"no traceEvents", []byte(`{"model": "x", "layers": [1, 2]}`), ErrNotTrace.Error()},
 		{"traceEvents not an array", []byte(`{"traceEvents": {"ph": "X"}}`), "not a Chrome trace: traceEvents is not an array (byte 16)"},
 		{"missing comma between events", []byte(`{"traceEvents": [` + ev1 + ` ` + ev2 + `]}`), "invalid JSON at byte " + itoa(len(`{"traceEvents": [`+ev1+` `)) + ": expected ',' or ']' between events, found '{'"},

@@ -48,6 +48,12 @@ func classifyCat(cat string) (catKind, trace.Kind) {
 	return catIgnore, 0
 }
 
+// Anomalies that say an element is not an event at all.
+const (
+	anomNotObject = "non-object element in traceEvents skipped"
+	anomNoPhase   = "event without ph skipped"
+)
+
 // otherCat reports whether cat is a category that profilers write and
 // traceq does not use (Kineto's ActivityType names, old and new).
 func otherCat(cat string) bool {
@@ -221,7 +227,7 @@ func streamID(v gjson.Result) (int64, bool) {
 
 func (d *decoder) event(ev string) {
 	if len(ev) == 0 || ev[0] != '{' {
-		d.anomaly("non-object element in traceEvents skipped")
+		d.anomaly(anomNotObject)
 		return
 	}
 	d.f = fields{}
@@ -232,7 +238,7 @@ func (d *decoder) event(ev string) {
 		if f.ph.Exists() {
 			d.anomaly(fmt.Sprintf("unknown phase %q skipped", truncate(f.ph.String(), 16)))
 		} else {
-			d.anomaly("event without ph skipped")
+			d.anomaly(anomNoPhase)
 		}
 		return
 	}

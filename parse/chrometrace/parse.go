@@ -187,7 +187,23 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 			return nil, readError(s.readErr, zr, end)
 		}
 	}
+	if s.nevents > 0 && s.nevents == notEvents(t) {
+		// A JSON list of records (a config, a results file) reads as the
+		// Array Format: say it is not a trace rather than "no GPU activity".
+		return nil, fmt.Errorf("not a Chrome trace: none of its %d elements is an event (an object with a ph)", s.nevents)
+	}
 	return t, nil
+}
+
+// notEvents counts the elements of traceEvents that are not events at all.
+func notEvents(t *trace.Trace) int64 {
+	var n int64
+	for _, a := range t.Anomalies {
+		if a.What == anomNoPhase || a.What == anomNotObject {
+			n += a.Count
+		}
+	}
+	return n
 }
 
 // errNotArray is the splitter's message for a traceEvents that is valid
