@@ -3,6 +3,7 @@ package parse
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +83,8 @@ func file(path string, opt Options) (*trace.Trace, error) {
 		switch {
 		case nsyssqlite.Sniff(head):
 			format = "nsys"
+		case chrometrace.IsGzip(head) && gzippedSQLite(path):
+			return openGzippedNsys(path, opt)
 		case chrometrace.IsGzip(head) || looksJSON(head):
 			format = "chrome"
 		case strings.HasSuffix(path, ".nsys-rep") || strings.HasSuffix(path, ".qdrep"):
@@ -146,7 +149,7 @@ func printable(b []byte) string {
 
 // Expand turns the command-line arguments into input files: a directory
 // stands for the trace files directly inside it (*.json, *.json.gz,
-// *.sqlite), sorted by name, so a directory of rank files is a rank set.
+// *.sqlite, *.sqlite.gz), sorted by name, so a directory of rank files is a rank set.
 func Expand(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -165,7 +168,7 @@ func Expand(args []string) ([]string, error) {
 			if e.IsDir() {
 				continue
 			}
-			if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") || strings.HasSuffix(n, ".sqlite") {
+			if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") || strings.HasSuffix(n, ".sqlite") || strings.HasSuffix(n, ".sqlite.gz") {
 				files = append(files, filepath.Join(a, n))
 			}
 		}
@@ -176,4 +179,56 @@ func Expand(args []string) ([]string, error) {
 		out = append(out, files...)
 	}
 	return out, nil
+}
+
+// gzippedSQLite reports whether the gzip file at path holds an SQLite
+// database (an nsys export compressed for storage or transfer).
+func gzippedSQLite(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return false
+	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(zr, head)
+	return nsyssqlite.Sniff(head[:n])
+}
+
+// openGzippedNsys decompresses a gzipped nsys export to a temporary file,
+// since SQLite reads files, not streams, and removes it once read.
+func openGzippedNsys(path string, opt Options) (*trace.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("corrupt gzip header: %w", err)
+	}
+	tmp, err := os.CreateTemp("", "traceq-*.sqlite")
+	if err != nil {
+		return nil, fmt.Errorf("decompressing the nsys export: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, zr)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decompressing the nsys export: %w", err)
+	}
+	t, err := nsyssqlite.Open(tmp.Name(), nsyssqlite.Options{Names: opt.Names})
+	if err != nil {
+		// Name the user's file, not the temporary copy.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), tmp.Name(), path))
+	}
+	if len(t.Activities) == 0 {
+		return nil, ErrNoGPU
+	}
+	return t, nil
 }
