@@ -131,11 +131,11 @@ func TestTruncation(t *testing.T) {
 		{"right after the first event", end1, 1, 1, "the file ends at byte " + itoa(end1) + ", right after a complete event; whatever followed was lost"},
 		{"after the comma", end1 + 1, 1, 1, "the file ends at byte " + itoa(end1+1) + "; the 1 bytes after the last complete event (which ends at byte " + itoa(end1) + ") were lost, with whatever followed"},
 		{"inside a name string", at(`"name": "k2`) - 1, 1, 1, "the file ends at byte " + itoa(at(`"name": "k2`)-1) + "; the " + itoa(at(`"name": "k2`)-1-end1) + " bytes after the last complete event (which ends at byte " + itoa(end1) + ") were lost, with whatever followed"},
-		{"inside a number", at(`"ts": 2`), 1, 1, ""},
-		{"after the last event", end3, 3, 2, ""},
-		{"after the array", end3 + 1, 3, 2, ""},
-		{"inside the closing metadata", at(`"baseTimeNano`), 3, 2, ""},
-		{"before the final brace", len(doc) - 1, 3, 2, ""},
+		{"inside a number", at(`"ts": 2`), 1, 1, "the file ends at byte " + itoa(at(`"ts": 2`)) + "; the " + itoa(at(`"ts": 2`)-end1) + " bytes after the last complete event (which ends at byte " + itoa(end1) + ") were lost, with whatever followed"},
+		{"after the last event", end3, 3, 2, "the file ends at byte " + itoa(end3) + ", right after a complete event; whatever followed was lost"},
+		{"after the array", end3 + 1, 3, 2, "the file ends at byte " + itoa(end3+1) + ", after the traceEvents array (which ends at byte " + itoa(end3+1) + "): every event was read, only metadata after it was lost"},
+		{"inside the closing metadata", at(`"baseTimeNano`), 3, 2, "the file ends at byte " + itoa(at(`"baseTimeNano`)) + ", after the traceEvents array (which ends at byte " + itoa(end3+1) + "): every event was read, only metadata after it was lost"},
+		{"before the final brace", len(doc) - 1, 3, 2, "the file ends at byte " + itoa(len(doc)-1) + ", after the traceEvents array (which ends at byte " + itoa(end3+1) + "): every event was read, only metadata after it was lost"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,7 +150,7 @@ func TestTruncation(t *testing.T) {
 				t.Errorf("offset %d, %d events, %d activities; want %d, %d, %d",
 					tr.Truncated.Offset, tr.Truncated.Events, len(tr.Activities), tc.cut, tc.events, tc.acts)
 			}
-			if tc.reason != "" && tr.Truncated.Reason != tc.reason {
+			if tr.Truncated.Reason != tc.reason {
 				t.Errorf("reason %q\n  want %q", tr.Truncated.Reason, tc.reason)
 			}
 		})

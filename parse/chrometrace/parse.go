@@ -164,7 +164,9 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 		}
 		// Say roughly what was lost: the partial value after the last
 		// complete event, and everything after it.
-		if s.nevents == 0 {
+		if s.closed {
+			where += fmt.Sprintf(", after the traceEvents array (which ends at byte %d): every event was read, only metadata after it was lost", s.lastGood)
+		} else if s.nevents == 0 {
 			where += ", before the first complete event"
 		} else if s.lastGood < end {
 			where += fmt.Sprintf("; the %d bytes after the last complete event (which ends at byte %d) were lost, with whatever followed", end-s.lastGood, s.lastGood)

@@ -54,6 +54,7 @@ type splitter struct {
 
 	meta     map[string][]byte // raw top-level values other than traceEvents
 	sawArray bool              // traceEvents (or a top-level array) was found
+	closed   bool              // and its closing ']' was read
 	// lastGood is the offset just past the last complete event; on
 	// truncation everything before it has been emitted.
 	lastGood int64
@@ -353,6 +354,7 @@ func (s *splitter) events() error {
 			s.pos++
 			flush()
 			s.lastGood = s.base + int64(s.pos)
+			s.closed = true
 			return nil
 		}
 		if !first {
