@@ -425,3 +425,24 @@ INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0);`)
 		}
 	})
 }
+
+// TestBadRulesFile checks the messages for a --rules file that cannot be
+// read or parsed: the file first, exit 1.
+func TestBadRulesFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.rules")
+	if err := os.WriteFile(bad, []byte("garbage line without tabs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(torchDir, "hta_triton.json.gz")
+	for _, tc := range []struct{ rules, want string }{
+		{filepath.Join(dir, "missing.rules"), filepath.Join(dir, "missing.rules") + ": no such file or directory\n"},
+		{dir, dir + ": "},
+		{bad, bad + ":1: "},
+	} {
+		code, _, errs := runCLI("kernels", "--rules", tc.rules, trace)
+		if code != 1 || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "traceq: "+tc.want) {
+			t.Errorf("--rules %s: exit %d, stderr %q; want exit 1 and %q", tc.rules, code, errs, "traceq: "+tc.want)
+		}
+	}
+}

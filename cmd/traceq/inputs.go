@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -29,7 +31,13 @@ func inputFlags() []cli.Flag { return []cli.Flag{rulesFlag, strictFlag, verbose,
 
 func classifier(c *cli.Context) (*classify.Classifier, error) {
 	if p := c.String("rules"); p != "" {
-		return classify.Load(p)
+		cl, err := classify.Load(p)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			// "open FILE: ..." reads as Go; put the file first, once.
+			return nil, fmt.Errorf("%s: %w", p, pe.Err)
+		}
+		return cl, err
 	}
 	return classify.Default(), nil
 }
