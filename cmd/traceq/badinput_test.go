@@ -306,6 +306,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"breakdown"}, "traceq: breakdown: no input files (see 'traceq breakdown --help')\n"},
 		{[]string{"classify", "extra-arg"}, "traceq: classify reads names on stdin and takes no arguments\n"},
 		{[]string{"no-such-command"}, "traceq: No help topic for 'no-such-command'\n"},
+		{[]string{"breakdown", "--kind", "decdoe", trace}, `traceq: unknown --kind "decdoe" (want decode, prefill, mixed, step, unattributed, all)` + "\n"},
+		{[]string{"kernels", "--kind", "Decode", trace}, `traceq: unknown --kind "Decode" (want decode, prefill, mixed, step, unattributed, all)` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -27,6 +27,10 @@ var (
 	inputFmt    = &cli.StringFlag{Name: "input-format", Usage: "force the input format: chrome or nsys (default: detect from content)"}
 )
 
+// stepKinds are the values of --kind: the step kinds, "unattributed" for
+// GPU work outside every step and "all" for a trace without steps.
+var stepKinds = []string{analyze.KindDecode, analyze.KindPrefill, analyze.KindMixed, analyze.KindStep, analyze.KindNone, analyze.KindAll}
+
 func inputFlags() []cli.Flag { return []cli.Flag{rulesFlag, strictFlag, verbose, namesFlag, inputFmt} }
 
 func classifier(c *cli.Context) (*classify.Classifier, error) {
@@ -69,6 +73,11 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 	}
 	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
 		return nil, usagef("unknown --names %q (want demangled or short)", n)
+	}
+	// A mistyped step kind would select nothing and print an empty
+	// report. (chart's --kind names the chart instead.)
+	if k := c.String("kind"); k != "" && c.Command.Name != "chart" && !slices.Contains(stepKinds, k) {
+		return nil, usagef("unknown --kind %q (want %s)", k, strings.Join(stepKinds, ", "))
 	}
 	// Parse the files concurrently (load.go); report on them in order,
 	// once the progress line is gone.
