@@ -181,20 +181,33 @@ func checkCut(t *testing.T, path string, ref refPrefix, complete, strict bool) {
 	}
 }
 
-// TestTruncatedAnywhere cuts a real trace at many offsets: evenly spread
+// TestTruncatedAnywhere cuts real traces at many offsets: evenly spread
 // ones, and ones right around event boundaries and inside kernel names.
 // At each, traceq must report exactly the complete kernel events before
 // the cut, with one warning line (an error under --strict).
 func TestTruncatedAnywhere(t *testing.T) {
-	full := gunzipFile(t, "../../testdata/traces/torch/sglang_decode.json.gz")
+	for _, tc := range []struct {
+		file    string
+		kernels int   // in the whole trace
+		even    int64 // evenly spread cuts
+	}{
+		{"sglang_decode.json.gz", 555, 200},           // kernels in the second half
+		{"hta_gpu_user_annotation.json.gz", 130, 100}, // kernels from 40% on, with GPU annotations
+	} {
+		t.Run(tc.file, func(t *testing.T) { truncatedAnywhere(t, tc.file, tc.kernels, tc.even) })
+	}
+}
+
+func truncatedAnywhere(t *testing.T, file string, kernels int, even int64) {
+	full := gunzipFile(t, filepath.Join("../../testdata/traces/torch", file))
 	whole := refScan(full)
-	if whole.kernels != 555 {
-		t.Fatalf("reference reads %d kernels in the whole trace, want 555", whole.kernels)
+	if whole.kernels != kernels {
+		t.Fatalf("reference reads %d kernels in the whole trace, want %d", whole.kernels, kernels)
 	}
 	n := int64(len(full))
 	var cuts []int64
-	for i := int64(0); i <= 200; i++ {
-		cuts = append(cuts, i*n/200)
+	for i := int64(0); i <= even; i++ {
+		cuts = append(cuts, i*n/even)
 	}
 	// Around event ends: the first events, every 97th event, every 50th
 	// kernel, the last events; and inside kernel names.
@@ -234,7 +247,7 @@ func TestTruncatedAnywhere(t *testing.T) {
 			checkCut(t, path, ref, complete, i%8 == 0 || complete)
 		})
 	}
-	if len(cuts) < 300 || nonempty < 100 {
+	if len(cuts) < int(even)*3/2 || nonempty < int(even)/2 {
 		t.Fatalf("only %d cuts, %d of them with kernels: the test covers too little", len(cuts), nonempty)
 	}
 }
