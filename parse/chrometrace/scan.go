@@ -28,17 +28,19 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
 		s.emit = func(b *batch) {
 			if stop.failed() || event == nil {
+				b.blk.release()
 				return
 			}
 			for _, sp := range b.spans {
 				if err := event(b.data[sp.start:sp.end]); err != nil {
 					stop.fail(err)
-					return
+					break
 				}
 			}
+			b.blk.release()
 		}
 		return func() {}
-	})
+	}, 1)
 }
 
 // ScanParallel is Scan with the per-event work spread over workers
@@ -91,16 +93,16 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 				for p, ok := pending[next]; ok; p, ok = pending[next] {
 					delete(pending, next)
 					next++
-					<-inflight
-					if stop.failed() {
-						continue
-					}
-					for i, sp := range p.b.spans {
-						if err := emit(p.b.data[sp.start:sp.end], p.vs[i]); err != nil {
-							stop.fail(err)
-							break
+					if !stop.failed() {
+						for i, sp := range p.b.spans {
+							if err := emit(p.b.data[sp.start:sp.end], p.vs[i]); err != nil {
+								stop.fail(err)
+								break
+							}
 						}
 					}
+					p.b.blk.release()
+					<-inflight
 				}
 			}
 		}()
@@ -114,13 +116,13 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 			close(results)
 			<-done
 		}
-	})
+	}, workers)
 }
 
 // scanWith runs the splitter over r with the emit hook that setup
 // installs; the function setup returns is called once the splitter is done
 // and must wait for every emitted batch to be handled.
-func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*splitter, *stopReader) func()) error {
+func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*splitter, *stopReader) func(), workers int) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
 	var in io.Reader = br
@@ -130,13 +132,18 @@ func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*s
 			return fmt.Errorf("corrupt gzip header: %w", err)
 		}
 		defer zr.Close()
-		in = zr
+		// Decompress on a goroutine of its own, ahead of the splitter.
+		ra := newReadAhead(zr)
+		defer ra.stop()
+		in = ra
 	}
 	// A callback cannot make the splitter return, so it fails the reader
 	// instead: the splitter stops at its next read and the callback's
 	// error is returned. No callback runs after the first error.
 	stop := &stopReader{r: in}
-	s := &splitter{r: stop, blockSize: defaultBlockSize}
+	// Blocks are recycled once their events are handed over; at most
+	// 3·workers batches are in flight (ScanParallel), plus the splitter's.
+	s := &splitter{r: stop, blockSize: defaultBlockSize, pool: newBlocks(defaultBlockSize, 3*workers+2)}
 	wait := setup(s, stop)
 	if top != nil {
 		s.top = func(key string, raw []byte) {
