@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -105,7 +106,7 @@ func file(path string, opt Options) (*trace.Trace, error) {
 		if opt.Progress != nil {
 			r = opt.Progress(br, st.Size())
 		}
-		t, err = chrometrace.Parse(r, chrometrace.Options{Workers: opt.Workers})
+		t, err = chrometrace.Parse(r, chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(f, head, st.Size())})
 		if err != nil {
 			return nil, err
 		}
@@ -231,4 +232,21 @@ func openGzippedNsys(path string, opt Options) (*trace.Trace, error) {
 		return nil, ErrNoGPU
 	}
 	return t, nil
+}
+
+// jsonSize guesses the size of the JSON in a file, for sizing the model's
+// slices: the file size, or for gzip the size its trailer records (exact
+// for a single-member file under 4 GiB, a hint otherwise).
+func jsonSize(f *os.File, head []byte, size int64) int64 {
+	if !chrometrace.IsGzip(head) {
+		return size
+	}
+	var tail [4]byte
+	if size < 18 {
+		return 0
+	}
+	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint32(tail[:]))
 }

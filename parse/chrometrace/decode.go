@@ -100,11 +100,13 @@ type decoder struct {
 	idx    int64 // current event index
 	off    int64 // current event offset
 
-	lastActs int // activities of the previous batch: a size hint
+	lastActs int                   // activities of the previous batch: a size hint
+	free     chan []trace.Activity // buffers the merger is done with
 }
 
 type result struct {
 	seq       int
+	bytes     int // size of the batch's JSON
 	worker    int
 	newNames  []string
 	acts      []trace.Activity
@@ -129,7 +131,7 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 
 func (d *decoder) decode(b *batch) *result {
 	// Size the records like the previous batch's: the blocks are alike.
-	d.res = &result{seq: b.seq, worker: d.worker, acts: make([]trace.Activity, 0, d.lastActs+d.lastActs/8)}
+	d.res = &result{seq: b.seq, worker: d.worker, acts: d.actsBuf(), bytes: len(b.data)}
 	before := d.names.Len()
 	for i, sp := range b.spans {
 		d.idx = b.first + int64(i)

@@ -26,6 +26,10 @@ type Options struct {
 	// BlockSize is the size of the blocks events are handed out in; 0 means
 	// 4 MiB. Tests make it tiny to force many blocks.
 	BlockSize int
+	// SizeHint is the size of the decompressed JSON when known (0 when
+	// not). It is only used to size the model's slices once, from the
+	// density of the first batches, instead of growing them by doubling.
+	SizeHint int64
 }
 
 // ErrNotTrace is returned for JSON that has no traceEvents array.
@@ -91,10 +95,12 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	}
 	s := &splitter{r: in, blockSize: bs, pool: newBlocks(bs, 2*workers+2)}
 	m := newMerger(workers)
+	m.hint = opt.SizeHint
 
 	var runErr error
 	if workers == 1 {
 		d := newDecoder(0)
+		d.free = m.free
 		s.emit = func(b *batch) { m.add(d.decode(b)); b.blk.release() }
 		runErr = s.run()
 	} else {
@@ -106,6 +112,7 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 			go func() {
 				defer wg.Done()
 				d := newDecoder(w)
+				d.free = m.free
 				for b := range batches {
 					r := d.decode(b)
 					b.blk.release()
@@ -245,7 +252,9 @@ func readError(err error, zr *gzip.Reader, end int64) error {
 type merger struct {
 	names  *trace.Interner
 	remap  [][]trace.NameID // per worker: local id -> global id
-	parts  []*result        // decoded batches, in order
+	hint   int64            // Options.SizeHint
+	seen   int64            // bytes of the batches merged so far
+	free   chan []trace.Activity
 	t      *trace.Trace
 	anoms  []trace.Anomaly
 	cpuPID int64
@@ -281,7 +290,8 @@ func (m *merger) anomaly(a trace.Anomaly) {
 }
 
 func newMerger(workers int) *merger {
-	m := &merger{names: trace.NewInterner(), remap: make([][]trace.NameID, workers), t: &trace.Trace{}}
+	m := &merger{names: trace.NewInterner(), remap: make([][]trace.NameID, workers), t: &trace.Trace{},
+		free: make(chan []trace.Activity, 2*workers+2)}
 	for i := range m.remap {
 		m.remap[i] = []trace.NameID{0} // every interner starts with ""
 	}
@@ -304,10 +314,18 @@ func (m *merger) add(r *result) {
 		r.ranges[i].Name = rm[r.ranges[i].Name]
 		r.ranges[i].Domain = rm[r.ranges[i].Domain]
 	}
-	// The records are copied once, in trace(), into slices of the exact
-	// size: growing them here by appending would copy them again at each
-	// doubling and, at the moment of growth, hold three times the model.
-	m.parts = append(m.parts, r)
+	// With a size hint, the slices are sized once from the density of
+	// the batches so far: doubling would copy them at each growth and,
+	// at the moment of growth, hold three times the model.
+	m.seen += int64(r.bytes)
+	m.t.Activities = append(grow(m.t.Activities, len(r.acts), m.seen, m.hint), r.acts...)
+	m.t.Launches = append(grow(m.t.Launches, len(r.launches), m.seen, m.hint), r.launches...)
+	m.t.Ranges = append(grow(m.t.Ranges, len(r.ranges), m.seen, m.hint), r.ranges...)
+	select { // the batch's buffer goes back to the decoders
+	case m.free <- r.acts[:0]:
+	default:
+	}
+	r.acts = nil
 	for _, a := range r.anomalies {
 		m.anomaly(a)
 	}
@@ -318,19 +336,6 @@ func (m *merger) add(r *result) {
 
 func (m *merger) trace() *trace.Trace {
 	t := m.t
-	var na, nl, nr int
-	for _, r := range m.parts {
-		na, nl, nr = na+len(r.acts), nl+len(r.launches), nr+len(r.ranges)
-	}
-	t.Activities = make([]trace.Activity, 0, na)
-	t.Launches = make([]trace.Launch, 0, nl)
-	t.Ranges = make([]trace.Range, 0, nr)
-	for i, r := range m.parts {
-		t.Activities = append(t.Activities, r.acts...)
-		t.Launches = append(t.Launches, r.launches...)
-		t.Ranges = append(t.Ranges, r.ranges...)
-		m.parts[i] = nil // let the batch's slices go as soon as copied
-	}
 	t.Names = m.names.Names()
 	t.Procs = []trace.Proc{{PID: m.cpuPID, Rank: -1}}
 	t.Sort()

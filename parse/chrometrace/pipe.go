@@ -4,6 +4,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/traceq/traceq/trace"
 )
 
 // readAhead runs the reads of r (gzip decompression, the single-threaded
@@ -143,4 +145,36 @@ func (b *block) release() {
 	case b.pool.free <- b:
 	default:
 	}
+}
+
+// actsBuf returns an empty activity buffer for a batch: one the merger has
+// copied out (recycled: no fresh memory to fault in), else a new one sized
+// like the previous batch's.
+func (d *decoder) actsBuf() []trace.Activity {
+	select {
+	case b := <-d.free:
+		return b
+	default:
+		return make([]trace.Activity, 0, d.lastActs+d.lastActs/8)
+	}
+}
+
+// grow makes room for add more elements in s. When the total input size
+// is known (hint), the new capacity is what the density of the seen bytes
+// predicts for the whole input, plus 5%; otherwise, or if that is not
+// enough, append's doubling.
+func grow[T any](s []T, add int, seen, hint int64) []T {
+	need := len(s) + add
+	if need <= cap(s) {
+		return s
+	}
+	if hint > seen && seen > 0 {
+		est := float64(need) + float64(need)/float64(seen)*float64(hint-seen)*1.05
+		if est < float64(1<<40) && int(est) > need {
+			ns := make([]T, len(s), int(est)+64)
+			copy(ns, s)
+			return ns
+		}
+	}
+	return s // append doubles
 }
