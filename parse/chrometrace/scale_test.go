@@ -47,9 +47,17 @@ func TestChunkedEqualsSequential(t *testing.T) {
 			{Workers: 2, BlockSize: 4096},
 			{Workers: 3, BlockSize: 997},
 			{Workers: 8, BlockSize: 64 << 10},
+			// A size hint sizes the slices; right, low or high, it must
+			// not change the result.
+			{Workers: 2, BlockSize: 2048, SizeHint: int64(len(data))},
+			{Workers: 2, BlockSize: 2048, SizeHint: int64(len(data)) / 7},
+			{Workers: 3, BlockSize: 1500, SizeHint: int64(len(data)) * 5},
 		} {
 			got, err := Parse(bytes.NewReader(data), opt)
 			if err != nil {
+				t.Fatalf("%s %+v: %v", name, opt, err)
+			}
+			if err := got.CheckValid(); err != nil {
 				t.Fatalf("%s %+v: %v", name, opt, err)
 			}
 			if !reflect.DeepEqual(got, want) {
