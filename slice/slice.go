@@ -88,8 +88,6 @@ func (s *Selection) cpuHolds(ts, end int64) bool {
 
 // Stats describes a written slice.
 type Stats struct {
-	// TraceStart is the earliest ts of any event but metadata, in ns.
-	TraceStart int64 `json:"trace_start_ns"`
 	// Read counts the events of the input; Kept those written, of which
 	// Metadata are ph "M" events and Flows are flow events.
 	Read     int64 `json:"events_read"`
