@@ -155,6 +155,19 @@ func TestTruncation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("byte order mark", func(t *testing.T) {
+		for _, in := range [][]byte{[]byte("\xef\xbb\xbf" + doc), gzipOf(t, []byte("\xef\xbb\xbf"+doc))} {
+			tr, err := parseBoth(t, in)
+			if err != nil || tr.Truncated != nil || len(tr.Activities) != 2 {
+				t.Fatalf("err %v, truncated %+v", err, tr)
+			}
+		}
+		// Offsets stay those of the file, BOM included.
+		_, err := parseBoth(t, []byte("\xef\xbb\xbf{\"traceEvents\": [1 2]}"))
+		if want := "invalid JSON at byte 22: expected ',' or ']' between events, found '2'"; err == nil || err.Error() != want {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+	})
 	t.Run("whole document", func(t *testing.T) {
 		tr, err := parseBoth(t, []byte(doc+"\n"))
 		if err != nil || tr.Truncated != nil || len(tr.Activities) != 2 {

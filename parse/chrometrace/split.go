@@ -225,6 +225,14 @@ func (s *splitter) run() error {
 	if !s.skipSpace() {
 		return errEmpty
 	}
+	// A UTF-8 byte order mark (some Windows tools write one) is not JSON.
+	// Skipping it keeps byte offsets those of the file.
+	if s.base == 0 && s.pos == 0 && bytes.HasPrefix(s.buf, []byte("\xef\xbb\xbf")) {
+		s.pos = 3
+		if !s.skipSpace() {
+			return errEmpty
+		}
+	}
 	switch s.buf[s.pos] {
 	case '[': // the JSON Array Format of the Chrome trace spec
 		s.sawArray = true
