@@ -23,6 +23,7 @@ var layers = map[string][]string{
 	"analyze":           {"trace", "classify"},
 	"render":            {"trace", "classify", "analyze"},
 	"render/chart":      {"trace", "classify", "analyze", "render"},
+	"slice":             {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "classify", "analyze"},
 }
 
 // thirdParty names the one package allowed to import each dependency, so
