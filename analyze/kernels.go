@@ -46,19 +46,58 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	cats := map[key]string{}
 	for ii, in := range inputs {
 		t := in.Trace
-		catOf := make([]string, len(t.Names))
-		for i := range t.Activities {
+		// Gather per (name id, device) of this input first: hashing a
+		// small struct instead of long kernel names, with each duration
+		// slice allocated once at its final size (a trace holds millions
+		// of activities and a few hundred names).
+		type local struct {
+			name   trace.NameID
+			device int32
+		}
+		keep := func(i int) bool {
 			a := &t.Activities[i]
 			if a.Kind != trace.KindKernel && !opt.MemOps {
+				return false
+			}
+			return opt.Kind == "" || stepKindOf(in, i) == opt.Kind
+		}
+		idx := map[local]int{}
+		var order []local
+		var counts []int
+		for i := range t.Activities {
+			if !keep(i) {
 				continue
 			}
-			if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
-				continue
-			}
-			k := key{name: t.Names[a.Name], input: -1, device: 0}
+			a := &t.Activities[i]
+			l := local{name: a.Name}
 			if opt.PerDevice {
-				k.input, k.device = ii, a.Device
+				l.device = a.Device
 			}
+			j, ok := idx[l]
+			if !ok {
+				j = len(order)
+				idx[l] = j
+				order = append(order, l)
+				counts = append(counts, 0)
+			}
+			counts[j]++
+		}
+		lists := make([][]int64, len(order))
+		for j, n := range counts {
+			lists[j] = make([]int64, 0, n)
+		}
+		catOf := make([]string, len(t.Names))
+		for i := range t.Activities {
+			if !keep(i) {
+				continue
+			}
+			a := &t.Activities[i]
+			l := local{name: a.Name}
+			if opt.PerDevice {
+				l.device = a.Device
+			}
+			j := idx[l]
+			lists[j] = append(lists[j], a.Dur)
 			if catOf[a.Name] == "" {
 				switch a.Kind {
 				case trace.KindMemcpy:
@@ -66,11 +105,21 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 				case trace.KindMemset:
 					catOf[a.Name] = "memcpy/memset"
 				default:
-					catOf[a.Name] = cl.Classify(k.name)
+					catOf[a.Name] = cl.Classify(t.Names[a.Name])
 				}
 			}
-			durs[k] = append(durs[k], a.Dur)
-			cats[k] = catOf[a.Name]
+		}
+		for j, l := range order {
+			k := key{name: t.Names[l.name], input: -1, device: 0}
+			if opt.PerDevice {
+				k.input, k.device = ii, l.device
+			}
+			if durs[k] == nil {
+				durs[k] = lists[j]
+			} else {
+				durs[k] = append(durs[k], lists[j]...)
+			}
+			cats[k] = catOf[l.name]
 		}
 	}
 	var total int64
