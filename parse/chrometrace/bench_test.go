@@ -226,3 +226,20 @@ func BenchmarkGunzip(b *testing.B) {
 	}
 	reportCPU(b, c0)
 }
+
+// BenchmarkSplit is the splitter alone (finding event boundaries): the
+// one part of a parse that runs on a single goroutine.
+func BenchmarkSplit(b *testing.B) {
+	data, _ := benchInput()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	c0 := cpuTime()
+	for b.Loop() {
+		s := &splitter{r: bytes.NewReader(data), blockSize: defaultBlockSize, pool: newBlocks(defaultBlockSize, 4)}
+		s.emit = func(bt *batch) { bt.blk.release() }
+		if err := s.run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, c0)
+}
