@@ -72,6 +72,7 @@ func TestBadInputErrors(t *testing.T) {
 
 	const cutMeta = `{"schemaVersion": 1, "deviceProperties": [{"id": 0, `
 	const cutCPU = `{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}, {"ph": "X", "cat": "ker`
+	const sqlite = "../../testdata/traces/nsys/nsys2022.1.3_dlprof-rtx2070-cudnn.sqlite"
 	tests := []struct {
 		name string
 		path string
@@ -102,16 +103,16 @@ func TestBadInputErrors(t *testing.T) {
 		{"cut before traceEvents", write("cutmeta.json", []byte(cutMeta)), fmt.Sprintf("truncated: the file ends at byte %d, before the traceEvents array", len(cutMeta))},
 		{"cut before any GPU activity", write("cutcpu.json", []byte(cutCPU)), fmt.Sprintf("truncated before any GPU activity (1 complete events read): the file ends at byte %d; the %d bytes after the last complete event (which ends at byte %d) were lost, with whatever followed",
 			len(cutCPU), len(cutCPU)-strings.Index(cutCPU, "}")-1, strings.Index(cutCPU, "}")+1)},
-		{"SQLite forced as chrome", "../../testdata/traces/nsys/nsys2022.1.3_dlprof-rtx2070-cudnn.sqlite", ""},
+		// Run with --input-format chrome, below.
+		{"SQLite forced as chrome", sqlite, "invalid JSON at byte 0: expected a JSON object or array, found 'S'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"kernels", tc.path}
-			want := tc.want
-			if tc.name == "SQLite forced as chrome" {
+			if tc.path == sqlite {
 				args = []string{"kernels", "--input-format", "chrome", tc.path}
-				want = "invalid JSON at byte 0: expected a JSON object or array, found 'S'"
 			}
+			want := tc.want
 			code, out, errs := runCLI(args...)
 			if code != 1 {
 				t.Errorf("exit %d, want 1", code)
@@ -311,13 +312,12 @@ func TestBadFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, out, errs := runCLI(tc.args...)
+			// urfave/cli prints the command's help for a flag error; the
+			// error itself is the last line of stderr.
+			code, _, errs := runCLI(tc.args...)
 			if code != 2 {
 				t.Errorf("exit %d, want 2", code)
 			}
-			// urfave/cli prints the command's help on stdout for a flag
-			// error; the error itself is the last line of stderr.
-			_ = out
 			if !strings.HasSuffix(errs, tc.want) {
 				t.Errorf("stderr %q\nwant suffix %q", errs, tc.want)
 			}
