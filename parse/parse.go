@@ -115,7 +115,11 @@ func file(path string, opt Options) (*trace.Trace, error) {
 	}
 	if len(t.Activities) == 0 {
 		if t.Truncated != nil {
-			return nil, fmt.Errorf("truncated before any GPU activity (%d complete events read): %s", t.Truncated.Events, t.Truncated.Reason)
+			events := "events"
+			if t.Truncated.Events == 1 {
+				events = "event"
+			}
+			return nil, fmt.Errorf("truncated before any GPU activity (%d complete %s read): %s", t.Truncated.Events, events, t.Truncated.Reason)
 		}
 		return nil, ErrNoGPU
 	}

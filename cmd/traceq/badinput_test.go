@@ -90,7 +90,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"JSON, not a trace", write("config.json", []byte(`{"model": "llama", "layers": [1, 2]}`)), "not a Chrome trace: no traceEvents array"},
 		{"traceEvents not an array", write("obj.json", []byte(`{"traceEvents": {"ph": "X"}}`)), "not a Chrome trace: traceEvents is not an array (byte 16)"},
 		{"JSON array of numbers", write("numbers.json", []byte(`[1, 2, 3]`)), "not a Chrome trace: none of its 3 elements is an event (an object with a ph)"},
-		{"JSON list of records", write("runs.json", []byte(`[{"file": "a.json.gz", "batch_size": 32}]`)), "not a Chrome trace: none of its 1 elements is an event (an object with a ph)"},
+		{"JSON list of records", write("runs.json", []byte(`[{"file": "a.json.gz", "batch_size": 32}]`)), "not a Chrome trace: its only element is not an event (an object with a ph)"},
 		{"no events", write("noevents.json", []byte(`{"traceEvents": []}`)), "no GPU activity"},
 		{"CPU-only trace", filepath.Join(torchDir, "hta_cpu_only.json.gz"), "no GPU activity (kernels, memcpys, memsets) in the trace: was it captured with CUDA activities enabled (torch.profiler activities=[ProfilerActivity.CUDA])?"},
 		{"missing comma", write("comma.json", []byte(`{"traceEvents": [{"ph": "X"} {"ph": "X"}]}`)), `invalid JSON at byte 29: expected ',' or ']' between events, found '{'`},
@@ -101,7 +101,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"gzip checksum", write("crc.json.gz", badCRC), "corrupt gzip data: the checksum does not match (the file is damaged)"},
 		{"gzip cut in its header", write("cuthead.json.gz", sglang[:6]), "truncated: the file ends inside the gzip header, before any data"},
 		{"cut before traceEvents", write("cutmeta.json", []byte(cutMeta)), fmt.Sprintf("truncated: the file ends at byte %d, before the traceEvents array", len(cutMeta))},
-		{"cut before any GPU activity", write("cutcpu.json", []byte(cutCPU)), fmt.Sprintf("truncated before any GPU activity (1 complete events read): the file ends at byte %d; the %d bytes after the last complete event (which ends at byte %d) were lost, with whatever followed",
+		{"cut before any GPU activity", write("cutcpu.json", []byte(cutCPU)), fmt.Sprintf("truncated before any GPU activity (1 complete event read): the file ends at byte %d; the %d bytes after the last complete event (which ends at byte %d) were lost, with whatever followed",
 			len(cutCPU), len(cutCPU)-strings.Index(cutCPU, "}")-1, strings.Index(cutCPU, "}")+1)},
 		// Run with --input-format chrome, below.
 		{"SQLite forced as chrome", sqlite, "invalid JSON at byte 0: expected a JSON object or array, found 'S'"},

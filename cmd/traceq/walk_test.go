@@ -23,7 +23,7 @@ var walkExpect = map[string]string{
 	// An MTIA accelerator trace: mtia_ccp_events, no CUDA/HIP activity.
 	"torch/hta/mtia_inference_trace/mtia_inference_rank_0.json.gz": "no GPU activity (kernels, memcpys, memsets) in the trace",
 	// A JSON list of capture settings, not a trace.
-	"torch/tracelens/inference/vllm_decode_full/capture_traces/execution_details.json": "not a Chrome trace: none of its 1 elements is an event (an object with a ph)",
+	"torch/tracelens/inference/vllm_decode_full/capture_traces/execution_details.json": "not a Chrome trace: its only element is not an event (an object with a ph)",
 	// The provenance notes.
 	"torch/SOURCES.md": "not a trace: neither JSON, gzip nor SQLite",
 	"nsys/SOURCES.md":  "not a trace: neither JSON, gzip nor SQLite",

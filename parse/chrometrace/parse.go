@@ -199,6 +199,9 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	if s.nevents > 0 && s.nevents == notEvents(t) {
 		// A JSON list of records (a config, a results file) reads as the
 		// Array Format: say it is not a trace rather than "no GPU activity".
+		if s.nevents == 1 {
+			return nil, errors.New("not a Chrome trace: its only element is not an event (an object with a ph)")
+		}
 		return nil, fmt.Errorf("not a Chrome trace: none of its %d elements is an event (an object with a ph)", s.nevents)
 	}
 	return t, nil
