@@ -42,62 +42,53 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 		input  int
 		device int32
 	}
-	durs := map[key][]int64{}
-	cats := map[key]string{}
+	// Two passes over the activities: count per key, then fill duration
+	// slices allocated once at their final size. Keys are looked up per
+	// activity as (name id, device) of the input, a small struct, not by
+	// the long kernel-name strings; a trace holds millions of activities
+	// and a few hundred names, and with many ranks the durations are the
+	// largest thing analysis holds.
+	type local struct {
+		name   trace.NameID
+		device int32
+	}
+	gidx := map[key]int{}
+	var keys []key
+	var counts []int
+	var cats []string
+	l2g := make([]map[local]int, len(inputs)) // per input: local key -> global index
 	for ii, in := range inputs {
 		t := in.Trace
-		// Gather per (name id, device) of this input first: hashing a
-		// small struct instead of long kernel names, with each duration
-		// slice allocated once at its final size (a trace holds millions
-		// of activities and a few hundred names).
-		type local struct {
-			name   trace.NameID
-			device int32
-		}
-		keep := func(i int) bool {
-			a := &t.Activities[i]
-			if a.Kind != trace.KindKernel && !opt.MemOps {
-				return false
-			}
-			return opt.Kind == "" || stepKindOf(in, i) == opt.Kind
-		}
-		idx := map[local]int{}
-		var order []local
-		var counts []int
-		for i := range t.Activities {
-			if !keep(i) {
-				continue
-			}
-			a := &t.Activities[i]
-			l := local{name: a.Name}
-			if opt.PerDevice {
-				l.device = a.Device
-			}
-			j, ok := idx[l]
-			if !ok {
-				j = len(order)
-				idx[l] = j
-				order = append(order, l)
-				counts = append(counts, 0)
-			}
-			counts[j]++
-		}
-		lists := make([][]int64, len(order))
-		for j, n := range counts {
-			lists[j] = make([]int64, 0, n)
-		}
+		l2g[ii] = map[local]int{}
 		catOf := make([]string, len(t.Names))
 		for i := range t.Activities {
-			if !keep(i) {
+			a := &t.Activities[i]
+			if a.Kind != trace.KindKernel && !opt.MemOps {
 				continue
 			}
-			a := &t.Activities[i]
+			if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
+				continue
+			}
 			l := local{name: a.Name}
 			if opt.PerDevice {
 				l.device = a.Device
 			}
-			j := idx[l]
-			lists[j] = append(lists[j], a.Dur)
+			g, ok := l2g[ii][l]
+			if !ok {
+				k := key{name: t.Names[a.Name], input: -1, device: 0}
+				if opt.PerDevice {
+					k.input, k.device = ii, a.Device
+				}
+				if g, ok = gidx[k]; !ok {
+					g = len(keys)
+					gidx[k] = g
+					keys = append(keys, k)
+					counts = append(counts, 0)
+					cats = append(cats, "")
+				}
+				l2g[ii][l] = g
+			}
+			counts[g]++
 			if catOf[a.Name] == "" {
 				switch a.Kind {
 				case trace.KindMemcpy:
@@ -108,24 +99,37 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 					catOf[a.Name] = cl.Classify(t.Names[a.Name])
 				}
 			}
+			cats[g] = catOf[a.Name]
 		}
-		for j, l := range order {
-			k := key{name: t.Names[l.name], input: -1, device: 0}
+	}
+	durs := make([][]int64, len(keys))
+	for g, n := range counts {
+		durs[g] = make([]int64, 0, n)
+	}
+	for ii, in := range inputs {
+		t := in.Trace
+		for i := range t.Activities {
+			a := &t.Activities[i]
+			if a.Kind != trace.KindKernel && !opt.MemOps {
+				continue
+			}
+			if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
+				continue
+			}
+			l := local{name: a.Name}
 			if opt.PerDevice {
-				k.input, k.device = ii, l.device
+				l.device = a.Device
 			}
-			if durs[k] == nil {
-				durs[k] = lists[j]
-			} else {
-				durs[k] = append(durs[k], lists[j]...)
-			}
-			cats[k] = catOf[l.name]
+			g := l2g[ii][l]
+			durs[g] = append(durs[g], a.Dur)
 		}
 	}
 	var total int64
 	out := make([]KernelStat, 0, len(durs))
-	for k, ds := range durs {
-		ks := KernelStat{Name: k.name, Category: cats[k], Dist: summarize(ds)}
+	for g, ds := range durs {
+		k := keys[g]
+		ks := KernelStat{Name: k.name, Category: cats[g], Dist: summarize(ds)}
+		durs[g] = nil // summarized: let it go
 		total += ks.Total
 		if opt.PerDevice {
 			ks.Path = inputs[k.input].Path

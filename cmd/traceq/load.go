@@ -2,12 +2,29 @@ package main
 
 import (
 	"io"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/trace"
 )
+
+// memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
+// set. Several GB of rank files parse into close to a GB of model (48
+// bytes per kept activity); without a limit the collector lets the heap
+// grow to twice what is live before collecting. Near the limit it collects
+// more often instead, which costs little here: the model's big slices hold
+// no pointers, so there is almost nothing to mark. Live data above the
+// limit is still allowed (it is soft).
+const memoryLimit = 900 << 20
+
+func init() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+}
 
 // maxParallelFiles bounds the input files parsed at once. Each parse
 // already uses every core; a second one in flight fills the gaps of the

@@ -161,7 +161,7 @@ func (d *decoder) actsBuf() []trace.Activity {
 
 // grow makes room for add more elements in s. When the total input size
 // is known (hint), the new capacity is what the density of the seen bytes
-// predicts for the whole input, plus 5%; otherwise, or if that is not
+// predicts for the whole input, plus 2%; otherwise, or if that is not
 // enough, append's doubling.
 func grow[T any](s []T, add int, seen, hint int64) []T {
 	need := len(s) + add
@@ -169,7 +169,7 @@ func grow[T any](s []T, add int, seen, hint int64) []T {
 		return s
 	}
 	if hint > seen && seen > 0 {
-		est := float64(need) + float64(need)/float64(seen)*float64(hint-seen)*1.05
+		est := float64(need) + float64(need)/float64(seen)*float64(hint-seen)*1.02
 		if est < float64(1<<40) && int(est) > need {
 			ns := make([]T, len(s), int(est)+64)
 			copy(ns, s)
