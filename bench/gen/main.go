@@ -1,0 +1,92 @@
+// Command gen writes the synthetic vLLM-like rank traces of the scale
+// benchmark (bench/run.sh) with internal/gen: one file per rank, plain
+// JSON or gzip, streamed so that a multi-GB trace needs little memory.
+//
+//	go run ./bench/gen -ranks 8 -steps 4400 -gz -out /tmp/traceq-bench
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/traceq/traceq/internal/gen"
+)
+
+func main() {
+	var (
+		out      = flag.String("out", ".", "output `DIR`")
+		ranks    = flag.Int("ranks", 1, "number of rank files")
+		steps    = flag.Int("steps", 4400, "steps per rank")
+		layers   = flag.Int("layers", 32, "transformer layers per step")
+		decode   = flag.Int("decode-every", 50, "a prefill step every N steps, decode steps between")
+		mixed    = flag.Int("mixed-every", 0, "a mixed step every N steps (0: none)")
+		seed     = flag.Int64("seed", 1, "random seed")
+		gz       = flag.Bool("gz", false, "write .json.gz (gzip level 6, like gzip(1)'s default) instead of .json")
+		parallel = flag.Int("parallel", 2, "rank files written at once")
+	)
+	flag.Parse()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	cfg := gen.Config{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, MixedEvery: *mixed, Layers: *layers, Seed: *seed}
+	sem := make(chan struct{}, max(1, *parallel))
+	var wg sync.WaitGroup
+	errs := make([]error, *ranks)
+	for r := range *ranks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[r] = write(*out, cfg, r, *gz)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func write(dir string, cfg gen.Config, rank int, gz bool) error {
+	name := fmt.Sprintf("rank%d.json", rank)
+	if gz {
+		name += ".gz"
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var w io.Writer = bw
+	var zw *gzip.Writer
+	if gz {
+		zw, _ = gzip.NewWriterLevel(bw, 6)
+		w = zw
+	}
+	exp, err := gen.Write(w, cfg, rank)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, exp.Bytes, exp.Activities, exp.Kernels)
+	return f.Close()
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Scale benchmark (issue 6): generates a ~1 GB vLLM-like trace (~1.8 M GPU
+# activities) and 8 such rank files with internal/gen (through bench/gen),
+# then times, in one run and side by side, traceq breakdown, zcat and
+# Python's json.load on them, and prints the ratios the issue sets targets
+# for. Generated files are kept in $DIR and reused while their settings do
+# not change.
+#
+#   bench/run.sh                 # the full benchmark
+#   STEPS=500 RANKS=2 bench/run.sh   # a quick small run
+#   SKIP_PYTHON=1 bench/run.sh   # without json.load (27 s and ~4 GB per GB)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DIR=${DIR:-/tmp/traceq-bench}
+STEPS=${STEPS:-4700}   # 4700 steps x 32 layers: 1.00 GB, 1.83 M GPU activities
+RANKS=${RANKS:-8}
+LAYERS=${LAYERS:-32}
+mkdir -p "$DIR"
+
+if [ ! -x /usr/bin/time ]; then
+	apt-get install -y time >/dev/null
+fi
+
+go build -o "$DIR/traceq" ./cmd/traceq
+go build -o "$DIR/gen" ./bench/gen
+
+# Generate once per setting.
+stamp="steps=$STEPS ranks=$RANKS layers=$LAYERS $(git rev-parse HEAD:internal/gen 2>/dev/null || echo nogit)"
+if [ "$(cat "$DIR/stamp" 2>/dev/null)" != "$stamp" ]; then
+	echo "generating traces in $DIR ..." >&2
+	rm -rf "$DIR/one" "$DIR/ranks"
+	"$DIR/gen" -out "$DIR/one" -ranks 1 -steps "$STEPS" -layers "$LAYERS" >&2
+	gzip -6 -k "$DIR/one/rank0.json"
+	"$DIR/gen" -out "$DIR/ranks" -ranks "$RANKS" -steps "$STEPS" -layers "$LAYERS" -gz -parallel 2 >&2
+	echo "$stamp" >"$DIR/stamp"
+fi
+ONE="$DIR/one/rank0.json"
+RANKFILES=("$DIR"/ranks/rank*.json.gz)
+
+# measure NAME CMD...: runs CMD with stdout to /dev/null, records wall,
+# user+sys CPU (s) and peak RSS (MB) in the shell variables W, C, M.
+measure() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %U %S %M" -o "$DIR/time.out" "$@" >/dev/null
+	read -r W u s k <"$DIR/time.out"
+	C=$(awk "BEGIN{printf \"%.2f\", $u+$s}")
+	M=$(awk "BEGIN{printf \"%.0f\", $k/1024}")
+	printf '%-44s %8.2f %8.2f %9d\n' "$name" "$W" "$C" "$M"
+}
+
+cores=$(nproc)
+size=$(stat -c %s "$ONE")
+gzsize=$(stat -c %s "$ONE.gz")
+echo
+echo "machine: $cores cores, $(free -h | awk '/^Mem:/{print $2}') RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "trace:   $ONE: $((size / 1000000)) MB ($((gzsize / 1000000)) MB as .gz); $RANKS rank files like it"
+echo
+printf '%-44s %8s %8s %9s\n' "command" "wall s" "cpu s" "peak MB"
+measure "zcat one.json.gz > /dev/null" zcat "$ONE.gz"
+zw=$W zc=$C
+measure "traceq breakdown one.json.gz" "$DIR/traceq" breakdown --format json "$ONE.gz"
+tw=$W tm=$M tc=$C
+measure "traceq breakdown one.json" "$DIR/traceq" breakdown --format json "$ONE"
+pw=$W pm=$M pc=$C
+if [ -z "${SKIP_PYTHON:-}" ]; then
+	measure "python3 json.load(gzip.open(one.json.gz))" python3 -c 'import json,gzip,sys; json.load(gzip.open(sys.argv[1]))' "$ONE.gz"
+	yw=$W ym=$M
+fi
+measure "zcat each of the $RANKS rank files, one by one" sh -c 'for f; do zcat "$f"; done' sh "${RANKFILES[@]}"
+zall=$W zallc=$C
+measure "traceq breakdown ${RANKS} rank files" "$DIR/traceq" breakdown --format json "$DIR/ranks"
+rw=$W rm=$M rc=$C
+
+echo
+echo "ratios (targets of issue 6 in brackets). 'wall' is what the run saw; 'cpu' divides"
+echo "CPU seconds by the cores instead, which is the wall time the same work takes when"
+echo "nothing else runs on the machine and every core is busy (a lower bound):"
+awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" -v rw="$rw" -v rm="$rm" \
+	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
+	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" 'BEGIN {
+	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
+	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
+	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MB             [<= 400]\n", tm, pm
+	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
+	printf "  %d ranks:   peak RSS                    %d MB                  [<= 1000]\n", ranks, rm
+	if (yw > 0) printf "  python json.load / traceq (.json.gz)   %.1f x wall, %.1f x memory\n", yw / tw, ym / tm
+}'
