@@ -247,6 +247,18 @@ func TestOddInput(t *testing.T) {
 	}
 }
 
+// TestOneAnomaly checks the summary's wording for a single odd event.
+func TestOneAnomaly(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "one.json")
+	if err := os.WriteFile(p, []byte(`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("kernels", p)
+	if want := "traceq: " + p + ": 1 odd event: 1 GPU activity without correlation id (--verbose lists them)\n"; code != 0 || errs != want {
+		t.Errorf("exit %d, stderr %q; want %q", code, errs, want)
+	}
+}
+
 // TestNsResolutionTrace checks that a trace with ns-resolution ts keeps its
 // sub-µs digits: the reference reader (exact decimals) agrees with traceq,
 // and some kernel totals are not whole µs.

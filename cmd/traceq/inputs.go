@@ -129,14 +129,18 @@ func report(e *env, c *cli.Context, path string, t *trace.Trace) error {
 		n += a.Count
 		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
 	}
+	odd := fmt.Sprintf("%d odd events", n)
+	if n == 1 {
+		odd = "1 odd event"
+	}
 	if c.Bool("verbose") {
-		fmt.Fprintf(e.stderr, "traceq: %s: %d odd events:\n", path, n)
+		fmt.Fprintf(e.stderr, "traceq: %s: %s:\n", path, odd)
 		for _, a := range t.Anomalies {
 			fmt.Fprintf(e.stderr, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
 		}
 		return nil
 	}
-	fmt.Fprintf(e.stderr, "traceq: %s: %d odd events: %s (--verbose lists them)\n", path, n, strings.Join(parts, "; "))
+	fmt.Fprintf(e.stderr, "traceq: %s: %s: %s (--verbose lists them)\n", path, odd, strings.Join(parts, "; "))
 	return nil
 }
 
