@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/traceq/traceq/trace"
@@ -55,6 +56,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	gidx := map[key]int{}
 	var keys []key
 	var counts []int
+	var long []bool // a duration of the key needs more than 32 bits
 	var cats []string
 	l2g := make([]map[local]int, len(inputs)) // per input: local key -> global index
 	for ii, in := range inputs {
@@ -84,11 +86,15 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 					gidx[k] = g
 					keys = append(keys, k)
 					counts = append(counts, 0)
+					long = append(long, false)
 					cats = append(cats, "")
 				}
 				l2g[ii][l] = g
 			}
 			counts[g]++
+			if a.Dur > math.MaxInt32 {
+				long[g] = true
+			}
 			if catOf[a.Name] == "" {
 				switch a.Kind {
 				case trace.KindMemcpy:
@@ -102,9 +108,17 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			cats[g] = catOf[a.Name]
 		}
 	}
+	// Kernels are shorter than 2.1 s: their durations are held in 32 bits
+	// (half the memory; the largest thing analysis holds for many ranks)
+	// and widened one key at a time for summarize.
 	durs := make([][]int64, len(keys))
+	durs32 := make([][]int32, len(keys))
 	for g, n := range counts {
-		durs[g] = make([]int64, 0, n)
+		if long[g] {
+			durs[g] = make([]int64, 0, n)
+		} else {
+			durs32[g] = make([]int32, 0, n)
+		}
 	}
 	for ii, in := range inputs {
 		t := in.Trace
@@ -121,12 +135,23 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 				l.device = a.Device
 			}
 			g := l2g[ii][l]
-			durs[g] = append(durs[g], a.Dur)
+			if long[g] {
+				durs[g] = append(durs[g], a.Dur)
+			} else {
+				durs32[g] = append(durs32[g], int32(a.Dur))
+			}
 		}
 	}
 	var total int64
 	out := make([]KernelStat, 0, len(durs))
 	for g, ds := range durs {
+		if !long[g] {
+			ds = make([]int64, len(durs32[g]))
+			for i, d := range durs32[g] {
+				ds[i] = int64(d)
+			}
+			durs32[g] = nil
+		}
 		k := keys[g]
 		ks := KernelStat{Name: k.name, Category: cats[g], Dist: summarize(ds)}
 		durs[g] = nil // summarized: let it go
