@@ -39,7 +39,7 @@ ONE="$DIR/one/rank0.json"
 RANKFILES=("$DIR"/ranks/rank*.json.gz)
 
 # measure NAME CMD...: runs CMD with stdout to /dev/null, records wall,
-# user+sys CPU (s) and peak RSS (MB) in the shell variables W, C, M.
+# user+sys CPU (s) and peak RSS (MiB) in the shell variables W, C, M.
 measure() {
 	local name=$1
 	shift
@@ -57,7 +57,7 @@ echo
 echo "machine: $cores cores, $(free -h | awk '/^Mem:/{print $2}') RAM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "trace:   $ONE: $((size / 1000000)) MB ($((gzsize / 1000000)) MB as .gz); $RANKS rank files like it"
 echo
-printf '%-44s %8s %8s %9s\n' "command" "wall s" "cpu s" "peak MB"
+printf '%-44s %8s %8s %9s\n' "command" "wall s" "cpu s" "peak MiB"
 measure "zcat one.json.gz > /dev/null" zcat "$ONE.gz"
 zw=$W zc=$C
 measure "traceq breakdown one.json.gz" "$DIR/traceq" breakdown --format json "$ONE.gz"
@@ -82,8 +82,8 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
-	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MB             [<= 400]\n", tm, pm
+	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
-	printf "  %d ranks:   peak RSS                    %d MB                  [<= 1000]\n", ranks, rm
+	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 1000 MB]\n", ranks, rm, rm * 1.048576
 	if (yw > 0) printf "  python json.load / traceq (.json.gz)   %.1f x wall, %.1f x memory\n", yw / tw, ym / tm
 }'
