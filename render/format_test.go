@@ -1,0 +1,70 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/traceq/traceq/analyze"
+)
+
+func TestMS(t *testing.T) {
+	for _, tc := range []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0.000"}, {499, "0.000"}, {500, "0.001"}, {1_234_567, "1.235"}, {1_234_499, "1.234"},
+		{84_487_000, "84.487"}, {-1_500, "-0.002"}, {-400, "0.000"}, {9_999_999_500, "10000.000"},
+	} {
+		if got := MS(tc.ns); got != tc.want {
+			t.Errorf("MS(%d) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+	if got := Pct(0.18249); got != "18.2%" {
+		t.Errorf("Pct = %q", got)
+	}
+}
+
+func TestDisplayNames(t *testing.T) {
+	a := "void at::native::elementwise_kernel<128, 2, Foo>(int, Foo)"
+	b := "void at::native::elementwise_kernel<128, 4, Bar>(int, Bar)"
+	c := "void vllm::rms_norm_kernel<c10::BFloat16>(float)"
+	got := displayNames([]string{a, b, c}, 200)
+	// a and b share a short form, so they keep their full names.
+	if got[0] != a || got[1] != b || got[2] != "vllm::rms_norm_kernel" {
+		t.Errorf("displayNames = %q", got)
+	}
+}
+
+func TestBreakdownFormats(t *testing.T) {
+	rank := 3
+	r := &analyze.Report{
+		Inputs: []analyze.InputInfo{{Path: "a|b.json", Format: "chrome-trace", Rank: &rank}},
+		Groups: []analyze.Group{{Path: "a|b.json", Rank: &rank, Device: 1, StepKind: "all",
+			KernelNS: 2_000_000, BusyNS: 1_500_000, SpanNS: 3_000_000, IdleNS: 1_500_000,
+			Categories: []analyze.CategoryStat{{Category: "gemm/cublas", KernelNS: 2_000_000, BusyNS: 1_500_000, Share: 1, Instances: 4}},
+			Top:        []analyze.TopKernel{{Name: "k<int>", Category: "gemm/cublas", Instances: 4, TotalNS: 2_000_000, Share: 1}}}},
+	}
+	for _, tc := range []struct{ format, want string }{
+		{"text", "  gemm/cublas      2.000  100.0%    1.500          4"},
+		{"markdown", "| gemm/cublas | 2.000 | 100.0% | 1.500 | 4 |"},
+		{"csv", "a|b.json,3,0,1,all,0,2000000,1500000,3000000,gemm/cublas,2000000,1500000,1.000000,4"},
+		{"json", `"kernel_ns": 2000000`},
+	} {
+		var buf bytes.Buffer
+		if err := Breakdown(&buf, r, Options{Format: tc.format}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("%s output lacks %q:\n%s", tc.format, tc.want, buf.String())
+		}
+	}
+	var buf bytes.Buffer
+	Breakdown(&buf, r, Options{Format: "markdown"})
+	if !strings.Contains(buf.String(), "### a|b.json · rank 3 · device 1 · whole trace") || !strings.Contains(buf.String(), "| k | 2.000 |") {
+		t.Errorf("markdown title or escaping:\n%s", buf.String())
+	}
+	if err := Breakdown(&buf, r, Options{Format: "yaml"}); err == nil {
+		t.Error("unknown format: want an error")
+	}
+}
