@@ -204,16 +204,21 @@ func (c *categorizer) nameCats(t *trace.Trace, cl *classify.Classifier) []int32 
 		if out[a.Name] >= 0 {
 			continue
 		}
-		switch a.Kind {
-		case trace.KindMemcpy:
-			out[a.Name] = c.id("memcpy/memcpy")
-		case trace.KindMemset:
-			out[a.Name] = c.id("memcpy/memset")
-		default:
-			out[a.Name] = c.id(cl.Classify(t.Names[a.Name]))
-		}
+		out[a.Name] = c.id(ActivityCategory(a, t.Names[a.Name], cl))
 	}
 	return out
+}
+
+// ActivityCategory is the category of an activity: memcpy and memset
+// activities by their kind, whatever their name; kernels by name.
+func ActivityCategory(a *trace.Activity, name string, cl *classify.Classifier) string {
+	switch a.Kind {
+	case trace.KindMemcpy:
+		return "memcpy/memcpy"
+	case trace.KindMemset:
+		return "memcpy/memset"
+	}
+	return cl.Classify(name)
 }
 
 // Breakdown computes the per-group figures of the inputs.
@@ -443,18 +448,7 @@ func compareGroups(a, b Group) int {
 	if c := cmp.Compare(a.Device, b.Device); c != 0 {
 		return c
 	}
-	ka, oka := kindOrder[a.StepKind]
-	kb, okb := kindOrder[b.StepKind]
-	if !oka {
-		ka = 5
-	}
-	if !okb {
-		kb = 5
-	}
-	if c := cmp.Compare(ka, kb); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.StepKind, b.StepKind)
+	return compareKinds(a.StepKind, b.StepKind)
 }
 
 func ratio(a, b int64) float64 {

@@ -88,6 +88,8 @@ func DominantKind(rows []StepRow) string {
 	return kinds[0]
 }
 
+// compareKinds orders step kinds: all, decode, prefill, mixed, step, then
+// any other, then unattributed.
 func compareKinds(a, b string) int {
 	ka, oka := kindOrder[a]
 	kb, okb := kindOrder[b]

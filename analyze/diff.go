@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/classify"
-	"github.com/traceq/traceq/trace"
 )
 
 // Diff compares two runs: each side is one or more inputs (a trace, or the
@@ -218,7 +217,7 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]
 			}
 			name := t.Names[a.Name]
 			if catOf[a.Name] == "" {
-				catOf[a.Name] = activityCategory(a, name, cl)
+				catOf[a.Name] = ActivityCategory(a, name, cl)
 			}
 			ns := s.names[name]
 			if ns == nil {
@@ -233,33 +232,8 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]
 	for k := range m {
 		kinds = append(kinds, k)
 	}
-	slices.SortFunc(kinds, diffKindOrder)
+	slices.SortFunc(kinds, compareKinds)
 	return m, kinds
-}
-
-func activityCategory(a *trace.Activity, name string, cl *classify.Classifier) string {
-	switch a.Kind {
-	case trace.KindMemcpy:
-		return "memcpy/memcpy"
-	case trace.KindMemset:
-		return "memcpy/memset"
-	}
-	return cl.Classify(name)
-}
-
-func diffKindOrder(a, b string) int {
-	ka, oka := kindOrder[a]
-	kb, okb := kindOrder[b]
-	if !oka {
-		ka = 5
-	}
-	if !okb {
-		kb = 5
-	}
-	if c := cmp.Compare(ka, kb); c != 0 {
-		return c
-	}
-	return cmp.Compare(a, b)
 }
 
 // perStep divides with rounding half away from zero.

@@ -96,14 +96,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 				long[g] = true
 			}
 			if catOf[a.Name] == "" {
-				switch a.Kind {
-				case trace.KindMemcpy:
-					catOf[a.Name] = "memcpy/memcpy"
-				case trace.KindMemset:
-					catOf[a.Name] = "memcpy/memset"
-				default:
-					catOf[a.Name] = cl.Classify(t.Names[a.Name])
-				}
+				catOf[a.Name] = ActivityCategory(a, t.Names[a.Name], cl)
 			}
 			cats[g] = catOf[a.Name]
 		}
