@@ -311,6 +311,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"kernels", "--no-such-flag", trace}, "traceq: flag provided but not defined: -no-such-flag\n"},
 		{[]string{"kernels", "--top", "many", trace}, `traceq: invalid value "many" for flag -top: parse error` + "\n"},
 		{[]string{"kernels", "--top", "-1", trace}, "traceq: kernels: --top must be >= 0\n"},
+		{[]string{"breakdown", "--top", "0", trace}, "traceq: breakdown: --top must be at least 1\n"},
 		{[]string{"kernels", "--format", "yaml", trace}, `traceq: unknown format "yaml" (want text, markdown, csv, json)` + "\n"},
 		{[]string{"breakdown", "--format", "yaml", trace}, `traceq: unknown format "yaml" (want text, markdown, csv, json)` + "\n"},
 		{[]string{"kernels", "--input-format", "perfetto", trace}, `traceq: unknown --input-format "perfetto" (want chrome or nsys)` + "\n"},

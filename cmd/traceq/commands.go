@@ -45,6 +45,9 @@ func breakdownCmd(e *env) *cli.Command {
 			if err := checkTableFormat(c.String("format")); err != nil {
 				return err
 			}
+			if c.Int("top") < 1 {
+				return usagef("breakdown: --top must be at least 1")
+			}
 			cl, err := classifier(c)
 			if err != nil {
 				return err
