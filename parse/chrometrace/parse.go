@@ -92,6 +92,13 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	bs := opt.BlockSize
 	if bs <= 0 {
 		bs = defaultBlockSize
+		// A small trace gets smaller blocks: allocating 4 MiB blocks
+		// cost more than parsing a trace of a few kB, and several
+		// blocks let all workers share it. The model is the same for
+		// any block size.
+		if h := opt.SizeHint; h > 0 && h < int64(bs)*int64(workers) {
+			bs = int(max(64<<10, min(int64(bs), h/int64(workers)+1)))
+		}
 	}
 	s := &splitter{r: in, blockSize: bs, pool: newBlocks(bs, 2*workers+2)}
 	m := newMerger(workers)
