@@ -3,9 +3,10 @@
 //
 // It copies raw events and never builds the model of the whole input:
 // events stream through chrometrace.Scan, and memory holds only the
-// window's unmatched flow events. The input is read twice, so it must be a
-// file: the first pass finds where the trace starts (Start), the second
-// copies (Copy).
+// window's unmatched flow events. The input is read several times, so it
+// must be a file: for a time window the first pass finds where the trace
+// starts (Start), the second copies (Copy); for steps, StepsStream's passes
+// find the steps and the kernels they own.
 //
 // What a slice keeps (the README repeats it):
 //   - every metadata event (ph "M": process and thread names and sort

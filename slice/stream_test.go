@@ -3,6 +3,7 @@ package slice
 import (
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,6 +33,53 @@ func TestCopyStreams(t *testing.T) {
 	}
 	defer func(w int) { Workers = w }(Workers)
 	Workers = 2 // the in-flight bound scales with the workers
+	small, ns, big, nb := peakHeaps(t, 20, 400, func(open Opener) (*Stats, error) {
+		start, err := Start(open)
+		if err != nil {
+			return nil, err
+		}
+		// The same 20 ms window, near the start, for both lengths.
+		return Copy(open, Window(start+5_000_000, start+25_000_000), io.Discard)
+	})
+	t.Logf("%d events: peak heap %d MB; %d events: %d MB", ns, small>>20, nb, big>>20)
+	if big > small+32<<20 {
+		t.Errorf("peak heap grew from %d MB to %d MB with a %d× longer input", small>>20, big>>20, nb/ns)
+	}
+}
+
+// TestStepsStreams checks the same for a step slice: finding the steps and
+// the kernels they own (StepsStream) and copying them holds about the same
+// heap for a 10× longer trace.
+func TestStepsStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams ~200 MB seven times")
+	}
+	defer func(w int) { Workers = w }(Workers)
+	Workers = 2
+	// Each chunk of events parsed leaves garbage behind: a tighter GC
+	// keeps the peak close to what is live, which is what must not grow.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// The shorter trace is long enough for the pipeline to fill up.
+	small, ns, big, nb := peakHeaps(t, 100, 1000, func(open Opener) (*Stats, error) {
+		sel, steps, err := StepsStream(open, "", 5, 7, "")
+		if err != nil {
+			return nil, err
+		}
+		if len(steps) != 2 || len(sel.Corr) == 0 {
+			t.Fatalf("steps 5:7: %d steps, %d kernels' correlation ids", len(steps), len(sel.Corr))
+		}
+		return Copy(open, sel, io.Discard)
+	})
+	t.Logf("--steps 5:7: %d events: peak heap %d MB; %d events: %d MB", ns, small>>20, nb, big>>20)
+	if big > small+16<<20 {
+		t.Errorf("peak heap grew from %d MB to %d MB with a %d× longer input", small>>20, big>>20, nb/ns)
+	}
+}
+
+// peakHeaps runs f on generated traces of short and long steps and returns
+// the peak heap in use and the events read for each.
+func peakHeaps(t *testing.T, short, long int, f func(Opener) (*Stats, error)) (small uint64, ns int64, big uint64, nb int64) {
+	t.Helper()
 	peak := func(steps int) (uint64, int64) {
 		cfg := gen.Config{Steps: steps, DecodeEvery: 10, Layers: 32, Seed: 2}
 		open := genOpener(cfg)
@@ -54,29 +102,21 @@ func TestCopyStreams(t *testing.T) {
 				}
 			}
 		}()
-		start, err := Start(open)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The same 20 ms window, near the start, for both lengths.
-		st, err := Copy(open, Window(start+5_000_000, start+25_000_000), io.Discard)
+		st, err := f(open)
 		close(stop)
 		<-done
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.Kept < 100 {
-			t.Fatalf("window holds %d events", st.Kept)
+			t.Fatalf("the slice holds %d events", st.Kept)
 		}
 		return max.Load(), st.Read
 	}
-	small, ns := peak(20)
-	big, nb := peak(400)
-	t.Logf("%d events: peak heap %d MB; %d events: %d MB", ns, small>>20, nb, big>>20)
-	if nb < 15*ns {
+	small, ns = peak(short)
+	big, nb = peak(long)
+	if nb < int64(long/short*3/4)*ns {
 		t.Fatalf("the long trace has %d events, the short %d", nb, ns)
 	}
-	if big > small+32<<20 {
-		t.Errorf("peak heap grew from %d MB to %d MB with a %d× longer input", small>>20, big>>20, nb/ns)
-	}
+	return small, ns, big, nb
 }

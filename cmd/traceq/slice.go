@@ -12,12 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/nsyssqlite"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/slice"
-	"github.com/traceq/traceq/trace"
 )
 
 func sliceCmd(e *env) *cli.Command {
@@ -84,19 +81,22 @@ func sliceCmd(e *env) *cli.Command {
 				if err != nil {
 					return usagef("slice: --steps: %v", err)
 				}
-				// First pass: the model, to find the steps and the
-				// kernels they own. It is dropped before the copy.
-				t, err := parse.File(in, parse.Options{Format: "chrome"})
-				if err != nil {
-					return err
-				}
-				st, err := findSteps(c, e, in, t)
-				if err != nil {
-					return err
-				}
+				// Several streaming passes find the steps and the kernels
+				// they own, holding only the markers and the selection.
 				var steps []string
-				sel, steps, err = sliceSteps(t, st, from, to, c.String("kind"))
+				sel, steps, err = sliceSteps(open, c.String("step"), from, to, c.String("kind"))
+				if errors.Is(err, slice.ErrNoSteps) {
+					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"
+					if p := c.String("step"); p != "" {
+						what = fmt.Sprintf("no annotation range matches --step %q", p)
+					}
+					fmt.Fprintf(e.stderr, "traceq: %s: %s: the whole trace is one window\n", in, what)
+					err = errors.New("the trace has no step markers: use --time")
+				}
 				if err != nil {
+					if strings.HasPrefix(err.Error(), "--step: ") {
+						return usageError{err.Error()}
+					}
 					return fmt.Errorf("%s: %w", in, err)
 				}
 				what = fmt.Sprintf("%d steps (%s)", len(steps), strings.Join(steps, ", "))
@@ -119,8 +119,8 @@ func sliceCmd(e *env) *cli.Command {
 }
 
 // sliceSteps selects steps and names them for the summary line.
-func sliceSteps(t *trace.Trace, st *analyze.Steps, from, to int, kind string) (*slice.Selection, []string, error) {
-	sel, steps, err := slice.Steps(t, st, from, to, kind)
+func sliceSteps(open slice.Opener, pattern string, from, to int, kind string) (*slice.Selection, []string, error) {
+	sel, steps, err := slice.StepsStream(open, pattern, from, to, kind)
 	if err != nil {
 		return nil, nil, err
 	}
