@@ -71,7 +71,10 @@ func TestStepsStreams(t *testing.T) {
 		return Copy(open, sel, io.Discard)
 	})
 	t.Logf("--steps 5:7: %d events: peak heap %d MB; %d events: %d MB", ns, small>>20, nb, big>>20)
-	if big > small+16<<20 {
+	// Parsing the whole trace into the model first, as --steps once did,
+	// peaked at 23 MB and 88 MB here; streaming stays within a few MB, the
+	// margin is for the collector's timing.
+	if big > small+24<<20 {
 		t.Errorf("peak heap grew from %d MB to %d MB with a %d× longer input", small>>20, big>>20, nb/ns)
 	}
 }
