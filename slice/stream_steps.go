@@ -17,6 +17,81 @@ import (
 // ErrNoSteps is StepsStream's error for a trace without step markers.
 var ErrNoSteps = errors.New("no step markers")
 
+// ErrNoGPU is StepsStream's error for a trace without any GPU activity,
+// and ErrInput wraps its errors reading the input: parse.File says more.
+var (
+	ErrNoGPU = errors.New("no GPU activity")
+	ErrInput = errors.New("unreadable input")
+)
+
+// rangesAndGPU reads the annotation ranges (pass 1), and checks that the
+// trace holds a GPU activity, parsing its GPU events until one is found.
+func rangesAndGPU(open Opener) (*trace.Trace, error) {
+	var rbuf, gbuf bytes.Buffer
+	hasGPU := false
+	add := func(b *bytes.Buffer, raw []byte) {
+		if b.Len() == 0 {
+			b.WriteString(`{"traceEvents":[`)
+		} else {
+			b.WriteByte(',')
+		}
+		b.Write(raw)
+	}
+	parseBuf := func(b *bytes.Buffer) (*trace.Trace, error) {
+		if b.Len() == 0 {
+			return &trace.Trace{Procs: []trace.Proc{{Rank: -1}}}, nil
+		}
+		b.WriteString("]}")
+		t, err := chrometrace.Parse(bytes.NewReader(b.Bytes()), chrometrace.Options{SizeHint: int64(b.Len())})
+		b.Reset()
+		return t, err
+	}
+	err := scan(open, func(raw []byte) uint8 {
+		var ev chrometrace.Event
+		chrometrace.ReadEvent(raw, &ev)
+		switch {
+		case ev.Ph != "X":
+		case isRangeEvent(&ev):
+			return 1
+		case isGPUEvent(&ev):
+			return 2
+		}
+		return 0
+	}, func(raw []byte, k uint8) error {
+		switch {
+		case k == 1:
+			add(&rbuf, raw)
+		case k == 2 && !hasGPU:
+			add(&gbuf, raw)
+			if gbuf.Len() >= 64<<10 {
+				t, err := parseBuf(&gbuf)
+				if err != nil {
+					return err
+				}
+				hasGPU = len(t.Activities) > 0
+			}
+		}
+		return nil
+	}, nil)
+	if err != nil && !errors.Is(err, chrometrace.ErrTruncated) {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if !hasGPU {
+		t, err := parseBuf(&gbuf)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		if len(t.Activities) == 0 {
+			return nil, ErrNoGPU
+		}
+	}
+	rt, err := parseBuf(&rbuf)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	return rt, nil
+}
+
 // StepsStream is Steps without the model of the whole input: it reads the
 // input several times and holds only the annotation ranges, the launches
 // and kernels of the chosen steps, and a few kernels per GPU-side marker
@@ -41,16 +116,15 @@ var ErrNoSteps = errors.New("no step markers")
 // Without CPU markers (mirrors only) every kernel is attributed by the
 // mirrors, and one pass over the kernels does it.
 func StepsStream(open Opener, pattern string, from, to int, kind string) (*Selection, []analyze.Step, error) {
+	rt, err := rangesAndGPU(open)
+	if err != nil {
+		return nil, nil, err
+	}
 	var re *regexp.Regexp
 	if pattern != "" {
-		var err error
 		if re, err = regexp.Compile(pattern); err != nil {
 			return nil, nil, errors.New("--step: " + err.Error())
 		}
-	}
-	rt, err := parseChunks(open, isRangeEvent, 1<<62, nil)
-	if err != nil {
-		return nil, nil, err
 	}
 	opt := analyze.StepOptions{Pattern: pattern}
 	st0, err := analyze.FindSteps(rt, opt)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/nsyssqlite"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/slice"
@@ -92,6 +93,12 @@ func sliceCmd(e *env) *cli.Command {
 					}
 					fmt.Fprintf(e.stderr, "traceq: %s: %s: the whole trace is one window\n", in, what)
 					err = errors.New("the trace has no step markers: use --time")
+				}
+				if errors.Is(err, slice.ErrNoGPU) || errors.Is(err, slice.ErrInput) {
+					// Say what is wrong with the input as the parser does.
+					if _, perr := parse.File(in, parse.Options{Format: "chrome"}); perr != nil {
+						return perr
+					}
 				}
 				if err != nil {
 					if strings.HasPrefix(err.Error(), "--step: ") {
