@@ -210,8 +210,8 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 	}
 	// Steps come from the CPU ranges; GPU mirrors map onto them. A trace
 	// with mirrors only (its CPU side cut off) gets its steps from them.
-	cpuSets := map[threadKey]*ivset{}
-	procSets := map[int32]*ivset{}
+	cpuSets := map[threadKey]*Innermost{}
+	procSets := map[int32]*Innermost{}
 	var prev *trace.Range
 	var stepName []trace.NameID // each step's marker text
 	for _, ri := range src.cpu {
@@ -229,19 +229,19 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 			Start: r.Start, End: r.End(), Proc: r.Proc})
 		k := threadKey{r.Proc, r.Thread}
 		if cpuSets[k] == nil {
-			cpuSets[k] = &ivset{}
+			cpuSets[k] = &Innermost{}
 		}
-		cpuSets[k].add(r.Start, r.End(), s)
+		cpuSets[k].Add(r.Start, r.End(), s)
 		if procSets[r.Proc] == nil {
-			procSets[r.Proc] = &ivset{}
+			procSets[r.Proc] = &Innermost{}
 		}
-		procSets[r.Proc].add(r.Start, r.End(), s)
+		procSets[r.Proc].Add(r.Start, r.End(), s)
 	}
 	for _, v := range cpuSets {
-		v.build()
+		v.Build()
 	}
 	for _, v := range procSets {
-		v.build()
+		v.Build()
 	}
 
 	// Each launch's step is computed once, however many kernels it has.
@@ -269,9 +269,9 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		}
 		if launchStep[li] == -2 {
 			l := &t.Launches[li]
-			ls := cpuSets[threadKey{l.Proc, l.Thread}].find(l.Start)
+			ls := cpuSets[threadKey{l.Proc, l.Thread}].Find(l.Start)
 			if ls < 0 {
-				ls = procSets[l.Proc].find(l.Start)
+				ls = procSets[l.Proc].Find(l.Start)
 			}
 			launchStep[li] = ls
 		}
@@ -307,8 +307,8 @@ func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSou
 	for i := range st.List {
 		byName[st.List[i].Marker] = append(byName[st.List[i].Marker], int32(i))
 	}
-	gpuSets := map[streamKey]*ivset{}
-	devSets := map[int32]*ivset{}
+	gpuSets := map[streamKey]*Innermost{}
+	devSets := map[int32]*Innermost{}
 	lastMirror := map[string]int32{} // mirror-only steps: the last step of a text
 	for _, ri := range src.gpu {
 		r := &t.Ranges[ri]
@@ -346,28 +346,28 @@ func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSou
 			lastMirror[name] = s
 		}
 		if gpuSets[k] == nil {
-			gpuSets[k] = &ivset{}
+			gpuSets[k] = &Innermost{}
 		}
-		gpuSets[k].add(r.Start, r.End(), s)
+		gpuSets[k].Add(r.Start, r.End(), s)
 		if devSets[r.Device] == nil {
-			devSets[r.Device] = &ivset{}
+			devSets[r.Device] = &Innermost{}
 		}
-		devSets[r.Device].add(r.Start, r.End(), s)
+		devSets[r.Device].Add(r.Start, r.End(), s)
 	}
 	for _, v := range gpuSets {
-		v.build()
+		v.Build()
 	}
 	for _, v := range devSets {
-		v.build()
+		v.Build()
 	}
 	for i := range t.Activities {
 		if st.Of[i] != pending {
 			continue
 		}
 		a := &t.Activities[i]
-		s := gpuSets[streamKey{a.Device, a.Stream}].find(a.Start)
+		s := gpuSets[streamKey{a.Device, a.Stream}].Find(a.Start)
 		if s < 0 {
-			s = devSets[a.Device].find(a.Start)
+			s = devSets[a.Device].Find(a.Start)
 		}
 		st.Of[i] = s
 	}
@@ -491,11 +491,12 @@ func chooseMarkers(t *trace.Trace, re *regexp.Regexp) stepSource {
 	return src
 }
 
-// ivset answers "which interval open at time x started last" (the
-// innermost one, for nested intervals) in O(log M + depth). Intervals are
+// Innermost answers "which interval open at time x started last" (the
+// innermost one, for nested intervals) in O(log M + depth). The zero value
+// is empty; Add intervals, Build once, then Find. Intervals are
 // half-open [start, end) and added in start order, enclosing first at
 // equal starts (trace.CompareRanges' order).
-type ivset struct {
+type Innermost struct {
 	start, end []trace.Time
 	step       []int32
 	// parent[i] is the latest-started interval before i still open at
@@ -503,13 +504,15 @@ type ivset struct {
 	parent []int32
 }
 
-func (v *ivset) add(s, e trace.Time, step int32) {
+// Add appends [s, e) labelled step; intervals come in start order.
+func (v *Innermost) Add(s, e trace.Time, step int32) {
 	v.start = append(v.start, s)
 	v.end = append(v.end, e)
 	v.step = append(v.step, step)
 }
 
-func (v *ivset) build() {
+// Build links each interval to the one enclosing it.
+func (v *Innermost) Build() {
 	v.parent = make([]int32, len(v.start))
 	for i := range v.start {
 		c := int32(i) - 1
@@ -520,9 +523,9 @@ func (v *ivset) build() {
 	}
 }
 
-// find returns the step of the latest-started interval containing x, or -1.
-// A nil set holds nothing.
-func (v *ivset) find(x trace.Time) int32 {
+// Find returns the step of the latest-started interval containing x, or
+// -1. A nil set holds nothing.
+func (v *Innermost) Find(x trace.Time) int32 {
 	if v == nil {
 		return -1
 	}

@@ -364,7 +364,7 @@ func TestFindStepsFamiliesAndMirrors(t *testing.T) {
 	}
 }
 
-// TestIvsetBrute compares ivset.find with a brute-force scan on random
+// TestIvsetBrute compares Innermost.Find with a brute-force scan on random
 // interval sets, nested and overlapping.
 func TestIvsetBrute(t *testing.T) {
 	seed := uint64(1)
@@ -386,11 +386,11 @@ func TestIvsetBrute(t *testing.T) {
 			}
 			return int(b.e - a.e)
 		})
-		v := &ivset{}
+		v := &Innermost{}
 		for i, x := range ivs {
-			v.add(x.s, x.e, int32(i))
+			v.Add(x.s, x.e, int32(i))
 		}
-		v.build()
+		v.Build()
 		for x := trace.Time(-1); x < 145; x++ {
 			want := int32(-1)
 			for i, y := range ivs {
@@ -398,7 +398,7 @@ func TestIvsetBrute(t *testing.T) {
 					want = int32(i) // the last in order: latest start, shortest at a tie
 				}
 			}
-			if got := v.find(x); got != want {
+			if got := v.Find(x); got != want {
 				t.Fatalf("iter %d: find(%d) = %d, want %d; intervals %v", iter, x, got, want, ivs)
 			}
 		}

@@ -184,8 +184,8 @@ func StepsStream(open Opener, pattern string, from, to int, kind string) (*Selec
 			return nil, nil, err
 		}
 	}
-	gpuSets := map[[2]int32]*ivset{}
-	devSets := map[int32]*ivset{}
+	gpuSets := map[[2]int32]*analyze.Innermost{}
+	devSets := map[int32]*analyze.Innermost{}
 	for i := range mirrors {
 		m := &mirrors[i]
 		if m.step < 0 {
@@ -193,19 +193,19 @@ func StepsStream(open Opener, pattern string, from, to int, kind string) (*Selec
 		}
 		k := [2]int32{m.r.Device, m.r.Stream}
 		if gpuSets[k] == nil {
-			gpuSets[k] = &ivset{}
+			gpuSets[k] = &analyze.Innermost{}
 		}
-		gpuSets[k].add(m.r.Start, m.r.End(), m.step)
+		gpuSets[k].Add(m.r.Start, m.r.End(), m.step)
 		if devSets[m.r.Device] == nil {
-			devSets[m.r.Device] = &ivset{}
+			devSets[m.r.Device] = &analyze.Innermost{}
 		}
-		devSets[m.r.Device].add(m.r.Start, m.r.End(), m.step)
+		devSets[m.r.Device].Add(m.r.Start, m.r.End(), m.step)
 	}
 	for _, v := range gpuSets {
-		v.build()
+		v.Build()
 	}
 	for _, v := range devSets {
-		v.build()
+		v.Build()
 	}
 
 	// Pass 4: the kernels.
@@ -225,9 +225,9 @@ func StepsStream(open Opener, pattern string, from, to int, kind string) (*Selec
 			if len(mirrors) == 0 {
 				continue
 			}
-			s := gpuSets[[2]int32{a.Device, a.Stream}].find(a.Start)
+			s := gpuSets[[2]int32{a.Device, a.Stream}].Find(a.Start)
 			if s < 0 {
-				s = devSets[a.Device].find(a.Start)
+				s = devSets[a.Device].Find(a.Start)
 			}
 			if s >= 0 && chosen[s] {
 				byMirror = append(byMirror, sp)
@@ -668,43 +668,4 @@ func fallbackStep(list []analyze.Step, m *mirror) int32 {
 		}
 	}
 	return s
-}
-
-// ivset is analyze's: which interval open at time x started last.
-type ivset struct {
-	start, end []trace.Time
-	step       []int32
-	parent     []int32
-}
-
-func (v *ivset) add(s, e trace.Time, step int32) {
-	v.start = append(v.start, s)
-	v.end = append(v.end, e)
-	v.step = append(v.step, step)
-}
-
-func (v *ivset) build() {
-	v.parent = make([]int32, len(v.start))
-	for i := range v.start {
-		c := int32(i) - 1
-		for c >= 0 && v.end[c] <= v.start[i] {
-			c = v.parent[c]
-		}
-		v.parent[i] = c
-	}
-}
-
-func (v *ivset) find(x trace.Time) int32 {
-	if v == nil {
-		return -1
-	}
-	i, _ := slices.BinarySearch(v.start, x+1)
-	c := int32(i) - 1
-	for c >= 0 && v.end[c] <= x {
-		c = v.parent[c]
-	}
-	if c < 0 {
-		return -1
-	}
-	return v.step[c]
 }
