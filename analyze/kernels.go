@@ -49,10 +49,6 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	// the long kernel-name strings; a trace holds millions of activities
 	// and a few hundred names, and with many ranks the durations are the
 	// largest thing analysis holds.
-	type local struct {
-		name   trace.NameID
-		device int32
-	}
 	gidx := map[key]int{}
 	var keys []key
 	var counts []int
@@ -65,23 +61,17 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 		catOf := make([]string, len(t.Names))
 		for i := range t.Activities {
 			a := &t.Activities[i]
-			if a.Kind != trace.KindKernel && !opt.MemOps {
-				continue
-			}
-			if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
-				continue
-			}
-			l := local{name: a.Name}
-			if opt.PerDevice {
-				l.device = a.Device
-			}
-			g, ok := l2g[ii][l]
+			l, ok := opt.localKey(in, i)
 			if !ok {
+				continue
+			}
+			g, seen := l2g[ii][l]
+			if !seen {
 				k := key{name: t.Names[a.Name], input: -1, device: 0}
 				if opt.PerDevice {
 					k.input, k.device = ii, a.Device
 				}
-				if g, ok = gidx[k]; !ok {
+				if g, seen = gidx[k]; !seen {
 					g = len(keys)
 					gidx[k] = g
 					keys = append(keys, k)
@@ -117,15 +107,9 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 		t := in.Trace
 		for i := range t.Activities {
 			a := &t.Activities[i]
-			if a.Kind != trace.KindKernel && !opt.MemOps {
+			l, ok := opt.localKey(in, i)
+			if !ok {
 				continue
-			}
-			if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
-				continue
-			}
-			l := local{name: a.Name}
-			if opt.PerDevice {
-				l.device = a.Device
 			}
 			g := l2g[ii][l]
 			if long[g] {
@@ -181,6 +165,30 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 		out = out[:opt.Limit]
 	}
 	return out
+}
+
+// local keys an activity within one input: (name id, device).
+type local struct {
+	name   trace.NameID
+	device int32
+}
+
+// localKey returns the key of activity i of in, and false when the table
+// leaves the activity out (a memory operation without MemOps, another step
+// kind than Kind).
+func (opt KernelOptions) localKey(in Input, i int) (local, bool) {
+	a := &in.Trace.Activities[i]
+	if a.Kind != trace.KindKernel && !opt.MemOps {
+		return local{}, false
+	}
+	if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
+		return local{}, false
+	}
+	l := local{name: a.Name}
+	if opt.PerDevice {
+		l.device = a.Device
+	}
+	return l, true
 }
 
 // stepKindOf is the step kind of activity i of in.
