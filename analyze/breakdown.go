@@ -234,7 +234,7 @@ func Breakdown(inputs []Input, opt Options) *Report {
 	cz.byName = make([][]int32, len(inputs))
 	for ii, in := range inputs {
 		t := in.Trace
-		r.Inputs = append(r.Inputs, inputInfo(in))
+		r.Inputs = append(r.Inputs, Describe(in))
 		byName := cz.nameCats(t, cl)
 		cz.byName[ii] = byName
 		m := map[winKey]*window{}
@@ -289,7 +289,8 @@ func Breakdown(inputs []Input, opt Options) *Report {
 	return r
 }
 
-func inputInfo(in Input) InputInfo {
+// Describe says what an input is: path, format, rank, size, truncation.
+func Describe(in Input) InputInfo {
 	t := in.Trace
 	info := InputInfo{Path: in.Path, Format: string(t.Meta.Format), Activities: len(t.Activities)}
 	if t.Meta.Rank >= 0 {

@@ -131,10 +131,10 @@ func Compare(before, after []Input, opt Options) *Diff {
 	b, bKinds := diffSide(before, opt, cl)
 	a, aKinds := diffSide(after, opt, cl)
 	for _, in := range before {
-		d.Before = append(d.Before, inputInfo(in))
+		d.Before = append(d.Before, Describe(in))
 	}
 	for _, in := range after {
-		d.After = append(d.After, inputInfo(in))
+		d.After = append(d.After, Describe(in))
 	}
 	var common []string
 	for _, k := range bKinds {

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/render"
 )
 
@@ -22,6 +23,23 @@ func commands(e *env) []*cli.Command {
 		diffCmd(e),
 		sliceCmd(e),
 	}
+}
+
+// tableInputs checks --format, builds the classifier and reads the inputs:
+// the start of every command that prints a table.
+func tableInputs(c *cli.Context, e *env) (*classify.Classifier, []analyze.Input, error) {
+	if err := checkTableFormat(c.String("format")); err != nil {
+		return nil, nil, err
+	}
+	cl, err := classifier(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs, err := loadInputs(c, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, inputs, nil
 }
 
 func checkTableFormat(f string) error {
@@ -42,17 +60,10 @@ func breakdownCmd(e *env) *cli.Command {
 			noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := checkTableFormat(c.String("format")); err != nil {
-				return err
-			}
 			if c.Int("top") < 1 {
 				return usagef("breakdown: --top must be at least 1")
 			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			inputs, err := loadInputs(c, e)
+			cl, inputs, err := tableInputs(c, e)
 			if err != nil {
 				return err
 			}
@@ -80,17 +91,10 @@ func kernelsCmd(e *env) *cli.Command {
 			&cli.StringFlag{Name: "kind", Usage: "only kernels of steps of this kind"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := checkTableFormat(c.String("format")); err != nil {
-				return err
-			}
 			if c.Int("top") < 0 {
 				return usagef("kernels: --top must be >= 0")
 			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			inputs, err := loadInputs(c, e)
+			cl, inputs, err := tableInputs(c, e)
 			if err != nil {
 				return err
 			}
@@ -100,7 +104,7 @@ func kernelsCmd(e *env) *cli.Command {
 			})
 			rep := &render.KernelReport{Kernels: ks}
 			for _, in := range inputs {
-				rep.Inputs = append(rep.Inputs, analyze.Breakdown([]analyze.Input{in}, analyze.Options{Classifier: cl}).Inputs...)
+				rep.Inputs = append(rep.Inputs, analyze.Describe(in))
 			}
 			return render.Kernels(e.stdout, rep, render.Options{Format: c.String("format")})
 		},

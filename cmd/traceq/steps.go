@@ -14,14 +14,7 @@ func stepsCmd(e *env) *cli.Command {
 		ArgsUsage: "INPUT...",
 		Flags:     append([]cli.Flag{formatFlag, stepFlag}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := checkTableFormat(c.String("format")); err != nil {
-				return err
-			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			inputs, err := loadInputs(c, e)
+			cl, inputs, err := tableInputs(c, e)
 			if err != nil {
 				return err
 			}
