@@ -154,12 +154,13 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 		return nil, err
 	}
 	if runErr != nil {
-		var se *syntaxError
+		var se *SyntaxError
 		switch {
-		case errors.As(runErr, &se) && se.msg == errNotArray:
-			return nil, fmt.Errorf("not a Chrome trace: traceEvents is not an array (byte %d)", se.off)
+		case errors.As(runErr, &se) && se.Msg == errNotArray:
+			return nil, fmt.Errorf("not a Chrome trace: traceEvents is not an array (byte %d)", se.Offset)
 		case errors.As(runErr, &se):
-			return nil, &SyntaxError{Offset: se.off, Msg: se.msg, Gzip: zr != nil}
+			se.Gzip = zr != nil
+			return nil, se
 		case runErr == errEmpty && s.readErr == nil:
 			return nil, errors.New("empty input")
 		}

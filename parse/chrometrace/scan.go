@@ -159,14 +159,14 @@ func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*s
 	if err := stop.error(); err != nil {
 		return err
 	}
-	var se *syntaxError
+	var se *SyntaxError
 	switch {
 	case err == nil && !s.sawArray:
 		return ErrNotTrace
 	case err == nil:
 		return nil
 	case errors.As(err, &se):
-		return &SyntaxError{Offset: se.off, Msg: se.msg}
+		return se
 	case err == errEmpty && s.readErr == nil:
 		return errors.New("empty input")
 	case s.readErr != nil && !errors.Is(s.readErr, io.ErrUnexpectedEOF):

@@ -28,14 +28,6 @@ type batch struct {
 	blk   *block // holds data's block; release after decoding (nil: not pooled)
 }
 
-// syntaxError is malformed JSON at a byte offset.
-type syntaxError struct {
-	off int64
-	msg string
-}
-
-func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at byte %d: %s", e.off, e.msg) }
-
 // errTruncated marks input that ended before the document closed.
 var errTruncated = errors.New("unexpected end of input")
 
@@ -125,7 +117,7 @@ func (s *splitter) skipSpace() bool {
 }
 
 func (s *splitter) fail(msg string, args ...any) error {
-	return &syntaxError{off: s.base + int64(s.pos), msg: fmt.Sprintf(msg, args...)}
+	return &SyntaxError{Offset: s.base + int64(s.pos), Msg: fmt.Sprintf(msg, args...)}
 }
 
 // scanValue returns the end of the JSON value starting at b[i], or -1 if b
