@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/mattn/go-sqlite3 v1.14.53
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/tidwall/gjson v1.20.3
 	github.com/urfave/cli/v2 v2.27.7
 	gonum.org/v1/plot v0.16.0

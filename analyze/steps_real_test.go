@@ -1,6 +1,8 @@
 package analyze_test
 
 import (
+	"github.com/traceq/traceq/internal/testenv"
+
 	"compress/gzip"
 	"encoding/json"
 	"io"
@@ -355,10 +357,7 @@ func TestStepsNsysNVTX(t *testing.T) {
 // regular expressions, must be FindSteps' steps, and the naive oracle must
 // give every step the same activities.
 func TestStepsSharedTraces(t *testing.T) {
-	root := "../../shared/traces/torch"
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("no ../shared/traces/torch")
-	}
+	root := testenv.Shared(t, "traces", "torch")
 	if testing.Short() {
 		t.Skip("reads ~25 traces twice, one of them with a naive O(N·M) oracle: about a minute")
 	}

@@ -1,16 +1,13 @@
 package main
 
 import (
+	"github.com/traceq/traceq/internal/testenv"
+
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// sharedTraces is the project's reference set of real traces; it is not
-// part of the repository.
-const sharedTraces = "../../../shared/traces"
 
 // walkExpect lists the files of the reference set that traceq refuses, with
 // the documented error each must give. Every other file must be read.
@@ -35,9 +32,7 @@ var walkExpect = map[string]string{
 // each is read (exit 0) or refused with its documented one-line error
 // (exit 1); none panics.
 func TestSharedTraces(t *testing.T) {
-	if _, err := os.Stat(sharedTraces); err != nil {
-		t.Skipf("%s not present: %v", sharedTraces, err)
-	}
+	sharedTraces := testenv.Shared(t, "traces")
 	if testing.Short() {
 		t.Skip("reads 40 MB of traces")
 	}

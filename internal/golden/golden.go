@@ -5,11 +5,11 @@ package golden
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/diff"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
@@ -40,28 +40,9 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 }
 
-// Diff returns a short line diff of want and got: the first differing
-// lines with some context.
+// Diff returns a unified diff of want and got (an anchored diff, the
+// algorithm of Go's own internal/diff): one inserted line shows as one
+// line, not as every line after it differing.
 func Diff(want, got string) string {
-	wl := strings.Split(want, "\n")
-	gl := strings.Split(got, "\n")
-	var sb strings.Builder
-	shown := 0
-	for i := 0; i < max(len(wl), len(gl)) && shown < 20; i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&sb, "line %d:\n- %s\n+ %s\n", i+1, w, g)
-			shown++
-		}
-	}
-	if len(wl) != len(gl) {
-		fmt.Fprintf(&sb, "(want %d lines, got %d)\n", len(wl), len(gl))
-	}
-	return sb.String()
+	return string(diff.Diff("want", []byte(want), "got", []byte(got)))
 }

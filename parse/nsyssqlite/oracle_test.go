@@ -1,6 +1,8 @@
 package nsyssqlite
 
 import (
+	"github.com/traceq/traceq/internal/testenv"
+
 	"cmp"
 	"database/sql"
 	"fmt"
@@ -20,7 +22,6 @@ import (
 // committed fixture, and over /work/shared/traces/nsys when present.
 
 const fixtureDir = "../../testdata/traces/nsys"
-const sharedDir = "/work/shared/traces/nsys"
 
 func fixtures(t testing.TB) []string {
 	t.Helper()
@@ -38,7 +39,10 @@ func oracleFiles(t *testing.T) []string {
 	for _, f := range files {
 		have[filepath.Base(f)] = true
 	}
-	shared, _ := filepath.Glob(filepath.Join(sharedDir, "*.sqlite"))
+	var shared []string
+	if dir := testenv.SharedIfPresent(t, "traces", "nsys"); dir != "" {
+		shared, _ = filepath.Glob(filepath.Join(dir, "*.sqlite"))
+	}
 	for _, f := range shared {
 		if !have[filepath.Base(f)] && !strings.Contains(f, "no-kernel") {
 			files = append(files, f)
@@ -522,12 +526,12 @@ func TestFixtureFacts(t *testing.T) {
 	}
 }
 
-// TestShared opens every real export in /work/shared: each either parses
+// TestShared opens every real export in ../shared: each either parses
 // into a valid trace or fails with the documented ErrNoKernels error.
 func TestShared(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedDir, "*.sqlite"))
+	files, _ := filepath.Glob(filepath.Join(testenv.Shared(t, "traces", "nsys"), "*.sqlite"))
 	if len(files) == 0 {
-		t.Skip(sharedDir + " not present")
+		t.Skip("../shared/traces/nsys holds no exports")
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
