@@ -29,7 +29,7 @@ var layers = map[string][]string{
 // thirdParty names the one package allowed to import each dependency, so
 // a reader sees what a package costs from its path (pprof's readline rule).
 var thirdParty = map[string][]string{
-	"github.com/tidwall/gjson":             {"parse/chrometrace", "slice"},
+	"github.com/tidwall/gjson":             {"parse/chrometrace"},
 	"github.com/mattn/go-sqlite3":          {"parse/nsyssqlite"},
 	"github.com/urfave/cli/v2":             {"cmd/traceq"},
 	"gonum.org/v1/plot":                    {"render/chart"},

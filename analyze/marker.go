@@ -144,4 +144,3 @@ func leadingInt(s string) (int64, bool) {
 	}
 	return n, true
 }
-
