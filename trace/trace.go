@@ -97,6 +97,49 @@ type Range struct {
 // End returns Start+Dur.
 func (r *Range) End() Time { return r.Start + Time(r.Dur) }
 
+// CollectiveSource says where a Collective's figures were read.
+type CollectiveSource uint8
+
+const (
+	// CollectiveOnKernel: the args of the kernel event itself (Kineto
+	// copies them onto NCCL kernels since PyTorch 2.1). Proc and Corr name
+	// the kernel's launch, as Activity.Corr does.
+	CollectiveOnKernel CollectiveSource = iota
+	// CollectiveOnCPUOp: the args of a record_param_comms CPU op. It
+	// applies to the kernels whose launch call starts inside the op's
+	// interval [Start, Start+Dur) on (Proc, Thread).
+	CollectiveOnCPUOp
+)
+
+var collectiveSourceNames = [...]string{CollectiveOnKernel: "args", CollectiveOnCPUOp: "cpu_op"}
+
+func (s CollectiveSource) String() string {
+	if int(s) < len(collectiveSourceNames) {
+		return collectiveSourceNames[s]
+	}
+	return fmt.Sprintf("source(%d)", s)
+}
+
+// Collective is what the profiler recorded about one collective call:
+// torch.profiler's "Collective name", "In msg nelems", "Out msg nelems",
+// "Group size", "dtype" and process group. A trace without such args
+// (nsys exports, CUDA-graph replays, custom all-reduce kernels) has none.
+type Collective struct {
+	Start  Time  // CollectiveOnCPUOp: the op's start; else the kernel's
+	Dur    int64 // CollectiveOnCPUOp: the op's duration; else 0
+	Corr   int64 // CollectiveOnKernel: the kernel's correlation id
+	Thread int64 // CollectiveOnCPUOp: the op's thread
+	// InElems and OutElems are the message element counts, -1 when absent.
+	InElems, OutElems int64
+	Proc              int32
+	GroupSize         int32  // -1 when absent
+	Op                NameID // "allreduce", "_allgather_base", "broadcast", ...
+	DType             NameID // "Float", "BFloat16", ...; 0 ("") when absent
+	Group             NameID // "Process Group Name"; 0 when absent
+	GroupRanks        NameID // "Process Group Ranks", as written: "[0, 1]"
+	Source            CollectiveSource
+}
+
 // Proc is one process of the traced program. A Kineto trace holds one; an
 // nsys export may hold several (one per TP rank, say).
 type Proc struct {
@@ -167,8 +210,10 @@ type Trace struct {
 	Launches   []Launch
 	Ranges     []Range
 	Procs      []Proc
-	Anomalies  []Anomaly
-	Truncated  *Truncation // nil when the input was complete
+	// Collectives are sorted by (Source, Proc, Corr, Start, Thread).
+	Collectives []Collective
+	Anomalies   []Anomaly
+	Truncated   *Truncation // nil when the input was complete
 }
 
 // Name returns the string of id.
