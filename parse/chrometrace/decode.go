@@ -11,10 +11,6 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// maxActivityDur bounds a single GPU activity. Longer ones are clock
-// glitches (an unset end time becomes a duration of days) and would swamp
-// every total; they are dropped and counted.
-const maxActivityDur = int64(3600e9)
 
 // catKind is what traceq keeps of an event category.
 type catKind uint8
@@ -281,7 +277,7 @@ func (d *decoder) event(ev string) {
 		d.anomaly("negative dur read as zero length")
 		dur = 0
 	}
-	if dur > maxActivityDur && kind == catGPU {
+	if dur > trace.MaxActivityDur && kind == catGPU {
 		d.anomaly("GPU activity longer than 1 h skipped")
 		return
 	}
