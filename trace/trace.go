@@ -41,9 +41,9 @@ const (
 
 // MaxActivityDur bounds a single GPU activity: one hour. Longer ones are
 // clock glitches (an unset end time becomes a duration of days) and would
-// swamp every total; both parsers drop them and count an anomaly. It also
-// keeps sums safe: 2^63 ns is 292 years, so billions of activities of at
-// most an hour each cannot overflow an int64 total.
+// swamp every total; both parsers drop them and count an anomaly. Sums
+// can still overflow int64 (2^63 ns is 2.56 million hours), so analyses
+// check their additions.
 const MaxActivityDur = int64(3600e9)
 
 // Activity is one execution of GPU work: a kernel, memcpy or memset.

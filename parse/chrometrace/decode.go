@@ -11,7 +11,6 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-
 // catKind is what traceq keeps of an event category.
 type catKind uint8
 
