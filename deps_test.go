@@ -24,6 +24,7 @@ var layers = map[string][]string{
 	"analyze":           {"trace", "classify"},
 	"render":            {"trace", "classify", "analyze"},
 	"render/chart":      {"trace", "classify", "analyze", "render"},
+	"render/report":     {"trace", "classify", "analyze", "render", "render/chart"},
 	"slice":             {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "classify", "analyze"},
 }
 

@@ -8,47 +8,12 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// Input is one parsed trace and the name the user gave it.
-type Input struct {
-	Path  string
-	Trace *trace.Trace
-	// Steps is the input's step segmentation; nil when the trace has no
-	// step markers, and the whole trace is then one window.
-	Steps *Steps
-}
-
-// Steps segments one input into steps and assigns activities to them.
-type Steps struct {
-	List []Step
-	// Of holds, for each activity (by index in Trace.Activities), the
-	// index in List of the step it belongs to, or -1 for none.
-	Of []int32
-}
-
-// Step is one step window found from a marker range.
-type Step struct {
-	Index  int    `json:"index"` // position among the input's steps, from 0
-	Kind   string `json:"kind"`  // decode, prefill, mixed, step
-	Marker string `json:"marker"`
-	// Start and End bound the CPU marker range.
-	Start trace.Time `json:"marker_start_ns"`
-	End   trace.Time `json:"marker_end_ns"`
-	Proc  int32      `json:"-"`
-}
-
-// Step kinds. KindAll is the single window of a trace without steps;
-// KindNone holds GPU time that belongs to no step.
-const (
-	KindAll  = "all"
-	KindNone = "unattributed"
-)
-
-// Options selects what Breakdown and Kernels compute.
+// Options selects what Breakdown, Kernels and Compare compute.
 type Options struct {
 	Classifier *classify.Classifier // nil means classify.Default()
-	// Kind restricts step-grouped output to one step kind ("decode"); ""
-	// keeps all.
-	Kind string
+	// Kind restricts step-grouped output to one step kind; KindAny keeps
+	// all.
+	Kind StepKind
 	// Top is the number of top kernels kept per group; 0 means 10.
 	Top int
 }
@@ -60,104 +25,76 @@ func (o *Options) classifier() *classify.Classifier {
 	return o.Classifier
 }
 
-// InputInfo describes one input in a report.
-type InputInfo struct {
-	Path      string `json:"path"`
-	Format    string `json:"format"`
-	Rank      *int   `json:"rank"`       // null when the trace does not say
-	WorldSize *int   `json:"world_size"` // null when the trace does not say
-	// Activities is the number of GPU activities read.
-	Activities int `json:"activities"`
-	// Truncated is set when the input ended early; its text says where.
-	Truncated string `json:"truncated,omitempty"`
-}
+func (o *Options) keeps(k StepKind) bool { return o.Kind == KindAny || o.Kind == k }
 
 // CategoryStat is one category's time in a group.
 type CategoryStat struct {
-	Category  string  `json:"category"`
-	KernelNS  int64   `json:"kernel_ns"`
-	BusyNS    int64   `json:"busy_ns"`
-	Share     float64 `json:"share"` // KernelNS / group KernelNS
-	Instances int64   `json:"instances"`
+	Category  classify.Category
+	KernelNS  int64
+	BusyNS    int64
+	Share     float64 // KernelNS / group KernelNS
+	Instances int64
 }
 
 // TopKernel is one of a group's most expensive kernel names.
 type TopKernel struct {
-	Name      string  `json:"name"`
-	Category  string  `json:"category"`
-	Instances int64   `json:"instances"`
-	TotalNS   int64   `json:"total_ns"`
-	Share     float64 `json:"share"` // TotalNS / group KernelNS
+	Name      string
+	Category  classify.Category
+	Instances int64
+	TotalNS   int64
+	Share     float64 // TotalNS / group KernelNS
 }
 
 // Group is the breakdown of one (input, process, device, step kind).
 type Group struct {
-	Path     string `json:"path"`
-	Rank     *int   `json:"rank"`
-	PID      int64  `json:"pid"`
-	Device   int32  `json:"device"`
-	StepKind string `json:"step_kind"`
-	Steps    int    `json:"steps"` // number of steps summed; 0 without step markers
-	KernelNS int64  `json:"kernel_ns"`
-	BusyNS   int64  `json:"busy_ns"`
-	SpanNS   int64  `json:"span_ns"`
-	// IdleNS is SpanNS - BusyNS: time inside the window with no activity.
-	IdleNS     int64          `json:"idle_ns"`
-	Categories []CategoryStat `json:"categories"`
-	Top        []TopKernel    `json:"top"`
-	// StepStats describes the group's steps one by one; absent for the
-	// whole-trace and unattributed groups.
-	StepStats *StepStats `json:"step_stats,omitempty"`
-
-	input int
-	proc  int32
-}
-
-// Report is the result of Breakdown.
-type Report struct {
-	Inputs  []InputInfo  `json:"inputs"`
-	Groups  []Group      `json:"groups"`
-	Kernels []KernelStat `json:"kernels"`
-	// CrossRank compares the ranks (see CrossRank); empty for one rank.
-	CrossRank []RankRow `json:"cross_rank"`
-	// StepRows lists every step of every input (per device), in order;
-	// empty without step markers.
-	StepRows []StepRow `json:"-"`
-	// Steps is StepRows with their derived figures (traceq steps), and
-	// StepSummaries each stepped input's marker and unattributed counts.
-	Steps         []StepLine    `json:"-"`
-	StepSummaries []StepSummary `json:"-"`
-}
-
-// StepRow is one step on one device.
-type StepRow struct {
-	Input  int
-	Path   string
-	Step   Step
-	PID    int64
-	Device int32
-	Start  trace.Time // first activity start
-	SpanNS int64
-	BusyNS int64
-	// KernelNS is the step's total kernel time; ByCat its split, in the
-	// order of Report category ids (CatIDs).
+	Path     string
+	Run      string
+	Rank     *int
+	PID      int64
+	Device   int32
+	StepKind StepKind
+	Steps    int // number of steps summed; 0 without step markers
 	KernelNS int64
-	ByCat    map[string]int64
+	BusyNS   int64
+	SpanNS   int64
+	// IdleNS is the time inside the group's windows when the device ran
+	// no activity at all (see docs/definitions.md). Without steps it is
+	// SpanNS - BusyNS.
+	IdleNS     int64
+	Categories []CategoryStat
+	Top        []TopKernel
+	// StepStats describes the group's steps one by one; nil for the
+	// whole-trace and unattributed groups.
+	StepStats *StepStats
+
+	Input int   // index of the input in the analysis
+	Proc  int32 // index of the process in the input's trace
+}
+
+// GroupTable is the per-group result of Breakdown.
+type GroupTable struct {
+	Inputs []InputInfo
+	Groups []Group
+	// CrossRank compares the ranks of each run (see CrossRank); empty for
+	// runs of one rank.
+	CrossRank []RankRow
 }
 
 // window accumulates one (input, proc, device, step).
 type window struct {
-	input      int
-	proc       int32
-	device     int32
-	step       int32 // index in Steps.List, -1 for none, 0 with no steps
-	first      trace.Time
-	last       trace.Time
-	kernel     int64
-	busy       union
-	cats       map[int32]*catAcc
-	names      map[trace.NameID]*nameAcc
-	hasAnyTime bool
+	input  int
+	proc   int32
+	device int32
+	step   int32 // index in Steps.List, -1 for none, 0 with no steps
+	first  trace.Time
+	last   trace.Time
+	kernel int64
+	busy   union
+	// idle is the time in [first, last) when the device ran nothing at
+	// all; set by deviceIdle for stepped inputs.
+	idle  int64
+	cats  map[catID]*catAcc
+	names map[trace.NameID]*nameAcc
 }
 
 type catAcc struct {
@@ -175,71 +112,25 @@ type winKey struct {
 	proc, device, step int32
 }
 
-// categorizer classifies the names of one trace once each.
-type categorizer struct {
-	ids    map[string]int32 // category id -> index
-	cats   []string
-	byName [][]int32 // per input, per NameID: category index
+// accumulation is one pass over the inputs' activities: the windows, in
+// order of first activity, and the categories met.
+type accumulation struct {
+	inputs []Input
+	wins   []*window
+	cats   *catTable
+	byName [][]catID // per input, per NameID
 }
 
-func (c *categorizer) id(cat string) int32 {
-	if i, ok := c.ids[cat]; ok {
-		return i
-	}
-	i := int32(len(c.cats))
-	c.ids[cat] = i
-	c.cats = append(c.cats, cat)
-	return i
-}
-
-// nameCats classifies every name of t; memcpy and memset activities are
-// categorised by their kind, whatever their name.
-func (c *categorizer) nameCats(t *trace.Trace, cl *classify.Classifier) []int32 {
-	out := make([]int32, len(t.Names))
-	for i := range out {
-		out[i] = -1
-	}
-	for i := range t.Activities {
-		a := &t.Activities[i]
-		if out[a.Name] >= 0 {
-			continue
-		}
-		out[a.Name] = c.id(ActivityCategory(a, t.Names[a.Name], cl))
-	}
-	return out
-}
-
-// ActivityCategory is the category of an activity: memcpy and memset
-// activities by their kind, whatever their name; kernels by name.
-func ActivityCategory(a *trace.Activity, name string, cl *classify.Classifier) string {
-	switch a.Kind {
-	case trace.KindMemcpy:
-		return "memcpy/memcpy"
-	case trace.KindMemset:
-		return "memcpy/memset"
-	}
-	return cl.Classify(name)
-}
-
-// Breakdown computes the per-group figures of the inputs.
-func Breakdown(inputs []Input, opt Options) *Report {
-	cl := opt.classifier()
-	top := opt.Top
-	if top <= 0 {
-		top = 10
-	}
-	cz := &categorizer{ids: map[string]int32{}}
-	r := &Report{}
-	var wins []*window
-	cz.byName = make([][]int32, len(inputs))
+func accumulate(inputs []Input, cl *classify.Classifier) *accumulation {
+	acc := &accumulation{inputs: inputs, cats: newCatTable(), byName: make([][]catID, len(inputs))}
 	for ii, in := range inputs {
 		t := in.Trace
-		r.Inputs = append(r.Inputs, Describe(in))
-		byName := cz.nameCats(t, cl)
-		cz.byName[ii] = byName
+		byName := acc.cats.byName(t, cl)
+		acc.byName[ii] = byName
 		m := map[winKey]*window{}
 		var lastKey winKey
 		var last *window
+		var inWins []*window
 		for i := range t.Activities {
 			a := &t.Activities[i]
 			k := winKey{proc: a.Proc, device: a.Device}
@@ -251,24 +142,20 @@ func Breakdown(inputs []Input, opt Options) *Report {
 				w = m[k]
 				if w == nil {
 					w = &window{input: ii, proc: a.Proc, device: a.Device, step: k.step,
-						first: a.Start, cats: map[int32]*catAcc{}, names: map[trace.NameID]*nameAcc{}}
+						first: a.Start, last: a.End(), cats: map[catID]*catAcc{}, names: map[trace.NameID]*nameAcc{}}
 					m[k] = w
-					wins = append(wins, w)
+					inWins = append(inWins, w)
 				}
 				last, lastKey = w, k
 			}
 			end := a.End()
-			if end > w.last || !w.hasAnyTime {
-				w.last = end
-			}
-			w.hasAnyTime = true
+			w.last = max(w.last, end)
 			w.kernel += a.Dur
 			w.busy.add(a.Start, end)
-			ci := byName[a.Name]
-			ca := w.cats[ci]
+			ca := w.cats[byName[a.Name]]
 			if ca == nil {
 				ca = &catAcc{}
-				w.cats[ci] = ca
+				w.cats[byName[a.Name]] = ca
 			}
 			ca.kernel += a.Dur
 			ca.n++
@@ -281,52 +168,58 @@ func Breakdown(inputs []Input, opt Options) *Report {
 			na.n++
 			na.total += a.Dur
 		}
+		if in.Steps != nil {
+			deviceIdle(t, inWins)
+		} else {
+			for _, w := range inWins {
+				w.idle = int64(w.last-w.first) - w.busy.sum()
+			}
+		}
+		acc.wins = append(acc.wins, inWins...)
 	}
-	r.Groups = groups(inputs, wins, cz, top, opt.Kind)
-	r.StepRows = stepRows(inputs, wins, cz)
-	addStepStats(inputs, r)
+	return acc
+}
+
+// deviceIdle sets each window's idle time: the part of its span when the
+// device ran no activity of any step. Steps of one device can overlap
+// (a step's kernels still running when the next step's start), so a
+// window's own busy time does not tell.
+func deviceIdle(t *trace.Trace, wins []*window) {
+	byDev := map[int32][]*window{}
+	for _, w := range wins {
+		byDev[w.device] = append(byDev[w.device], w)
+	}
+	for dev, ws := range byDev {
+		busy := deviceBusy(t, dev)
+		for _, w := range ws {
+			w.idle = int64(w.last-w.first) - busy.within(w.first, w.last)
+		}
+	}
+}
+
+// Breakdown computes the per-group figures of the inputs and their step
+// table (nil when no input has steps), in one pass over the activities.
+func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
+	top := opt.Top
+	if top <= 0 {
+		top = 10
+	}
+	acc := accumulate(inputs, opt.classifier())
+	r := &GroupTable{}
+	for _, in := range inputs {
+		r.Inputs = append(r.Inputs, Describe(in))
+	}
+	r.Groups = acc.groups(top, opt)
+	st := acc.stepTable()
+	st.addStats(r.Groups)
 	r.CrossRank = CrossRank(r)
-	return r
+	if len(st.Rows) == 0 && len(st.Inputs) == 0 {
+		st = nil
+	}
+	return r, st
 }
 
-// Describe says what an input is: path, format, rank, size, truncation.
-func Describe(in Input) InputInfo {
-	t := in.Trace
-	info := InputInfo{Path: in.Path, Format: string(t.Meta.Format), Activities: len(t.Activities)}
-	if t.Meta.Rank >= 0 {
-		v := t.Meta.Rank
-		info.Rank = &v
-	}
-	if t.Meta.WorldSize >= 0 {
-		v := t.Meta.WorldSize
-		info.WorldSize = &v
-	}
-	if t.Truncated != nil {
-		info.Truncated = t.Truncated.Reason
-	}
-	return info
-}
-
-func procRank(t *trace.Trace, proc int32) *int {
-	if int(proc) < len(t.Procs) && t.Procs[proc].Rank >= 0 {
-		v := t.Procs[proc].Rank
-		return &v
-	}
-	if t.Meta.Rank >= 0 && len(t.Procs) <= 1 {
-		v := t.Meta.Rank
-		return &v
-	}
-	return nil
-}
-
-func procPID(t *trace.Trace, proc int32) int64 {
-	if int(proc) < len(t.Procs) {
-		return t.Procs[proc].PID
-	}
-	return 0
-}
-
-func stepKind(in Input, step int32) string {
+func stepKind(in Input, step int32) StepKind {
 	switch {
 	case in.Steps == nil:
 		return KindAll
@@ -339,31 +232,31 @@ func stepKind(in Input, step int32) string {
 type groupKey struct {
 	input        int
 	proc, device int32
-	kind         string
+	kind         StepKind
 }
 
 // groups sums windows into (input, proc, device, step kind) groups.
-func groups(inputs []Input, wins []*window, cz *categorizer, top int, onlyKind string) []Group {
+func (acc *accumulation) groups(top int, opt Options) []Group {
 	type gacc struct {
 		g     Group
-		cats  map[int32]*CategoryStat
+		cats  map[catID]*CategoryStat
 		names map[trace.NameID]*nameAcc
 		steps map[int32]bool
 	}
 	m := map[groupKey]*gacc{}
 	var order []groupKey
-	for _, w := range wins {
-		in := inputs[w.input]
+	for _, w := range acc.wins {
+		in := acc.inputs[w.input]
 		kind := stepKind(in, w.step)
-		if onlyKind != "" && kind != onlyKind {
+		if !opt.keeps(kind) {
 			continue
 		}
 		k := groupKey{w.input, w.proc, w.device, kind}
 		ga := m[k]
 		if ga == nil {
-			ga = &gacc{g: Group{Path: in.Path, Rank: procRank(in.Trace, w.proc), PID: procPID(in.Trace, w.proc),
-				Device: w.device, StepKind: kind, input: w.input, proc: w.proc},
-				cats: map[int32]*CategoryStat{}, names: map[trace.NameID]*nameAcc{}, steps: map[int32]bool{}}
+			ga = &gacc{g: Group{Path: in.Path, Run: in.Run, Rank: Rank(in.Trace, w.proc), PID: procPID(in.Trace, w.proc),
+				Device: w.device, StepKind: kind, Input: w.input, Proc: w.proc},
+				cats: map[catID]*CategoryStat{}, names: map[trace.NameID]*nameAcc{}, steps: map[int32]bool{}}
 			m[k] = ga
 			order = append(order, k)
 		}
@@ -373,10 +266,11 @@ func groups(inputs []Input, wins []*window, cz *categorizer, top int, onlyKind s
 		ga.g.KernelNS += w.kernel
 		ga.g.BusyNS += w.busy.sum()
 		ga.g.SpanNS += int64(w.last - w.first)
+		ga.g.IdleNS += w.idle
 		for ci, ca := range w.cats {
 			cs := ga.cats[ci]
 			if cs == nil {
-				cs = &CategoryStat{Category: cz.cats[ci]}
+				cs = &CategoryStat{Category: acc.cats.cats[ci]}
 				ga.cats[ci] = cs
 			}
 			cs.KernelNS += ca.kernel
@@ -398,9 +292,8 @@ func groups(inputs []Input, wins []*window, cz *categorizer, top int, onlyKind s
 		ga := m[k]
 		g := ga.g
 		g.Steps = len(ga.steps)
-		g.IdleNS = g.SpanNS - g.BusyNS
 		for _, cs := range ga.cats {
-			cs.Share = ratio(cs.KernelNS, g.KernelNS)
+			cs.Share = Ratio(cs.KernelNS, g.KernelNS)
 			g.Categories = append(g.Categories, *cs)
 		}
 		slices.SortFunc(g.Categories, func(a, b CategoryStat) int {
@@ -409,7 +302,7 @@ func groups(inputs []Input, wins []*window, cz *categorizer, top int, onlyKind s
 			}
 			return classify.Compare(a.Category, b.Category)
 		})
-		t := inputs[k.input].Trace
+		t := acc.inputs[k.input].Trace
 		ids := make([]trace.NameID, 0, len(ga.names))
 		for id := range ga.names {
 			ids = append(ids, id)
@@ -428,8 +321,8 @@ func groups(inputs []Input, wins []*window, cz *categorizer, top int, onlyKind s
 		}
 		for _, id := range ids {
 			na := ga.names[id]
-			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Category: cz.cats[cz.byName[k.input][id]],
-				Instances: na.n, TotalNS: na.total, Share: ratio(na.total, g.KernelNS)})
+			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Category: acc.cats.cats[acc.byName[k.input][id]],
+				Instances: na.n, TotalNS: na.total, Share: Ratio(na.total, g.KernelNS)})
 		}
 		out = append(out, g)
 	}
@@ -437,24 +330,15 @@ func groups(inputs []Input, wins []*window, cz *categorizer, top int, onlyKind s
 	return out
 }
 
-var kindOrder = map[string]int{KindAll: 0, "decode": 1, "prefill": 2, "mixed": 3, "step": 4, KindNone: 9}
-
 func compareGroups(a, b Group) int {
-	if c := cmp.Compare(a.input, b.input); c != 0 {
+	if c := cmp.Compare(a.Input, b.Input); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.proc, b.proc); c != 0 {
+	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.Device, b.Device); c != 0 {
 		return c
 	}
-	return compareKinds(a.StepKind, b.StepKind)
-}
-
-func ratio(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
+	return cmp.Compare(a.StepKind, b.StepKind)
 }

@@ -44,7 +44,7 @@ func TestBreakdownOverlap(t *testing.T) {
 		act{"Memcpy HtoD (Pageable -> Device)", 0, 0, 300, 10, trace.KindMemcpy},
 		act{gemm, 1, 0, 1000, 7, trace.KindKernel},
 	)
-	r := Breakdown([]Input{{Path: "x", Trace: tr}}, Options{})
+	r, _ := Breakdown([]Input{{Path: "x", Trace: tr}}, Options{})
 	if len(r.Groups) != 2 {
 		t.Fatalf("got %d groups, want 2", len(r.Groups))
 	}
@@ -59,12 +59,12 @@ func TestBreakdownOverlap(t *testing.T) {
 		"memcpy/memcpy":           {KernelNS: 10, BusyNS: 10, Instances: 1},
 	}
 	cl := classify.Default()
-	if got := cl.Classify(gemm); got != "gemm/cublaslt_nvjet" {
+	if got := cl.Classify(gemm).String(); got != "gemm/cublaslt_nvjet" {
 		t.Fatalf("classifier moved: %s is %s; update the test's categories", gemm, got)
 	}
 	var shares float64
 	for _, c := range g.Categories {
-		w, ok := want[c.Category]
+		w, ok := want[c.Category.String()]
 		if !ok || c.KernelNS != w.KernelNS || c.BusyNS != w.BusyNS || c.Instances != w.Instances {
 			t.Errorf("category %s = %+v, want %+v", c.Category, c, w)
 		}
@@ -73,7 +73,7 @@ func TestBreakdownOverlap(t *testing.T) {
 	if len(g.Categories) != len(want) || shares < 0.999999 || shares > 1.000001 {
 		t.Errorf("categories %+v: want %d summing to share 1", g.Categories, len(want))
 	}
-	if g.Categories[0].Category != "communication/allreduce" || g.Top[0].TotalNS != 100 || g.Top[1].Instances != 2 {
+	if g.Categories[0].Category.String() != "communication/allreduce" || g.Top[0].TotalNS != 100 || g.Top[1].Instances != 2 {
 		t.Errorf("order: categories %+v top %+v", g.Categories, g.Top)
 	}
 	if g1 := r.Groups[1]; g1.Device != 1 || g1.KernelNS != 7 || g1.BusyNS != 7 || g1.SpanNS != 7 {
@@ -93,7 +93,7 @@ func TestBreakdownRandom(t *testing.T) {
 				int64(rng.Intn(200)), int64(rng.Intn(40)), trace.KindKernel})
 		}
 		tr := build(rows...)
-		r := Breakdown([]Input{{Path: "x", Trace: tr}}, Options{})
+		r, _ := Breakdown([]Input{{Path: "x", Trace: tr}}, Options{})
 		for _, g := range r.Groups {
 			covered := map[int64]bool{}
 			var kernel int64

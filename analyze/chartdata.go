@@ -14,45 +14,38 @@ import (
 // This file prepares the data the charts draw (package render/chart lays
 // it out and computes nothing itself).
 
-// OtherTop collects, in ByTop, category ids whose top level is not one of
-// classify.Tops (only hand-built rules can make them).
-const OtherTop = "other"
+// TopSums holds nanoseconds per top-level category, indexed by
+// classify.Top.
+type TopSums [classify.NumTops]int64
 
-// ByTop sums a category → ns map by top-level category, in the order of
-// classify.Tops(); ids whose top is unknown count as "other".
-func ByTop(byCat map[string]int64) []int64 {
-	tops := classify.Tops()
-	out := make([]int64, len(tops))
-	other := slices.Index(tops, OtherTop)
-	for cat, ns := range byCat {
-		i := classify.TopIndex(cat)
-		if i < 0 {
-			i = other
-		}
-		out[i] += ns
+// CategoriesByTop sums a group's categories by top level.
+func CategoriesByTop(cs []CategoryStat) TopSums {
+	var out TopSums
+	for _, c := range cs {
+		out[c.Category.Top] += c.KernelNS
 	}
 	return out
 }
 
-// CategoriesByTop is ByTop of a group's category list.
-func CategoriesByTop(cs []CategoryStat) []int64 {
-	m := make(map[string]int64, len(cs))
-	for _, c := range cs {
-		m[c.Category] += c.KernelNS
+// ByTop sums a step's categories by top level.
+func (r *StepRow) ByTop() TopSums {
+	var out TopSums
+	for _, c := range r.Categories {
+		out[c.Category.Top] += c.KernelNS
 	}
-	return ByTop(m)
+	return out
 }
 
 // StepSeries returns the step rows of one input on one device: the first
 // (pid, device) of the input in row order that has steps of kind (all
 // kinds when kind is ""). Rows keep their order (by step index).
-func StepSeries(rows []StepRow, input int, kind string) []StepRow {
+func StepSeries(rows []StepRow, input int, kind StepKind) []StepRow {
 	var out []StepRow
 	var pid int64
 	var dev int32
 	found := false
 	for _, r := range rows {
-		if r.Input != input || (kind != "" && r.Step.Kind != kind) {
+		if r.Input != input || (kind != KindAny && r.Step.Kind != kind) {
 			continue
 		}
 		if !found {
@@ -66,43 +59,19 @@ func StepSeries(rows []StepRow, input int, kind string) []StepRow {
 }
 
 // DominantKind returns the step kind with the most rows in rows (ties
-// broken by the report's kind order), or "" when rows is empty.
-func DominantKind(rows []StepRow) string {
-	n := map[string]int{}
+// broken by the kinds' order), or KindAny when rows is empty.
+func DominantKind(rows []StepRow) StepKind {
+	var n [numKinds]int
 	for _, r := range rows {
 		n[r.Step.Kind]++
 	}
-	kinds := make([]string, 0, len(n))
+	best := KindAny
 	for k := range n {
-		kinds = append(kinds, k)
-	}
-	slices.SortFunc(kinds, func(a, b string) int {
-		if c := cmp.Compare(n[b], n[a]); c != 0 {
-			return c
+		if n[k] > n[best] {
+			best = StepKind(k)
 		}
-		return compareKinds(a, b)
-	})
-	if len(kinds) == 0 {
-		return ""
 	}
-	return kinds[0]
-}
-
-// compareKinds orders step kinds: all, decode, prefill, mixed, step, then
-// any other, then unattributed.
-func compareKinds(a, b string) int {
-	ka, oka := kindOrder[a]
-	kb, okb := kindOrder[b]
-	if !oka {
-		ka = 5
-	}
-	if !okb {
-		kb = 5
-	}
-	if c := cmp.Compare(ka, kb); c != 0 {
-		return c
-	}
-	return cmp.Compare(a, b)
+	return best
 }
 
 // TimelineLane is one row of a timeline: a stream of a device of a process.
@@ -116,7 +85,7 @@ type TimelineLane struct {
 type TimelineSpan struct {
 	Lane       int        // index in Timeline.Lanes
 	Start, End trace.Time // absolute, as in the trace
-	Category   string
+	Category   classify.Category
 	Name       string
 }
 
@@ -179,8 +148,8 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 	if len(idx) == 0 {
 		return nil, fmt.Errorf("%s: step %d has no GPU activity", in.Path, index)
 	}
-	cz := &categorizer{ids: map[string]int32{}}
-	byName := cz.nameCats(t, cl)
+	cats := newCatTable()
+	byName := cats.byName(t, cl)
 	lanes := map[TimelineLane]int{}
 	for _, i := range idx {
 		a := &t.Activities[i]
@@ -206,7 +175,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 		a := &t.Activities[i]
 		l := lanes[TimelineLane{PID: procPID(t, a.Proc), Device: a.Device, Stream: a.Stream}]
 		tl.Spans = append(tl.Spans, TimelineSpan{Lane: l, Start: a.Start, End: a.End(),
-			Category: cz.cats[byName[a.Name]], Name: t.Names[a.Name]})
+			Category: cats.cats[byName[a.Name]], Name: t.Names[a.Name]})
 		if k == 0 || a.Start < tl.Start {
 			tl.Start = a.Start
 		}

@@ -9,44 +9,55 @@ import (
 )
 
 func TestByTop(t *testing.T) {
-	got := ByTop(map[string]int64{"gemm/cublas": 5, "gemm/marlin": 7, "communication/nccl": 3, "weird/x": 11, "other/unknown": 1})
-	tops := classify.Tops()
-	want := make([]int64, len(tops))
-	want[slices.Index(tops, "gemm")] = 12
-	want[slices.Index(tops, "communication")] = 3
-	want[slices.Index(tops, "other")] = 12 // "weird" is not a top: counted as other
-	if !slices.Equal(got, want) {
-		t.Errorf("ByTop = %v, want %v", got, want)
+	cs := []CategoryStat{
+		{Category: classify.MustCategory("gemm/cublas"), KernelNS: 5},
+		{Category: classify.MustCategory("gemm/marlin"), KernelNS: 7},
+		{Category: classify.MustCategory("communication/allreduce"), KernelNS: 3},
+		{Category: classify.Unknown, KernelNS: 1},
+	}
+	var want TopSums
+	want[classify.GEMM] = 12
+	want[classify.Communication] = 3
+	want[classify.Other] = 1
+	if got := CategoriesByTop(cs); got != want {
+		t.Errorf("CategoriesByTop = %v, want %v", got, want)
+	}
+	row := StepRow{}
+	for _, c := range cs {
+		row.Categories = append(row.Categories, StepCat{Category: c.Category, KernelNS: c.KernelNS})
+	}
+	if got := row.ByTop(); got != want {
+		t.Errorf("StepRow.ByTop = %v, want %v", got, want)
 	}
 }
 
 func TestStepSeriesAndDominantKind(t *testing.T) {
-	row := func(input int, pid int64, dev int32, idx int, kind string) StepRow {
+	row := func(input int, pid int64, dev int32, idx int, kind StepKind) StepRow {
 		return StepRow{Input: input, PID: pid, Device: dev, Step: Step{Index: idx, Kind: kind}}
 	}
 	rows := []StepRow{
-		row(0, 10, 0, 0, "prefill"), row(0, 10, 1, 0, "prefill"),
-		row(0, 10, 0, 1, "decode"), row(0, 10, 1, 1, "decode"),
-		row(0, 10, 0, 2, "decode"), row(1, 20, 0, 0, "decode"),
+		row(0, 10, 0, 0, KindPrefill), row(0, 10, 1, 0, KindPrefill),
+		row(0, 10, 0, 1, KindDecode), row(0, 10, 1, 1, KindDecode),
+		row(0, 10, 0, 2, KindDecode), row(1, 20, 0, 0, KindDecode),
 	}
-	got := StepSeries(rows, 0, "")
+	got := StepSeries(rows, 0, KindAny)
 	if len(got) != 3 || got[0].Device != 0 || got[2].Step.Index != 2 {
 		t.Errorf("StepSeries(all) = %+v", got)
 	}
-	if got := StepSeries(rows, 0, "decode"); len(got) != 2 || got[0].Step.Index != 1 {
+	if got := StepSeries(rows, 0, KindDecode); len(got) != 2 || got[0].Step.Index != 1 {
 		t.Errorf("StepSeries(decode) = %+v", got)
 	}
-	if got := StepSeries(rows, 1, "prefill"); len(got) != 0 {
+	if got := StepSeries(rows, 1, KindPrefill); len(got) != 0 {
 		t.Errorf("StepSeries(input 1, prefill) = %+v", got)
 	}
-	if k := DominantKind(StepSeries(rows, 0, "")); k != "decode" {
+	if k := DominantKind(StepSeries(rows, 0, KindAny)); k != KindDecode {
 		t.Errorf("DominantKind = %q, want decode", k)
 	}
 	// A tie goes to the earlier kind in report order: decode before prefill.
-	if k := DominantKind([]StepRow{row(0, 1, 0, 0, "prefill"), row(0, 1, 0, 1, "decode")}); k != "decode" {
+	if k := DominantKind([]StepRow{row(0, 1, 0, 0, KindPrefill), row(0, 1, 0, 1, KindDecode)}); k != KindDecode {
 		t.Errorf("DominantKind on a tie = %q, want decode", k)
 	}
-	if k := DominantKind(nil); k != "" {
+	if k := DominantKind(nil); k != KindAny {
 		t.Errorf("DominantKind(nil) = %q", k)
 	}
 }
@@ -62,7 +73,7 @@ func TestStepTimeline(t *testing.T) {
 			{Start: 400, Dur: 30, Name: 2, Device: 0, Stream: 7},
 		},
 	}
-	in := Input{Path: "x", Trace: tr, Steps: &Steps{List: []Step{{Index: 0, Kind: "decode"}, {Index: 1, Kind: "decode"}}, Of: []int32{0, 0, 0, 1}}}
+	in := Input{Path: "x", Trace: tr, Steps: &Steps{List: []Step{{Index: 0, Kind: KindDecode}, {Index: 1, Kind: KindDecode}}, Of: []int32{0, 0, 0, 1}}}
 	tl, err := StepTimeline(in, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +87,7 @@ func TestStepTimeline(t *testing.T) {
 	}
 	cats := []string{}
 	for _, s := range tl.Spans {
-		cats = append(cats, classify.Top(s.Category))
+		cats = append(cats, s.Category.Top.String())
 	}
 	if !slices.Equal(cats, []string{"gemm", "memcpy", "communication"}) {
 		t.Errorf("span categories %v", cats)

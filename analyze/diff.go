@@ -27,48 +27,48 @@ import (
 //     side; share change is after's share minus before's (a fraction: 0.05
 //     is 5 percentage points).
 type Diff struct {
-	Before []InputInfo `json:"before"`
-	After  []InputInfo `json:"after"`
+	Before []InputInfo
+	After  []InputInfo
 	// Comparable is false when the sides share no step kind, or no
 	// category within the kinds they share; Notes says why, and lists the
 	// step kinds present on one side only.
-	Comparable bool       `json:"comparable"`
-	Notes      []string   `json:"notes"`
-	Kinds      []KindDiff `json:"kinds"`
+	Comparable bool
+	Notes      []string
+	Kinds      []KindDiff
 }
 
 // KindDiff compares one step kind.
 type KindDiff struct {
-	StepKind string `json:"step_kind"`
+	StepKind StepKind
 	// BeforeWindows and AfterWindows count the windows (steps × devices)
 	// the per-step figures divide by; Devices count the (input, process,
 	// device) groups of the kind, and Steps the most steps any of them has
 	// (0 without step markers).
-	BeforeWindows int `json:"before_windows"`
-	AfterWindows  int `json:"after_windows"`
-	BeforeDevices int `json:"before_devices"`
-	AfterDevices  int `json:"after_devices"`
-	BeforeSteps   int `json:"before_steps"`
-	AfterSteps    int `json:"after_steps"`
+	BeforeWindows int
+	AfterWindows  int
+	BeforeDevices int
+	AfterDevices  int
+	BeforeSteps   int
+	AfterSteps    int
 	// Total compares the kind's whole kernel time (category "total").
-	Total      CategoryDiff   `json:"total"`
-	Categories []CategoryDiff `json:"categories"`
+	Total      CategoryDiff
+	Categories []CategoryDiff
 	// Kernels are the kernels whose time per step changed most.
-	Kernels []KernelDiff `json:"kernels"`
+	Kernels []KernelDiff
 }
 
 // CategoryDiff compares one category of one step kind.
 type CategoryDiff struct {
-	Category        string   `json:"category"`
-	BeforeNS        int64    `json:"before_kernel_ns"` // summed over the side's windows
-	AfterNS         int64    `json:"after_kernel_ns"`
-	BeforePerStepNS int64    `json:"before_per_step_ns"`
-	AfterPerStepNS  int64    `json:"after_per_step_ns"`
-	DeltaNS         int64    `json:"delta_ns"`  // AfterPerStepNS - BeforePerStepNS
-	DeltaPct        *float64 `json:"delta_pct"` // DeltaNS / BeforePerStepNS × 100; null when before is 0
-	BeforeShare     float64  `json:"before_share"`
-	AfterShare      float64  `json:"after_share"`
-	ShareChange     float64  `json:"share_change"` // AfterShare - BeforeShare
+	Category        classify.Category
+	BeforeNS        int64 // summed over the side's windows
+	AfterNS         int64
+	BeforePerStepNS int64
+	AfterPerStepNS  int64
+	DeltaNS         int64    // AfterPerStepNS - BeforePerStepNS
+	DeltaPct        *float64 // DeltaNS / BeforePerStepNS × 100; null when before is 0
+	BeforeShare     float64
+	AfterShare      float64
+	ShareChange     float64 // AfterShare - BeforeShare
 }
 
 // Kernel changes.
@@ -85,35 +85,35 @@ const (
 // by ShortName.
 type KernelDiff struct {
 	// Name is the kernel name, or the short name for a short-name match.
-	Name     string `json:"name"`
-	Category string `json:"category"`
+	Name     string
+	Category classify.Category
 	// Match is "name" or "short_name"; "" for a kernel on one side only.
-	Match           string   `json:"match"`
-	Change          string   `json:"change"` // appeared, vanished, grew, shrank, unchanged
-	BeforeNS        int64    `json:"before_ns"`
-	AfterNS         int64    `json:"after_ns"`
-	BeforePerStepNS int64    `json:"before_per_step_ns"`
-	AfterPerStepNS  int64    `json:"after_per_step_ns"`
-	DeltaNS         int64    `json:"delta_ns"`
-	DeltaPct        *float64 `json:"delta_pct"`
-	BeforeInstances int64    `json:"before_instances"`
-	AfterInstances  int64    `json:"after_instances"`
+	Match           string
+	Change          string // appeared, vanished, grew, shrank, unchanged
+	BeforeNS        int64
+	AfterNS         int64
+	BeforePerStepNS int64
+	AfterPerStepNS  int64
+	DeltaNS         int64
+	DeltaPct        *float64
+	BeforeInstances int64
+	AfterInstances  int64
 	// BeforeNames and AfterNames list the full names a short-name match
 	// joined.
-	BeforeNames []string `json:"before_names,omitempty"`
-	AfterNames  []string `json:"after_names,omitempty"`
+	BeforeNames []string
+	AfterNames  []string
 }
 
 // sideKind accumulates one step kind of one side.
 type sideKind struct {
 	windows, steps, devices int
 	kernel                  int64
-	cats                    map[string]int64
+	cats                    map[classify.Category]int64
 	names                   map[string]*nameStat
 }
 
 type nameStat struct {
-	cat   string
+	cat   classify.Category
 	n     int64
 	total int64
 }
@@ -136,7 +136,7 @@ func Compare(before, after []Input, opt Options) *Diff {
 	for _, in := range after {
 		d.After = append(d.After, Describe(in))
 	}
-	var common []string
+	var common []StepKind
 	for _, k := range bKinds {
 		if a[k] != nil {
 			common = append(common, k)
@@ -174,26 +174,30 @@ func Compare(before, after []Input, opt Options) *Diff {
 	return d
 }
 
-func kindList(ks []string) string {
+func kindList(ks []StepKind) string {
 	if len(ks) == 0 {
 		return "none"
 	}
-	return strings.Join(ks, ", ")
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // diffSide sums one side per step kind, and returns the kinds in report
 // order.
-func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]*sideKind, []string) {
-	m := map[string]*sideKind{}
-	get := func(k string) *sideKind {
+func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKind]*sideKind, []StepKind) {
+	m := map[StepKind]*sideKind{}
+	get := func(k StepKind) *sideKind {
 		s := m[k]
 		if s == nil {
-			s = &sideKind{cats: map[string]int64{}, names: map[string]*nameStat{}}
+			s = &sideKind{cats: map[classify.Category]int64{}, names: map[string]*nameStat{}}
 			m[k] = s
 		}
 		return s
 	}
-	r := Breakdown(inputs, Options{Classifier: cl, Kind: opt.Kind, Top: 1})
+	r, _ := Breakdown(inputs, Options{Classifier: cl, Kind: opt.Kind, Top: 1})
 	for _, g := range r.Groups {
 		s := get(g.StepKind)
 		s.windows += max(g.Steps, 1)
@@ -207,7 +211,7 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]
 	// Kernel names, per kind; categories as Breakdown assigns them.
 	for _, in := range inputs {
 		t := in.Trace
-		catOf := make([]string, len(t.Names))
+		catOf := make([]classify.Category, len(t.Names))
 		for i := range t.Activities {
 			a := &t.Activities[i]
 			k := stepKindOf(in, i)
@@ -216,7 +220,7 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]
 				continue // filtered out by opt.Kind
 			}
 			name := t.Names[a.Name]
-			if catOf[a.Name] == "" {
+			if catOf[a.Name].Sub == "" {
 				catOf[a.Name] = ActivityCategory(a, name, cl)
 			}
 			ns := s.names[name]
@@ -228,11 +232,11 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[string]
 			ns.total += a.Dur
 		}
 	}
-	kinds := make([]string, 0, len(m))
+	kinds := make([]StepKind, 0, len(m))
 	for k := range m {
 		kinds = append(kinds, k)
 	}
-	slices.SortFunc(kinds, compareKinds)
+	slices.Sort(kinds)
 	return m, kinds
 }
 
@@ -256,23 +260,23 @@ func pctChange(before, after int64) *float64 {
 	return &v
 }
 
-func categoryDiff(cat string, b, a int64, bw, aw int, bTotal, aTotal int64) CategoryDiff {
+func categoryDiff(cat classify.Category, b, a int64, bw, aw int, bTotal, aTotal int64) CategoryDiff {
 	c := CategoryDiff{Category: cat, BeforeNS: b, AfterNS: a,
 		BeforePerStepNS: perStep(b, bw), AfterPerStepNS: perStep(a, aw),
-		BeforeShare: ratio(b, bTotal), AfterShare: ratio(a, aTotal)}
+		BeforeShare: Ratio(b, bTotal), AfterShare: Ratio(a, aTotal)}
 	c.DeltaNS = c.AfterPerStepNS - c.BeforePerStepNS
 	c.DeltaPct = pctChange(c.BeforePerStepNS, c.AfterPerStepNS)
 	c.ShareChange = c.AfterShare - c.BeforeShare
 	return c
 }
 
-func compareKind(kind string, b, a *sideKind, top int) KindDiff {
+func compareKind(kind StepKind, b, a *sideKind, top int) KindDiff {
 	kd := KindDiff{StepKind: kind, Categories: []CategoryDiff{}, Kernels: []KernelDiff{}, BeforeWindows: b.windows, AfterWindows: a.windows, BeforeSteps: b.steps, AfterSteps: a.steps,
 		BeforeDevices: b.devices, AfterDevices: a.devices}
-	kd.Total = categoryDiff("total", b.kernel, a.kernel, b.windows, a.windows, b.kernel, a.kernel)
-	seen := map[string]bool{}
-	var cats []string
-	for _, m := range []map[string]int64{b.cats, a.cats} {
+	kd.Total = categoryDiff(classify.Category{}, b.kernel, a.kernel, b.windows, a.windows, b.kernel, a.kernel)
+	seen := map[classify.Category]bool{}
+	var cats []classify.Category
+	for _, m := range []map[classify.Category]int64{b.cats, a.cats} {
 		for c := range m {
 			if !seen[c] {
 				seen[c] = true
@@ -307,7 +311,7 @@ func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
 	out := []KernelDiff{}
 	add := func(name, match string, bs, as nameStat, bNames, aNames []string) {
 		cat := as.cat
-		if cat == "" {
+		if cat.Sub == "" {
 			cat = bs.cat
 		}
 		k := KernelDiff{Name: name, Category: cat, Match: match,
@@ -362,7 +366,7 @@ func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
 			x := m[n]
 			s.n += x.n
 			s.total += x.total
-			if s.cat == "" {
+			if s.cat.Sub == "" {
 				s.cat = x.cat
 			}
 		}

@@ -31,7 +31,8 @@ func diffTrace(path string, steps []string, acts []diffAct) Input {
 	if steps != nil {
 		st := &Steps{Of: of}
 		for i, k := range steps {
-			st.List = append(st.List, Step{Index: i, Kind: k, Marker: k})
+			kind, _ := ParseStepKind(k)
+			st.List = append(st.List, Step{Index: i, Kind: kind, Marker: k})
 		}
 		inp.Steps = st
 	}
@@ -65,7 +66,7 @@ func TestCompareHand(t *testing.T) {
 		t.Fatalf("comparable %v, %d kinds, notes %q", d.Comparable, len(d.Kinds), d.Notes)
 	}
 	k := d.Kinds[0]
-	if k.StepKind != "decode" || k.BeforeWindows != 2 || k.AfterWindows != 3 || k.BeforeSteps != 2 || k.AfterSteps != 3 {
+	if k.StepKind != KindDecode || k.BeforeWindows != 2 || k.AfterWindows != 3 || k.BeforeSteps != 2 || k.AfterSteps != 3 {
 		t.Errorf("kind %+v", k)
 	}
 	// Totals: before 3500 ns over 2 windows = 1750; after 2700+900+301+120
@@ -149,7 +150,7 @@ func TestCompareNotComparable(t *testing.T) {
 		{name: "decode vs prefill", b: stepped, a: prefill, notes: []string{"no common step kind (before: decode; after: prefill)"}},
 		{name: "no common category", b: whole, a: other, kinds: 1, notes: []string{"no category has time on both sides", "share no category"}},
 		{name: "same", b: whole, a: whole, comp: true, kinds: 1},
-		{name: "kind filter", b: stepped, a: prefill, options: Options{Kind: "decode"}, notes: []string{`"decode" is in before only`}},
+		{name: "kind filter", b: stepped, a: prefill, options: Options{Kind: KindDecode}, notes: []string{`"decode" is in before only`}},
 	} {
 		d := Compare([]Input{tc.b}, []Input{tc.a}, tc.options)
 		if d.Comparable != tc.comp || len(d.Kinds) != tc.kinds {

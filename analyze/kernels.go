@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/trace"
 )
 
@@ -23,14 +24,14 @@ type KernelOptions struct {
 
 // KernelStat is one row of the per-kernel table.
 type KernelStat struct {
-	Name     string `json:"name"`
-	Category string `json:"category"`
+	Name     string
+	Category classify.Category
 	Dist
-	// Share is TotalNS over the sum of TotalNS of all rows of the table
+	// Share is Total over the sum of Total of all rows of the table
 	// (before Limit), nsys's "Time (%)".
-	Share  float64 `json:"share"`
-	Path   string  `json:"path,omitempty"`
-	Device *int32  `json:"device,omitempty"`
+	Share  float64
+	Path   string // set with PerDevice
+	Device *int32 // set with PerDevice
 }
 
 // Kernels computes the per-kernel-name statistics of the inputs: for each
@@ -53,12 +54,12 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	var keys []key
 	var counts []int
 	var long []bool // a duration of the key needs more than 32 bits
-	var cats []string
+	var cats []classify.Category
 	l2g := make([]map[local]int, len(inputs)) // per input: local key -> global index
 	for ii, in := range inputs {
 		t := in.Trace
 		l2g[ii] = map[local]int{}
-		catOf := make([]string, len(t.Names))
+		catOf := make([]classify.Category, len(t.Names))
 		for i := range t.Activities {
 			a := &t.Activities[i]
 			l, ok := opt.localKey(in, i)
@@ -77,7 +78,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 					keys = append(keys, k)
 					counts = append(counts, 0)
 					long = append(long, false)
-					cats = append(cats, "")
+					cats = append(cats, classify.Category{})
 				}
 				l2g[ii][l] = g
 			}
@@ -85,7 +86,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			if a.Dur > math.MaxInt32 {
 				long[g] = true
 			}
-			if catOf[a.Name] == "" {
+			if catOf[a.Name].Sub == "" {
 				catOf[a.Name] = ActivityCategory(a, t.Names[a.Name], cl)
 			}
 			cats[g] = catOf[a.Name]
@@ -130,7 +131,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			durs32[g] = nil
 		}
 		k := keys[g]
-		ks := KernelStat{Name: k.name, Category: cats[g], Dist: summarize(ds)}
+		ks := KernelStat{Name: k.name, Category: cats[g], Dist: distribution(ds)}
 		durs[g] = nil // summarized: let it go
 		total += ks.Total
 		if opt.PerDevice {
@@ -141,7 +142,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 		out = append(out, ks)
 	}
 	for i := range out {
-		out[i].Share = ratio(out[i].Total, total)
+		out[i].Share = Ratio(out[i].Total, total)
 	}
 	slices.SortFunc(out, func(a, b KernelStat) int {
 		if c := cmp.Compare(b.Total, a.Total); c != 0 {
@@ -181,7 +182,7 @@ func (opt KernelOptions) localKey(in Input, i int) (local, bool) {
 	if a.Kind != trace.KindKernel && !opt.MemOps {
 		return local{}, false
 	}
-	if opt.Kind != "" && stepKindOf(in, i) != opt.Kind {
+	if !opt.keeps(stepKindOf(in, i)) {
 		return local{}, false
 	}
 	l := local{name: a.Name}
@@ -192,7 +193,7 @@ func (opt KernelOptions) localKey(in Input, i int) (local, bool) {
 }
 
 // stepKindOf is the step kind of activity i of in.
-func stepKindOf(in Input, i int) string {
+func stepKindOf(in Input, i int) StepKind {
 	if in.Steps == nil {
 		return KindAll
 	}

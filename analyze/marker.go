@@ -2,14 +2,6 @@ package analyze
 
 import "strings"
 
-// Step kinds found from markers (KindAll and KindNone are the two others).
-const (
-	KindDecode  = "decode"
-	KindPrefill = "prefill"
-	KindMixed   = "mixed"
-	KindStep    = "step"
-)
-
 // Marker families, in the order FindSteps prefers them when a trace holds
 // several: the serving engines' own per-forward markers carry the step kind
 // and the finest granularity; ProfilerStep#N is a profiler schedule tick that
@@ -28,7 +20,7 @@ var familyRank = map[string]int{FamilyVLLM: 0, FamilySGLang: 1, FamilyVLLMOld: 2
 // Marker is what the text of a step marker says.
 type Marker struct {
 	Family string
-	Kind   string
+	Kind   StepKind
 	// Context and Generation are vLLM's request counts (execute_context_C,
 	// _generation_G; execute_new_N_cached_M gives N and M); -1 otherwise.
 	Context, Generation int64
@@ -114,7 +106,7 @@ func ParseMarker(name string) (Marker, bool) {
 // vllmKind applies vLLM's rule: no context (prefill) requests and some
 // generation (decode) requests is a decode step; no generation requests is
 // a prefill step; both is mixed.
-func vllmKind(ctx, gen int64) string {
+func vllmKind(ctx, gen int64) StepKind {
 	switch {
 	case ctx == 0 && gen > 0:
 		return KindDecode

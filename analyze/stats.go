@@ -7,17 +7,17 @@ import (
 
 // Dist summarises a sample of durations (ns) the way nsys stats does.
 type Dist struct {
-	N      int64   `json:"instances"`
-	Total  int64   `json:"total_ns"`
-	Mean   float64 `json:"avg_ns"`
-	Median float64 `json:"med_ns"`
-	Min    int64   `json:"min_ns"`
-	Max    int64   `json:"max_ns"`
-	StdDev float64 `json:"stddev_ns"` // sample standard deviation (n-1); 0 for n < 2
+	N      int64
+	Total  int64
+	Mean   float64
+	Median float64
+	Min    int64
+	Max    int64
+	StdDev float64 // sample standard deviation (n-1); 0 for n < 2
 }
 
-// summarize computes Dist of xs; it sorts xs in place.
-func summarize(xs []int64) Dist {
+// distribution computes the Dist of xs; it sorts xs in place.
+func distribution(xs []int64) Dist {
 	var d Dist
 	if len(xs) == 0 {
 		return d
@@ -29,11 +29,7 @@ func summarize(xs []int64) Dist {
 	}
 	d.Min, d.Max = xs[0], xs[len(xs)-1]
 	d.Mean = float64(d.Total) / float64(d.N)
-	if n := len(xs); n%2 == 1 {
-		d.Median = float64(xs[n/2])
-	} else {
-		d.Median = (float64(xs[n/2-1]) + float64(xs[n/2])) / 2
-	}
+	d.Median = Percentile(xs, 50)
 	if d.N > 1 {
 		var ss float64
 		for _, x := range xs {
@@ -43,6 +39,20 @@ func summarize(xs []int64) Dist {
 		d.StdDev = math.Sqrt(ss / float64(d.N-1))
 	}
 	return d
+}
+
+// summarize computes the Summary of xs; it sorts xs in place.
+func summarize(xs []int64) Summary {
+	if len(xs) == 0 {
+		return Summary{}
+	}
+	slices.Sort(xs)
+	var sum int64
+	for _, x := range xs {
+		sum += x
+	}
+	return Summary{Min: xs[0], Max: xs[len(xs)-1], Mean: float64(sum) / float64(len(xs)),
+		P50: Percentile(xs, 50), P90: Percentile(xs, 90), P99: Percentile(xs, 99)}
 }
 
 // Percentile returns the p-th percentile (0..100) of sorted xs by linear
@@ -62,4 +72,12 @@ func Percentile(sorted []int64, p float64) float64 {
 	}
 	f := h - float64(lo)
 	return float64(sorted[lo]) + f*float64(sorted[lo+1]-sorted[lo])
+}
+
+// Ratio is a/b, or 0 when b is 0: every share traceq prints.
+func Ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

@@ -2,12 +2,40 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
 	"regexp"
 	"slices"
 
 	"github.com/traceq/traceq/trace"
 )
+
+// Steps segments one input into steps and assigns activities to them.
+type Steps struct {
+	List []Step
+	// Of holds, for each activity (by index in Trace.Activities), the
+	// index in List of the step it belongs to, or -1 for none.
+	Of []int32
+}
+
+// Step is one step window found from a marker range.
+type Step struct {
+	Index  int // position among the input's steps, from 0
+	Kind   StepKind
+	Marker string
+	// Start and End bound the marker range (CPU side, or the GPU mirror
+	// for a trace without CPU markers).
+	Start trace.Time
+	End   trace.Time
+	Proc  int32
+}
+
+// PatternError reports a --step pattern that is not a regular expression.
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string { return "--step " + e.Pattern + ": " + e.Err.Error() }
+func (e *PatternError) Unwrap() error { return e.Err }
 
 // StepOptions configures FindSteps.
 type StepOptions struct {
@@ -50,7 +78,7 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		var err error
 		re, err = regexp.Compile(opt.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("--step: %w", err)
+			return nil, &PatternError{opt.Pattern, err}
 		}
 	}
 	src := chooseMarkers(t, re)
@@ -58,7 +86,7 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		return nil, nil
 	}
 	st := &Steps{Of: make([]int32, len(t.Activities))}
-	kindOf := func(name string) string {
+	kindOf := func(name string) StepKind {
 		if m, ok := ParseMarker(name); ok {
 			return m.Kind
 		}
@@ -156,7 +184,7 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 // that text started before the mirror. Without CPU markers at all the
 // mirrors are the steps; mirrors of one annotation on several streams
 // (overlapping in time) make one step.
-func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSource, kindOf func(string) string) {
+func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSource, kindOf func(string) StepKind) {
 	const pending = -3
 	ncpu := len(st.List)
 	byName := map[string][]int32{} // CPU steps of each text, by start

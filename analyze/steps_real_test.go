@@ -215,7 +215,7 @@ func TestStepsRealTraces(t *testing.T) {
 				t.Fatalf("%d steps, want %d", len(st.List), len(ms))
 			}
 			for i, s := range st.List {
-				if s.Marker != ms[i].name || s.Kind != tc.kinds[i] || s.Index != i {
+				if s.Marker != ms[i].name || s.Kind.String() != tc.kinds[i] || s.Index != i {
 					t.Errorf("step %d = %q %s (index %d), want %q %s", i, s.Marker, s.Kind, s.Index, ms[i].name, tc.kinds[i])
 				}
 				// The vLLM rule, from the regexp's captures.
@@ -228,7 +228,7 @@ func TestStepsRealTraces(t *testing.T) {
 					} else if g == 0 {
 						want = "prefill"
 					}
-					if s.Kind != want {
+					if s.Kind.String() != want {
 						t.Errorf("step %d kind %s, want %s by C=%d G=%d", i, s.Kind, want, c, g)
 					}
 				}

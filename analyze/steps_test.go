@@ -12,12 +12,12 @@ func TestParseMarker(t *testing.T) {
 		name     string
 		ok       bool
 		family   string
-		kind     string
+		kind     StepKind
 		ctx, gen int64
 	}{
 		{"ProfilerStep#5", true, FamilyProfiler, KindStep, -1, -1},
-		{"ProfilerStep#", false, "", "", -1, -1},
-		{"ProfilerStepX", false, "", "", -1, -1},
+		{"ProfilerStep#", false, "", KindAny, -1, -1},
+		{"ProfilerStepX", false, "", KindAny, -1, -1},
 		{"execute_context_1(888_788544)_generation_0(0)", true, FamilyVLLM, KindPrefill, 1, 0},
 		{"execute_context_0(0)_generation_32(32)", true, FamilyVLLM, KindDecode, 0, 32},
 		{"execute_context_2(10)_generation_3(3)", true, FamilyVLLM, KindMixed, 2, 3},
@@ -25,22 +25,22 @@ func TestParseMarker(t *testing.T) {
 		{"execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489)", true, FamilyVLLM, KindMixed, 9, 37},
 		{"execute_15360_context_15(sq15360sk15360)_generation_0(sq0sk0", true, FamilyVLLM, KindPrefill, 15, 0}, // cut short
 		{"execute_context_0_generation_0", true, FamilyVLLM, KindPrefill, 0, 0},
-		{"execute_model", false, "", "", -1, -1},
-		{"execute_abc_context_1_generation_2", false, "", "", -1, -1},
-		{"execute_generation_2_context_1", false, "", "", -1, -1},
+		{"execute_model", false, "", KindAny, -1, -1},
+		{"execute_abc_context_1_generation_2", false, "", KindAny, -1, -1},
+		{"execute_generation_2_context_1", false, "", KindAny, -1, -1},
 		{"execute_new_4_cached_0", true, FamilyVLLMOld, KindPrefill, 4, 0},
 		{"execute_new_0_cached_12", true, FamilyVLLMOld, KindDecode, 0, 12},
 		{"execute_new_2_cached_12", true, FamilyVLLMOld, KindMixed, 2, 12},
-		{"execute_new_x_cached_1", false, "", "", -1, -1},
+		{"execute_new_x_cached_1", false, "", KindAny, -1, -1},
 		{"step[DECODE bs=32]", true, FamilySGLang, KindDecode, -1, -1},
 		{"step[EXTEND bs=15 toks=15360]", true, FamilySGLang, KindPrefill, -1, -1},
 		{"step[extend bs=1]", true, FamilySGLang, KindPrefill, -1, -1},
 		{"STEP[Prefill]", true, FamilySGLang, KindPrefill, -1, -1},
 		{"step[MIXED bs=8 toks=900]", true, FamilySGLang, KindMixed, -1, -1},
 		{"step[IDLE]", true, FamilySGLang, KindStep, -1, -1},
-		{"step[DECODE", false, "", "", -1, -1},
-		{"Optimizer.step#SGD.step", false, "", "", -1, -1},
-		{"", false, "", "", -1, -1},
+		{"step[DECODE", false, "", KindAny, -1, -1},
+		{"Optimizer.step#SGD.step", false, "", KindAny, -1, -1},
+		{"", false, "", KindAny, -1, -1},
 	} {
 		m, ok := ParseMarker(tc.name)
 		if ok != tc.ok {
@@ -64,7 +64,7 @@ func FuzzMarker(f *testing.F) {
 		"step[EXTEND bs=15 toks=15360]", "execute_", "step[", "execute_context_99999999999999999999_generation_1"} {
 		f.Add(s)
 	}
-	kinds := map[string][]string{
+	kinds := map[string][]StepKind{
 		FamilyProfiler: {KindStep},
 		FamilyVLLM:     {KindDecode, KindPrefill, KindMixed},
 		FamilyVLLMOld:  {KindDecode, KindPrefill, KindMixed},

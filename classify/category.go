@@ -3,80 +3,136 @@ package classify
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 )
 
-// Unknown is the category of a name that no rule matches.
-const Unknown = "other/unknown"
+// Top is a top-level category. Its values are in the canonical order that
+// reports use for columns, legends and colours, so the order is part of
+// the contract: do not reorder or insert.
+type Top uint8
 
-// tops is the canonical order of the top-level categories. Reports use it
-// for column order, legend order and colours, so it is part of the contract:
-// append-only changes would still reorder every chart, so do not change it.
-var tops = [...]string{
-	"communication",
-	"gemm",
-	"moe",
-	"attention",
-	"kv_cache",
-	"cast",
-	"norm",
-	"activation",
-	"rotary",
-	"sampling",
-	"embedding",
-	"elementwise",
-	"memcpy",
-	"other",
+const (
+	Communication Top = iota
+	GEMM
+	MoE
+	Attention
+	KVCache
+	Cast
+	Norm
+	Activation
+	Rotary
+	Sampling
+	Embedding
+	Elementwise
+	Memcpy
+	Other
+
+	// NumTops is the number of top-level categories.
+	NumTops = int(Other) + 1
+)
+
+var topNames = [NumTops]string{
+	Communication: "communication",
+	GEMM:          "gemm",
+	MoE:           "moe",
+	Attention:     "attention",
+	KVCache:       "kv_cache",
+	Cast:          "cast",
+	Norm:          "norm",
+	Activation:    "activation",
+	Rotary:        "rotary",
+	Sampling:      "sampling",
+	Embedding:     "embedding",
+	Elementwise:   "elementwise",
+	Memcpy:        "memcpy",
+	Other:         "other",
 }
 
-// Tops returns the top-level category ids in canonical order.
-func Tops() []string { return slices.Clone(tops[:]) }
-
-// Top returns the top level of a category id: Top("gemm/marlin") is "gemm".
-// A bare top ("gemm") is returned unchanged.
-func Top(category string) string {
-	top, _, _ := strings.Cut(category, "/")
-	return top
-}
-
-// sub returns the part after the first "/", or "" for a bare top.
-func sub(category string) string {
-	_, s, _ := strings.Cut(category, "/")
-	return s
-}
-
-// TopIndex returns the canonical index (0 for "communication" … 13 for
-// "other") of the top level of category, or -1 if it is not one of Tops.
-func TopIndex(category string) int {
-	return slices.Index(tops[:], Top(category))
-}
-
-// Compare is a total order on category ids: by canonical top, then by sub
-// level with "other" and then "unknown" last within their top, then by string.
-// Ids whose top is not one of Tops (Parse rejects them, so they only come
-// from hand-built values) sort after every known top, by top name.
-func Compare(a, b string) int {
-	ia, ib := topRank(a), topRank(b)
-	if c := cmp.Compare(ia, ib); c != 0 {
-		return c
+func (t Top) String() string {
+	if int(t) < NumTops {
+		return topNames[t]
 	}
-	if ia == len(tops) {
-		if c := strings.Compare(Top(a), Top(b)); c != 0 {
-			return c
+	return fmt.Sprintf("top(%d)", t)
+}
+
+// Tops returns the top-level categories in canonical order.
+func Tops() []Top {
+	out := make([]Top, NumTops)
+	for i := range out {
+		out[i] = Top(i)
+	}
+	return out
+}
+
+// ParseTop returns the Top named s ("gemm").
+func ParseTop(s string) (Top, bool) {
+	for i, n := range topNames {
+		if n == s {
+			return Top(i), true
 		}
 	}
-	if c := cmp.Compare(subRank(sub(a)), subRank(sub(b))); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
+	return 0, false
 }
 
-func topRank(category string) int {
-	if i := TopIndex(category); i >= 0 {
-		return i
+// Category is a "top/sub" category: the top level and the family or
+// library within it ("gemm/marlin"; for communication, the collective:
+// "communication/allreduce"). The zero value is not a valid category.
+type Category struct {
+	Top Top
+	Sub string
+}
+
+// Unknown is the category of a name that no rule matches.
+var Unknown = Category{Other, "unknown"}
+
+// Memcpy and memset activities are categorised by their kind, whatever
+// their name.
+var (
+	MemcpyCategory = Category{Memcpy, "memcpy"}
+	MemsetCategory = Category{Memcpy, "memset"}
+)
+
+func (c Category) String() string { return c.Top.String() + "/" + c.Sub }
+
+// ParseCategory reads a "top/sub" category id, checking that the top is
+// one of Tops and the sub level uses only a-z, 0-9, '_', '-' and '.'.
+func ParseCategory(s string) (Category, error) {
+	top, sub, ok := strings.Cut(s, "/")
+	if !ok || top == "" || sub == "" {
+		return Category{}, fmt.Errorf("bad category %q: want top/sub, e.g. gemm/cublas", s)
 	}
-	return len(tops)
+	t, ok := ParseTop(top)
+	if !ok {
+		return Category{}, fmt.Errorf("unknown top-level category %q in %q: want one of %s", top, s, strings.Join(topNames[:], ", "))
+	}
+	for _, c := range sub {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return Category{}, fmt.Errorf("bad category %q: the sub level may use only a-z, 0-9, '_', '-' and '.'", s)
+		}
+	}
+	return Category{t, sub}, nil
+}
+
+// MustCategory is ParseCategory for literals in code; it panics on a bad id.
+func MustCategory(s string) Category {
+	c, err := ParseCategory(s)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Compare is the total order of categories: by top in canonical order,
+// then by sub level with "other" and then "unknown" last within their top,
+// then by name.
+func Compare(a, b Category) int {
+	if c := cmp.Compare(a.Top, b.Top); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(subRank(a.Sub), subRank(b.Sub)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Sub, b.Sub)
 }
 
 // subRank puts the catch-all subs after the named families, so that a
@@ -89,21 +145,4 @@ func subRank(s string) int {
 		return 2
 	}
 	return 0
-}
-
-// checkCategory reports why category is not a valid "top/sub" id.
-func checkCategory(category string) error {
-	top, s, ok := strings.Cut(category, "/")
-	if !ok || top == "" || s == "" {
-		return fmt.Errorf("bad category %q: want top/sub, e.g. gemm/cublas", category)
-	}
-	if TopIndex(top) < 0 {
-		return fmt.Errorf("unknown top-level category %q in %q: want one of %s", top, category, strings.Join(tops[:], ", "))
-	}
-	for _, c := range s {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return fmt.Errorf("bad category %q: the sub level may use only a-z, 0-9, '_', '-' and '.'", category)
-		}
-	}
-	return nil
 }

@@ -22,7 +22,7 @@ type Classifier struct {
 	// RWMutex rather than a sync.Map: the hit path then converts nothing to
 	// an interface and allocates nothing.
 	mu    sync.RWMutex
-	cache map[string]string
+	cache map[string]Category
 }
 
 // New returns a classifier for rules, tried in order. Rules from Parse are
@@ -37,7 +37,7 @@ func New(rules []Rule) *Classifier {
 			}
 		}
 	}
-	c := &Classifier{rules: rs, cache: make(map[string]string)}
+	c := &Classifier{rules: rs, cache: make(map[string]Category)}
 	c.plan = c.lits.build(rs)
 	return c
 }
@@ -48,7 +48,7 @@ func (c *Classifier) Rules() []Rule { return slices.Clone(c.rules) }
 // Classify returns the category ("top/sub") of a kernel or memcpy/memset
 // activity name: that of the first rule that matches, or Unknown. It never
 // returns "". Answers are cached per distinct name.
-func (c *Classifier) Classify(name string) string {
+func (c *Classifier) Classify(name string) Category {
 	c.mu.RLock()
 	cat, ok := c.cache[name]
 	c.mu.RUnlock()

@@ -3,6 +3,7 @@ package classify
 import (
 	"bufio"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,13 @@ import (
 	"unicode/utf8"
 )
 
+// MaxLine is the longest line a rules file may hold, in bytes; LineLimit
+// says it in words for error messages.
+const (
+	MaxLine   = 1 << 20
+	LineLimit = "1 MiB"
+)
+
 //go:embed rules.txt
 var defaultRules string
 
@@ -21,7 +29,7 @@ const defaultSource = "rules.txt"
 
 // Rule is one line of a rules file: names matching Pattern are in Category.
 type Rule struct {
-	Category string // "top/sub"
+	Category Category
 	Pattern  string // Go RE2 syntax, matched case-insensitively and unanchored
 	Source   string // "file:line" the rule came from; "" for rules built in code
 
@@ -31,7 +39,7 @@ type Rule struct {
 
 // compile validates r.Category and compiles r.Pattern.
 func (r *Rule) compile() error {
-	if err := checkCategory(r.Category); err != nil {
+	if _, err := ParseCategory(r.Category.String()); err != nil {
 		return err
 	}
 	// Compile the pattern as written first, so that a syntax error quotes
@@ -98,8 +106,10 @@ func Parse(r io.Reader, source string, base []Rule) ([]Rule, error) {
 	var own []Rule
 	replace := false
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	n := 0
+	for sc.Scan() {
+		n++
 		line := sc.Text()
 		if n == 1 {
 			line = strings.TrimPrefix(line, "\ufeff")
@@ -122,8 +132,12 @@ func Parse(r io.Reader, source string, base []Rule) ([]Rule, error) {
 		if i < 0 {
 			return nil, fmt.Errorf("%s:%d: want \"category<TAB>regexp\", got %q", source, n, line)
 		}
+		cat, err := ParseCategory(line[:i])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", source, n, err)
+		}
 		rule := Rule{
-			Category: line[:i],
+			Category: cat,
 			Pattern:  strings.TrimLeft(line[i:], " \t"),
 			Source:   fmt.Sprintf("%s:%d", source, n),
 		}
@@ -133,7 +147,10 @@ func Parse(r io.Reader, source string, base []Rule) ([]Rule, error) {
 		own = append(own, rule)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", source, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %s, the limit", source, n+1, LineLimit)
+		}
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if replace {
 		return own, nil

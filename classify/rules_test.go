@@ -38,7 +38,7 @@ func TestRulesFileComments(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	base := []Rule{{Category: "gemm/base", Pattern: "base", Source: "base:1"}}
+	base := []Rule{{Category: MustCategory("gemm/base"), Pattern: "base", Source: "base:1"}}
 	for _, tc := range []struct {
 		name, in string
 		want     []string // category<space>pattern<space>source of each rule
@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 			}
 			var got []string
 			for _, r := range rules {
-				got = append(got, r.Category+" "+r.Pattern+" "+r.Source)
+				got = append(got, r.Category.String()+" "+r.Pattern+" "+r.Source)
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("Parse = %q, want %q", got, tc.want)
@@ -97,10 +97,10 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ext.Classify(kernel); got != "gemm/mine" {
+	if got := ext.Classify(kernel); got.String() != "gemm/mine" {
 		t.Errorf("extended: Classify(%q) = %s, want gemm/mine (user rules first)", kernel, got)
 	}
-	if got := ext.Classify("volta_sgemm_128x64_nn"); got != "gemm/cublas" {
+	if got := ext.Classify("volta_sgemm_128x64_nn"); got.String() != "gemm/cublas" {
 		t.Errorf("extended: Classify(volta_sgemm_128x64_nn) = %s, want the default gemm/cublas", got)
 	}
 	if n, d := len(ext.Rules()), len(Default().Rules()); n != d+1 {
@@ -114,7 +114,7 @@ func TestLoad(t *testing.T) {
 	if got := rep.Classify(kernel); got != Unknown {
 		t.Errorf("replaced: Classify(%q) = %s, want %s (defaults gone)", kernel, got, Unknown)
 	}
-	if got := rep.Classify("my_mine_kernel"); got != "moe/mine" {
+	if got := rep.Classify("my_mine_kernel"); got.String() != "moe/mine" {
 		t.Errorf("replaced: Classify(my_mine_kernel) = %s, want moe/mine", got)
 	}
 
@@ -166,11 +166,11 @@ func TestWriteRulesRoundTrip(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	c := New([]Rule{{Category: "norm/x", Pattern: "^x$"}})
-	if got := c.Classify("X"); got != "norm/x" {
+	c := New([]Rule{{Category: MustCategory("norm/x"), Pattern: "^x$"}})
+	if got := c.Classify("X"); got.String() != "norm/x" {
 		t.Errorf("Classify(X) = %s, want norm/x (case-insensitive)", got)
 	}
-	c = New([]Rule{{Category: "norm/x", Pattern: "(?-i)^x$"}})
+	c = New([]Rule{{Category: MustCategory("norm/x"), Pattern: "(?-i)^x$"}})
 	if got := c.Classify("X"); got != Unknown {
 		t.Errorf("Classify(X) with (?-i) = %s, want %s", got, Unknown)
 	}
@@ -179,5 +179,5 @@ func TestNew(t *testing.T) {
 			t.Error("New with a bad pattern did not panic")
 		}
 	}()
-	New([]Rule{{Category: "norm/x", Pattern: "("}})
+	New([]Rule{{Category: MustCategory("norm/x"), Pattern: "("}})
 }

@@ -39,15 +39,17 @@ func untrack(name string) {
 	delete(temps.names, name)
 }
 
-// RemoveTemps removes every temporary file still alive: what a signal
-// handler calls before the process exits.
+// RemoveTemps removes every temporary file still alive, and every
+// directory MkdirNew made and nobody kept: what a signal handler calls
+// before the process exits.
 func RemoveTemps() {
 	temps.Lock()
-	defer temps.Unlock()
 	for name := range temps.names {
 		os.Remove(name)
 		delete(temps.names, name)
 	}
+	temps.Unlock()
+	removeDirs()
 }
 
 // Temps returns the number of temporary files alive (for tests).
@@ -215,4 +217,70 @@ func Describe(path, same string) string {
 		return path
 	}
 	return fmt.Sprintf("%s (the same file as %s)", path, same)
+}
+
+// dirs are directories this run created and removes on a signal.
+var dirs struct {
+	sync.Mutex
+	names map[string]bool
+	tops  map[string]string // dir -> the topmost directory created for it
+}
+
+// MkdirNew creates dir (and its missing parents) and reports whether it
+// created dir itself; a directory it created is removed, with what is in
+// it, by RemoveTemps until Keep.
+func MkdirNew(dir string) (created bool, err error) {
+	if st, err := os.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return false, &os.PathError{Op: "mkdir", Path: dir, Err: errors.New("not a directory")}
+		}
+		return false, nil
+	}
+	// The topmost directory that does not exist yet is the one to remove.
+	top := filepath.Clean(dir)
+	for {
+		parent := filepath.Dir(top)
+		if _, err := os.Stat(parent); err == nil || parent == top {
+			break
+		}
+		top = parent
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	dirs.Lock()
+	defer dirs.Unlock()
+	if dirs.names == nil {
+		dirs.names, dirs.tops = map[string]bool{}, map[string]string{}
+	}
+	dirs.names[dir] = true
+	dirs.tops[dir] = top
+	return true, nil
+}
+
+// Keep stops tracking a directory made by MkdirNew: the run succeeded.
+func Keep(dir string) {
+	dirs.Lock()
+	defer dirs.Unlock()
+	delete(dirs.names, dir)
+}
+
+// RemoveDir removes a directory made by MkdirNew, with its content: the
+// run failed.
+func RemoveDir(dir string) {
+	dirs.Lock()
+	defer dirs.Unlock()
+	if dirs.names[dir] {
+		os.RemoveAll(dirs.tops[dir])
+		delete(dirs.names, dir)
+	}
+}
+
+func removeDirs() {
+	dirs.Lock()
+	defer dirs.Unlock()
+	for d := range dirs.names {
+		os.RemoveAll(dirs.tops[d])
+		delete(dirs.names, d)
+	}
 }

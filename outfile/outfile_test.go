@@ -124,3 +124,28 @@ func TestSameFile(t *testing.T) {
 		t.Error("a missing path matched")
 	}
 }
+
+func TestMkdirNew(t *testing.T) {
+	base := t.TempDir()
+	d := filepath.Join(base, "a", "b")
+	created, err := MkdirNew(d)
+	if err != nil || !created {
+		t.Fatalf("MkdirNew = %v, %v", created, err)
+	}
+	os.WriteFile(filepath.Join(d, "x"), []byte("x"), 0o644)
+	if again, _ := MkdirNew(d); again {
+		t.Error("an existing directory reported as created")
+	}
+	RemoveTemps()
+	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
+		t.Errorf("created directories still there: %v", err)
+	}
+	d2 := filepath.Join(base, "kept")
+	MkdirNew(d2)
+	Keep(d2)
+	RemoveTemps()
+	RemoveDir(d2)
+	if _, err := os.Stat(d2); err != nil {
+		t.Errorf("kept directory removed: %v", err)
+	}
+}

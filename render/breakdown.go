@@ -2,7 +2,6 @@ package render
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,6 +18,16 @@ type Options struct {
 	// NameWidth clips kernel names in text and markdown (0: 100 runes);
 	// CSV and JSON always carry full names.
 	NameWidth int
+	// Level is the heading level of section titles in markdown (0: 3), so
+	// that a table can sit inside a report.
+	Level int
+}
+
+func (o Options) level() int {
+	if o.Level <= 0 {
+		return 3
+	}
+	return o.Level
 }
 
 func (o Options) nameWidth() int {
@@ -45,99 +54,84 @@ func GroupTitle(g *analyze.Group) string {
 		parts = append(parts, "pid "+strconv.FormatInt(g.PID, 10))
 	}
 	parts = append(parts, "device "+strconv.Itoa(int(g.Device)))
-	kind := g.StepKind
+	kind := g.StepKind.String()
 	if g.Steps > 0 {
 		kind = StepCount(g.Steps, g.StepKind)
-	} else if kind == analyze.KindAll {
+	} else if g.StepKind == analyze.KindAll {
 		kind = "whole trace"
-	} else if kind == analyze.KindNone {
+	} else if g.StepKind == analyze.KindNone {
 		kind = "outside any step"
 	}
 	parts = append(parts, kind)
-	return strings.Join(parts, " · ")
+	return Printable(strings.Join(parts, " · "))
 }
 
-// Breakdown writes the per-group breakdown of r.
-func Breakdown(w io.Writer, r *analyze.Report, opt Options) error {
+// heading writes a section title: "### title" in markdown (at
+// opt.Level), "== title" in text.
+func heading(sb *strings.Builder, title string, opt Options) {
+	if opt.Format == "markdown" {
+		sb.WriteString(strings.Repeat("#", opt.level()) + " " + title + "\n\n")
+	} else {
+		sb.WriteString("== " + title + "\n")
+	}
+}
+
+// Breakdown writes the per-group breakdown of r and, in CSV and JSON, the
+// per-kernel table ks next to it.
+func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, r)
+		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Inputs), Groups: jsonGroups(r.Groups),
+			Kernels: jsonKernels(ks), CrossRank: jsonRanks(r.CrossRank)})
 	case "csv":
 		if err := breakdownCSV(w, r); err != nil {
 			return err
 		}
 		return crossRankCSV(w, r.CrossRank)
 	case "markdown", "text", "":
-		var sb strings.Builder
-		md := opt.Format == "markdown"
-		for i := range r.Groups {
-			g := &r.Groups[i]
-			if i > 0 {
-				sb.WriteByte('\n')
-			}
-			if md {
-				sb.WriteString("### " + GroupTitle(g) + "\n\n")
-			} else {
-				sb.WriteString("== " + GroupTitle(g) + "\n")
-			}
-			summary := fmt.Sprintf("kernel time %s ms · busy %s ms · span %s ms · idle %s ms (%s of span)",
-				MS(g.KernelNS), MS(g.BusyNS), MS(g.SpanNS), MS(g.IdleNS), Pct(ratio(g.IdleNS, g.SpanNS)))
-			if g.Steps > 0 {
-				summary += " · summed over " + StepCount(g.Steps, "")
-			}
-			if ss := g.StepStats; ss != nil {
-				summary += "\n" + StepStatsLine(ss)
-			}
-			if md {
-				sb.WriteString(summary + "\n\n")
-			} else {
-				sb.WriteString(summary + "\n\n")
-			}
-			ct := &table{head: []string{"category", "kernel ms", "share", "busy ms", "instances"},
-				right: []bool{false, true, true, true, true}}
-			for _, c := range g.Categories {
-				ct.add(c.Category, MS(c.KernelNS), Pct(c.Share), MS(c.BusyNS), strconv.FormatInt(c.Instances, 10))
-			}
-			kt := &table{head: []string{"top kernel", "total ms", "share", "instances", "category"},
-				right: []bool{false, true, true, true, false}}
-			topk := g.Top[:min(len(g.Top), opt.top())]
-			names := make([]string, len(topk))
-			for j, k := range topk {
-				names[j] = k.Name
-			}
-			shown := displayNames(names, opt.nameWidth())
-			for j, k := range topk {
-				kt.add(shown[j], MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category)
-			}
-			if md {
-				ct.markdown(&sb)
-				sb.WriteByte('\n')
-				kt.markdown(&sb)
-			} else {
-				ct.text(&sb, "  ")
-				sb.WriteByte('\n')
-				kt.text(&sb, "  ")
-			}
+	default:
+		return CheckFormat(opt.Format)
+	}
+	var sb strings.Builder
+	md := opt.Format == "markdown"
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if i > 0 {
+			sb.WriteByte('\n')
 		}
-		crossRankText(&sb, r.CrossRank, md)
-		_, err := io.WriteString(w, sb.String())
-		return err
+		heading(&sb, GroupTitle(g), opt)
+		summary := fmt.Sprintf("kernel time %s ms · busy %s ms · span %s ms · idle %s ms (%s of span)",
+			MS(g.KernelNS), MS(g.BusyNS), MS(g.SpanNS), MS(g.IdleNS), Pct(ratio(g.IdleNS, g.SpanNS)))
+		if g.Steps > 0 {
+			summary += " · summed over " + StepCount(g.Steps, analyze.KindAny)
+		}
+		if ss := g.StepStats; ss != nil {
+			summary += "\n" + StepStatsLine(ss)
+		}
+		sb.WriteString(summary + "\n\n")
+		ct := &Table{Head: []string{"category", "kernel ms", "share", "busy ms", "instances"},
+			Right: []bool{false, true, true, true, true}}
+		for _, c := range g.Categories {
+			ct.Add(c.Category.String(), MS(c.KernelNS), Pct(c.Share), MS(c.BusyNS), strconv.FormatInt(c.Instances, 10))
+		}
+		kt := &Table{Head: []string{"top kernel", "total ms", "share", "instances", "category"},
+			Right: []bool{false, true, true, true, false}}
+		topk := g.Top[:min(len(g.Top), opt.top())]
+		names := make([]string, len(topk))
+		for j, k := range topk {
+			names[j] = k.Name
+		}
+		shown := displayNames(names, opt.nameWidth())
+		for j, k := range topk {
+			kt.Add(shown[j], MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category.String())
+		}
+		ct.Write(&sb, md)
+		sb.WriteByte('\n')
+		kt.Write(&sb, md)
 	}
-	return CheckFormat(opt.Format)
-}
-
-func ratio(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	crossRankText(&sb, r.CrossRank, opt)
+	_, err := io.WriteString(w, sb.String())
+	return err
 }
 
 func intOrEmpty(p *int) string {
@@ -149,15 +143,15 @@ func intOrEmpty(p *int) string {
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
 
-func breakdownCSV(w io.Writer, r *analyze.Report) error {
+func breakdownCSV(w io.Writer, r *analyze.GroupTable) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"path", "rank", "pid", "device", "step_kind", "steps", "group_kernel_ns", "group_busy_ns",
 		"group_span_ns", "category", "kernel_ns", "busy_ns", "share", "instances"})
 	for _, g := range r.Groups {
 		for _, c := range g.Categories {
-			cw.Write([]string{g.Path, intOrEmpty(g.Rank), strconv.FormatInt(g.PID, 10), strconv.Itoa(int(g.Device)),
-				g.StepKind, strconv.Itoa(g.Steps), strconv.FormatInt(g.KernelNS, 10), strconv.FormatInt(g.BusyNS, 10),
-				strconv.FormatInt(g.SpanNS, 10), c.Category, strconv.FormatInt(c.KernelNS, 10),
+			cw.Write([]string{csvText(g.Path), intOrEmpty(g.Rank), strconv.FormatInt(g.PID, 10), strconv.Itoa(int(g.Device)),
+				g.StepKind.String(), strconv.Itoa(g.Steps), strconv.FormatInt(g.KernelNS, 10), strconv.FormatInt(g.BusyNS, 10),
+				strconv.FormatInt(g.SpanNS, 10), c.Category.String(), strconv.FormatInt(c.KernelNS, 10),
 				strconv.FormatInt(c.BusyNS, 10), ftoa(c.Share), strconv.FormatInt(c.Instances, 10)})
 		}
 	}
@@ -165,65 +159,64 @@ func breakdownCSV(w io.Writer, r *analyze.Report) error {
 	return cw.Error()
 }
 
-// KernelReport is the JSON document of the kernels command.
-type KernelReport struct {
-	Inputs  []analyze.InputInfo  `json:"inputs"`
-	Kernels []analyze.KernelStat `json:"kernels"`
-}
-
 // Kernels writes the per-kernel table (nsys cuda_gpu_kern_sum's columns
-// plus the category).
-func Kernels(w io.Writer, r *KernelReport, opt Options) error {
+// plus the category) of the inputs.
+func Kernels(w io.Writer, inputs []analyze.InputInfo, ks []analyze.KernelStat, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, r)
+		return writeJSON(w, jsonKernelsDoc{Inputs: jsonInputs(inputs), Kernels: jsonKernels(ks)})
 	case "csv":
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"time_pct", "total_ns", "instances", "avg_ns", "med_ns", "min_ns", "max_ns", "stddev_ns", "name", "category", "path", "device"})
-		for _, k := range r.Kernels {
+		for _, k := range ks {
 			dev := ""
 			if k.Device != nil {
 				dev = strconv.Itoa(int(*k.Device))
 			}
 			cw.Write([]string{strconv.FormatFloat(k.Share*100, 'f', 4, 64), strconv.FormatInt(k.Total, 10),
 				strconv.FormatInt(k.N, 10), ftoa(k.Mean), ftoa(k.Median), strconv.FormatInt(k.Min, 10),
-				strconv.FormatInt(k.Max, 10), ftoa(k.StdDev), k.Name, k.Category, k.Path, dev})
+				strconv.FormatInt(k.Max, 10), ftoa(k.StdDev), csvText(k.Name), k.Category.String(), csvText(k.Path), dev})
 		}
 		cw.Flush()
 		return cw.Error()
 	case "markdown", "text", "":
-		perDev := len(r.Kernels) > 0 && r.Kernels[0].Device != nil
-		head := []string{"Time %", "Total ms", "Instances", "Avg ms", "Med ms", "Min ms", "Max ms", "StdDev ms"}
-		right := []bool{true, true, true, true, true, true, true, true}
-		if perDev {
-			head = append(head, "Input", "Dev")
-			right = append(right, false, true)
-		}
-		head = append(head, "Category", "Name")
-		right = append(right, false, false)
-		t := &table{head: head, right: right}
-		names := make([]string, len(r.Kernels))
-		for i, k := range r.Kernels {
-			names[i] = k.Name
-		}
-		shown := displayNames(names, opt.nameWidth())
-		for i, k := range r.Kernels {
-			row := []string{Pct(k.Share), MS(k.Total), strconv.FormatInt(k.N, 10), MSf(k.Mean), MSf(k.Median),
-				MS(k.Min), MS(k.Max), MSf(k.StdDev)}
-			if perDev {
-				row = append(row, k.Path, strconv.Itoa(int(*k.Device)))
-			}
-			row = append(row, k.Category, shown[i])
-			t.add(row...)
-		}
-		var sb strings.Builder
-		if opt.Format == "markdown" {
-			t.markdown(&sb)
-		} else {
-			t.text(&sb, "")
-		}
-		_, err := io.WriteString(w, sb.String())
-		return err
+	default:
+		return CheckFormat(opt.Format)
 	}
-	return CheckFormat(opt.Format)
+	var sb strings.Builder
+	if t := kernelTable(ks, opt); opt.Format == "markdown" {
+		t.Markdown(&sb)
+	} else {
+		t.Text(&sb, "")
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func kernelTable(ks []analyze.KernelStat, opt Options) *Table {
+	perDev := len(ks) > 0 && ks[0].Device != nil
+	head := []string{"Time %", "Total ms", "Instances", "Avg ms", "Med ms", "Min ms", "Max ms", "StdDev ms"}
+	right := []bool{true, true, true, true, true, true, true, true}
+	if perDev {
+		head = append(head, "Input", "Dev")
+		right = append(right, false, true)
+	}
+	head = append(head, "Category", "Name")
+	right = append(right, false, false)
+	t := &Table{Head: head, Right: right}
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Name
+	}
+	shown := displayNames(names, opt.nameWidth())
+	for i, k := range ks {
+		row := []string{Pct(k.Share), MS(k.Total), strconv.FormatInt(k.N, 10), MSf(k.Mean), MSf(k.Median),
+			MS(k.Min), MS(k.Max), MSf(k.StdDev)}
+		if perDev {
+			row = append(row, k.Path, strconv.Itoa(int(*k.Device)))
+		}
+		row = append(row, k.Category.String(), shown[i])
+		t.Add(row...)
+	}
+	return t
 }

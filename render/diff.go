@@ -14,7 +14,7 @@ import (
 func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, d)
+		return writeJSON(w, diffDoc(d))
 	case "csv":
 		return diffCSV(w, d)
 	case "markdown", "text", "":
@@ -26,7 +26,7 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	sides := func(label string, ins []analyze.InputInfo) {
 		paths := make([]string, len(ins))
 		for i, in := range ins {
-			paths[i] = in.Path
+			paths[i] = Printable(in.Path)
 		}
 		if len(paths) > 3 {
 			paths = append(paths[:2], fmt.Sprintf("… (%d files)", len(ins)))
@@ -49,20 +49,15 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	for i := range d.Kinds {
 		k := &d.Kinds[i]
 		sb.WriteByte('\n')
-		title := diffKindTitle(k)
-		if md {
-			sb.WriteString("### " + title + "\n\n")
-		} else {
-			sb.WriteString("== " + title + "\n")
-		}
-		ct := &table{head: []string{"category", "before ms/step", "after ms/step", "delta ms", "delta %", "share before", "share after", "share change"},
-			right: []bool{false, true, true, true, true, true, true, true}}
-		for _, c := range append([]analyze.CategoryDiff{k.Total}, k.Categories...) {
-			ct.add(c.Category, MS(c.BeforePerStepNS), MS(c.AfterPerStepNS), signedMS(c.DeltaNS), signedPct(c.DeltaPct),
+		heading(&sb, diffKindTitle(k), opt)
+		ct := &Table{Head: []string{"category", "before ms/step", "after ms/step", "delta ms", "delta %", "share before", "share after", "share change"},
+			Right: []bool{false, true, true, true, true, true, true, true}}
+		for j, c := range append([]analyze.CategoryDiff{k.Total}, k.Categories...) {
+			ct.Add(rowCategory(j == 0, c.Category), MS(c.BeforePerStepNS), MS(c.AfterPerStepNS), signedMS(c.DeltaNS), signedPct(c.DeltaPct),
 				Pct(c.BeforeShare), Pct(c.AfterShare), pp(c.ShareChange))
 		}
-		kt := &table{head: []string{"change", "before ms/step", "after ms/step", "delta ms", "delta %", "category", "kernel"},
-			right: []bool{false, true, true, true, true, false, false}}
+		kt := &Table{Head: []string{"change", "before ms/step", "after ms/step", "delta ms", "delta %", "category", "kernel"},
+			Right: []bool{false, true, true, true, true, false, false}}
 		names := make([]string, len(k.Kernels))
 		for j, kd := range k.Kernels {
 			names[j] = kd.Name
@@ -73,16 +68,16 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 			if kd.Match == "short_name" {
 				name += fmt.Sprintf(" (matched by short name: %d before, %d after)", len(kd.BeforeNames), len(kd.AfterNames))
 			}
-			kt.add(kd.Change, MS(kd.BeforePerStepNS), MS(kd.AfterPerStepNS), signedMS(kd.DeltaNS), signedPct(kd.DeltaPct), kd.Category, name)
+			kt.Add(kd.Change, MS(kd.BeforePerStepNS), MS(kd.AfterPerStepNS), signedMS(kd.DeltaNS), signedPct(kd.DeltaPct), kd.Category.String(), name)
 		}
 		if md {
-			ct.markdown(&sb)
+			ct.Markdown(&sb)
 			sb.WriteString("\nKernels that changed most:\n\n")
-			kt.markdown(&sb)
+			kt.Markdown(&sb)
 		} else {
-			ct.text(&sb, "  ")
+			ct.Text(&sb, "  ")
 			sb.WriteString("\n  kernels that changed most:\n")
-			kt.text(&sb, "  ")
+			kt.Text(&sb, "  ")
 		}
 	}
 	_, err := io.WriteString(w, sb.String())
@@ -99,8 +94,8 @@ func diffKindTitle(k *analyze.KindDiff) string {
 	case analyze.KindNone:
 		return fmt.Sprintf("outside any step · per device · before: %s · after: %s", countOf(k.BeforeDevices, "device"), countOf(k.AfterDevices, "device"))
 	}
-	steps := k.StepKind + " steps"
-	if k.StepKind == "step" { // ProfilerStep#N and custom markers
+	steps := k.StepKind.String() + " steps"
+	if k.StepKind == analyze.KindStep { // ProfilerStep#N and custom markers
 		steps = "steps"
 	}
 	return fmt.Sprintf("%s · mean per step and device · before: %s · after: %s",
@@ -164,12 +159,12 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 			if j == 0 {
 				row = "total"
 			}
-			cw.Write([]string{k.StepKind, row, "", c.Category, "", "", i64(c.BeforeNS), i64(c.AfterNS),
+			cw.Write([]string{k.StepKind.String(), row, "", rowCategory(j == 0, c.Category), "", "", i64(c.BeforeNS), i64(c.AfterNS),
 				i64(c.BeforePerStepNS), i64(c.AfterPerStepNS), i64(c.DeltaNS), pct(c.DeltaPct),
 				ftoa(c.BeforeShare), ftoa(c.AfterShare), ftoa(c.ShareChange), "", "", bw, aw})
 		}
 		for _, kd := range k.Kernels {
-			cw.Write([]string{k.StepKind, "kernel", kd.Name, kd.Category, kd.Match, kd.Change, i64(kd.BeforeNS), i64(kd.AfterNS),
+			cw.Write([]string{k.StepKind.String(), "kernel", csvText(kd.Name), kd.Category.String(), kd.Match, kd.Change, i64(kd.BeforeNS), i64(kd.AfterNS),
 				i64(kd.BeforePerStepNS), i64(kd.AfterPerStepNS), i64(kd.DeltaNS), pct(kd.DeltaPct),
 				"", "", "", i64(kd.BeforeInstances), i64(kd.AfterInstances), bw, aw})
 		}

@@ -2,15 +2,25 @@ package render
 
 import (
 	"fmt"
-
-	"github.com/traceq/traceq/analyze"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/traceq/traceq/analyze"
 )
 
 // Formats lists the table formats.
 var Formats = []string{"text", "markdown", "csv", "json"}
+
+// FormatError reports an unknown output format.
+type FormatError struct {
+	Format string
+	Want   []string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("unknown format %q (want %s)", e.Format, strings.Join(e.Want, ", "))
+}
 
 // CheckFormat reports an error for an unknown format name.
 func CheckFormat(f string) error {
@@ -19,10 +29,11 @@ func CheckFormat(f string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown format %q (want %s)", f, strings.Join(Formats, ", "))
+	return &FormatError{f, Formats}
 }
 
-// MS formats nanoseconds as milliseconds with three decimals.
+// MS formats nanoseconds as milliseconds with three decimals, rounded half
+// up from the integer without going through a float.
 func MS(ns int64) string {
 	neg := ns < 0
 	if neg {
@@ -42,6 +53,63 @@ func MSf(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 3, 64) }
 // Pct formats a fraction as a percentage with one decimal.
 func Pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
+func ratio(a, b int64) float64 { return analyze.Ratio(a, b) }
+
+// Printable returns s with what a terminal or a markdown viewer would
+// act on made visible: control characters (C0, DEL, C1) are written as Go
+// escapes (\x1b, \n, \u0085) and invalid UTF-8 bytes as \xNN. Names come
+// from the trace, which anyone may have written.
+func Printable(s string) string {
+	if isPrintable(s) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&sb, `\x%02x`, s[i])
+		case isControl(r):
+			q := strconv.QuoteRune(r)
+			sb.WriteString(q[1 : len(q)-1])
+		default:
+			sb.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return sb.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+func isPrintable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			if c < 0x80 || !utf8.ValidString(s[i:]) {
+				return false
+			}
+			for _, r := range s[i:] {
+				if isControl(r) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return true
+}
+
+// csvText neutralises a text cell that a spreadsheet would run as a
+// formula: one starting with =, +, -, @, a tab or a carriage return gets a
+// leading apostrophe (OWASP's advice). Only name, path and marker cells go
+// through it; numbers are written as they are.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
 // clip shortens s to n runes with an ellipsis.
 func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -51,21 +119,36 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// table is a list of rows rendered as aligned text or a markdown table.
-type table struct {
-	head  []string
-	right []bool // right-align column
+// Table is a list of rows rendered as aligned text or a markdown table.
+// Every cell is made Printable.
+type Table struct {
+	Head  []string
+	Right []bool // right-align column
 	rows  [][]string
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// Add appends a row.
+func (t *Table) Add(cells ...string) { t.rows = append(t.rows, cells) }
 
-func (t *table) text(sb *strings.Builder, indent string) {
-	w := make([]int, len(t.head))
-	for i, h := range t.head {
+// Text writes t as aligned columns, each line indented.
+func (t *Table) Text(sb *strings.Builder, indent string) {
+	w := make([]int, len(t.Head))
+	cells := func(r []string) []string {
+		out := make([]string, len(r))
+		for i, c := range r {
+			out[i] = Printable(c)
+		}
+		return out
+	}
+	head := cells(t.Head)
+	rows := make([][]string, len(t.rows))
+	for i, r := range t.rows {
+		rows[i] = cells(r)
+	}
+	for i, h := range head {
 		w[i] = utf8.RuneCountInString(h)
 	}
-	for _, r := range t.rows {
+	for _, r := range rows {
 		for i, c := range r {
 			if n := utf8.RuneCountInString(c); n > w[i] {
 				w[i] = n
@@ -79,7 +162,7 @@ func (t *table) text(sb *strings.Builder, indent string) {
 			if i > 0 {
 				sb.WriteString("  ")
 			}
-			if t.right[i] {
+			if t.Right[i] {
 				sb.WriteString(pad + c)
 			} else if i < len(cells)-1 {
 				sb.WriteString(c + pad)
@@ -89,25 +172,30 @@ func (t *table) text(sb *strings.Builder, indent string) {
 		}
 		sb.WriteByte('\n')
 	}
-	line(t.head)
-	for _, r := range t.rows {
+	line(head)
+	for _, r := range rows {
 		line(r)
 	}
 }
 
-func (t *table) markdown(sb *strings.Builder) {
-	esc := func(s string) string {
-		s = strings.ReplaceAll(s, "|", "\\|")
-		s = strings.ReplaceAll(s, "<", "&lt;")
-		return strings.ReplaceAll(s, ">", "&gt;")
-	}
+// MarkdownCell escapes s for a markdown table cell: Printable, then the
+// pipe and the angle brackets (kernel templates would read as HTML).
+func MarkdownCell(s string) string {
+	s = Printable(s)
+	s = strings.ReplaceAll(s, "|", "\\|")
+	s = strings.ReplaceAll(s, "<", "&lt;")
+	return strings.ReplaceAll(s, ">", "&gt;")
+}
+
+// Markdown writes t as a markdown table.
+func (t *Table) Markdown(sb *strings.Builder) {
 	sb.WriteString("|")
-	for _, h := range t.head {
-		sb.WriteString(" " + esc(h) + " |")
+	for _, h := range t.Head {
+		sb.WriteString(" " + MarkdownCell(h) + " |")
 	}
 	sb.WriteString("\n|")
-	for i := range t.head {
-		if t.right[i] {
+	for i := range t.Head {
+		if t.Right[i] {
 			sb.WriteString("---:|")
 		} else {
 			sb.WriteString("---|")
@@ -117,10 +205,33 @@ func (t *table) markdown(sb *strings.Builder) {
 	for _, r := range t.rows {
 		sb.WriteString("|")
 		for _, c := range r {
-			sb.WriteString(" " + esc(c) + " |")
+			sb.WriteString(" " + MarkdownCell(c) + " |")
 		}
 		sb.WriteByte('\n')
 	}
+}
+
+// Write renders t as markdown or indented text.
+func (t *Table) Write(sb *strings.Builder, md bool) {
+	if md {
+		t.Markdown(sb)
+	} else {
+		t.Text(sb, "  ")
+	}
+}
+
+// Code writes s as markdown inline code: Printable, in as many backticks
+// as it needs.
+func Code(s string) string {
+	s = Printable(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
 }
 
 // displayNames returns the names to show for a list of kernel names: the

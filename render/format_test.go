@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
 )
 
 func TestMS(t *testing.T) {
@@ -38,12 +39,13 @@ func TestDisplayNames(t *testing.T) {
 
 func TestBreakdownFormats(t *testing.T) {
 	rank := 3
-	r := &analyze.Report{
+	cublas := classify.MustCategory("gemm/cublas")
+	r := &analyze.GroupTable{
 		Inputs: []analyze.InputInfo{{Path: "a|b.json", Format: "chrome-trace", Rank: &rank}},
-		Groups: []analyze.Group{{Path: "a|b.json", Rank: &rank, Device: 1, StepKind: "all",
+		Groups: []analyze.Group{{Path: "a|b.json", Rank: &rank, Device: 1, StepKind: analyze.KindAll,
 			KernelNS: 2_000_000, BusyNS: 1_500_000, SpanNS: 3_000_000, IdleNS: 1_500_000,
-			Categories: []analyze.CategoryStat{{Category: "gemm/cublas", KernelNS: 2_000_000, BusyNS: 1_500_000, Share: 1, Instances: 4}},
-			Top:        []analyze.TopKernel{{Name: "k<int>", Category: "gemm/cublas", Instances: 4, TotalNS: 2_000_000, Share: 1}}}},
+			Categories: []analyze.CategoryStat{{Category: cublas, KernelNS: 2_000_000, BusyNS: 1_500_000, Share: 1, Instances: 4}},
+			Top:        []analyze.TopKernel{{Name: "k<int>", Category: cublas, Instances: 4, TotalNS: 2_000_000, Share: 1}}}},
 	}
 	for _, tc := range []struct{ format, want string }{
 		{"text", "  gemm/cublas      2.000  100.0%    1.500          4"},
@@ -52,7 +54,7 @@ func TestBreakdownFormats(t *testing.T) {
 		{"json", `"kernel_ns": 2000000`},
 	} {
 		var buf bytes.Buffer
-		if err := Breakdown(&buf, r, Options{Format: tc.format}); err != nil {
+		if err := Breakdown(&buf, r, nil, Options{Format: tc.format}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(buf.String(), tc.want) {
@@ -60,11 +62,11 @@ func TestBreakdownFormats(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	Breakdown(&buf, r, Options{Format: "markdown"})
+	Breakdown(&buf, r, nil, Options{Format: "markdown"})
 	if !strings.Contains(buf.String(), "### a|b.json · rank 3 · device 1 · whole trace") || !strings.Contains(buf.String(), "| k | 2.000 |") {
 		t.Errorf("markdown title or escaping:\n%s", buf.String())
 	}
-	if err := Breakdown(&buf, r, Options{Format: "yaml"}); err == nil {
+	if err := Breakdown(&buf, r, nil, Options{Format: "yaml"}); err == nil {
 		t.Error("unknown format: want an error")
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 // crossRankText appends the cross-rank table of a multi-rank breakdown: one
 // table per step kind, a row per category (the total first).
-func crossRankText(sb *strings.Builder, rows []analyze.RankRow, md bool) {
+func crossRankText(sb *strings.Builder, rows []analyze.RankRow, opt Options) {
+	md := opt.Format == "markdown"
 	if len(rows) == 0 {
 		return
 	}
@@ -22,48 +23,40 @@ func crossRankText(sb *strings.Builder, rows []analyze.RankRow, md bool) {
 		}
 		title := "all ranks · " + rankKindTitle(rows[i].StepKind) + " · cross-rank comparison of " + strconv.Itoa(rows[i].Ranks) + " ranks"
 		sb.WriteByte('\n')
-		if md {
-			sb.WriteString("### " + title + "\n\n")
-		} else {
-			sb.WriteString("== " + title + "\n")
-		}
+		heading(sb, title, opt)
 		sb.WriteString("GPU time per rank: all ranks summed, then min / median / max across ranks and the rank with the max\n\n")
-		t := &table{head: []string{"category", "all ranks ms", "share", "min ms", "median ms", "max ms", "max/median", "slowest rank"},
-			right: []bool{false, true, true, true, true, true, true, false}}
+		t := &Table{Head: []string{"category", "all ranks ms", "share", "min ms", "median ms", "max ms", "max/median", "slowest rank"},
+			Right: []bool{false, true, true, true, true, true, true, false}}
 		for _, r := range rows[i:j] {
-			t.add(r.Category, MS(r.TotalNS), Pct(r.Share), MS(r.MinNS), MSf(r.MedianNS), MS(r.MaxNS),
+			t.Add(rowCategory(r.Total, r.Category), MS(r.TotalNS), Pct(r.Share), MS(r.MinNS), MSf(r.MedianNS), MS(r.MaxNS),
 				strconv.FormatFloat(r.MaxOverMedian, 'f', 2, 64), slowest(r))
 		}
-		if md {
-			t.markdown(sb)
-		} else {
-			t.text(sb, "  ")
-		}
+		t.Write(sb, md)
 		i = j
 	}
 }
 
-func rankKindTitle(kind string) string {
+func rankKindTitle(kind analyze.StepKind) string {
 	switch kind {
 	case analyze.KindAll:
 		return "whole trace"
 	case analyze.KindNone:
 		return "outside any step"
-	case "step":
+	case analyze.KindStep:
 		return "steps"
 	}
-	return kind + " steps"
+	return kind.String() + " steps"
 }
 
 // slowest names the slowest rank: its rank number when known, else its
 // file (and process when there are several in one file).
 func slowest(r analyze.RankRow) string {
-	if r.SlowestRank != nil {
-		return "rank " + strconv.Itoa(*r.SlowestRank)
+	if r.MaxRank != nil {
+		return "rank " + strconv.Itoa(*r.MaxRank)
 	}
-	s := r.SlowestPath
-	if r.SlowestPID != 0 {
-		s += " pid " + strconv.FormatInt(r.SlowestPID, 10)
+	s := r.MaxPath
+	if r.MaxPID != 0 {
+		s += " pid " + strconv.FormatInt(r.MaxPID, 10)
 	}
 	return s
 }
@@ -81,9 +74,9 @@ func crossRankCSV(w io.Writer, rows []analyze.RankRow) error {
 	cw.Write([]string{"step_kind", "category", "ranks", "total_ns", "share", "min_ns", "median_ns", "max_ns",
 		"max_over_median", "slowest_rank", "slowest_path", "slowest_pid"})
 	for _, r := range rows {
-		cw.Write([]string{r.StepKind, r.Category, strconv.Itoa(r.Ranks), strconv.FormatInt(r.TotalNS, 10), ftoa(r.Share),
+		cw.Write([]string{r.StepKind.String(), rowCategory(r.Total, r.Category), strconv.Itoa(r.Ranks), strconv.FormatInt(r.TotalNS, 10), ftoa(r.Share),
 			strconv.FormatInt(r.MinNS, 10), strconv.FormatFloat(r.MedianNS, 'f', 1, 64), strconv.FormatInt(r.MaxNS, 10),
-			ftoa(r.MaxOverMedian), intOrEmpty(r.SlowestRank), r.SlowestPath, strconv.FormatInt(r.SlowestPID, 10)})
+			ftoa(r.MaxOverMedian), intOrEmpty(r.MaxRank), csvText(r.MaxPath), strconv.FormatInt(r.MaxPID, 10)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -118,7 +118,7 @@ func Steps(t *trace.Trace, st *analyze.Steps, from, to int, kind string) (*Selec
 	var steps []analyze.Step
 	sel := &Selection{Corr: map[int64]bool{}}
 	for i, s := range st.List {
-		if s.Index < from || s.Index >= to || (kind != "" && s.Kind != kind) {
+		if s.Index < from || s.Index >= to || (kind != "" && s.Kind.String() != kind) {
 			continue
 		}
 		chosen[int32(i)] = true

@@ -351,7 +351,7 @@ func choose(list []analyze.Step, from, to int, kind string) (map[int32]bool, []a
 	var steps []analyze.Step
 	var cpu []Interval
 	for i, s := range list {
-		if s.Index < from || s.Index >= to || (kind != "" && s.Kind != kind) {
+		if s.Index < from || s.Index >= to || (kind != "" && s.Kind.String() != kind) {
 			continue
 		}
 		chosen[int32(i)] = true

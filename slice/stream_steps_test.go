@@ -63,9 +63,9 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 	kinds := []string{""}
 	seen := map[string]bool{}
 	for _, s := range st.List {
-		if !seen[s.Kind] {
-			seen[s.Kind] = true
-			kinds = append(kinds, s.Kind)
+		if !seen[s.Kind.String()] {
+			seen[s.Kind.String()] = true
+			kinds = append(kinds, s.Kind.String())
 		}
 	}
 	copied := 0

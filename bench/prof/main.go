@@ -61,7 +61,7 @@ func main() {
 		}
 	}
 	t3 := time.Now()
-	r := analyze.Breakdown(inputs, analyze.Options{})
-	r.Kernels = analyze.Kernels(inputs, analyze.KernelOptions{MemOps: true})
+	analyze.Breakdown(inputs, analyze.Options{})
+	analyze.Kernels(inputs, analyze.KernelOptions{MemOps: true})
 	fmt.Fprintf(os.Stderr, "breakdown in %v; total %v\n", time.Since(t3).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 }

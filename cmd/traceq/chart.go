@@ -4,20 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/classify"
-	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/render/report"
 )
-
-// chartKinds lists the charts, in the order a report shows them.
-var chartKinds = []string{"steps", "shares", "top", "hist", "timeline"}
 
 // chartFlags are the flags chart and report share.
 func chartFlags() []cli.Flag {
@@ -28,6 +21,24 @@ func chartFlags() []cli.Flag {
 	}
 }
 
+func chartKindNames() string {
+	var names []string
+	for _, k := range report.ChartKinds() {
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// chartStepKind reads --step-kind.
+func chartStepKind(c *cli.Context) (analyze.StepKind, error) {
+	s := c.String("step-kind")
+	k, ok := analyze.ParseStepKind(s)
+	if !ok {
+		return 0, usagef("%s: unknown --step-kind %q (want %s)", c.Command.Name, s, stepKindNames())
+	}
+	return k, nil
+}
+
 func chartCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "chart",
@@ -36,24 +47,37 @@ func chartCmd(e *env) *cli.Command {
 			"shares: category shares of kernel time per input, device and step kind\n" +
 			"top: the most expensive kernels across all inputs\n" +
 			"hist: distribution of step GPU spans with p50/p90/p99 (first input)\n" +
-			"timeline: the kernels of one step on their streams (first input, --step-index)",
+			"timeline: the kernels of one step on their streams (first input, --step-index)\n" +
+			"The format follows the output's extension (.svg or .png); --format is for -o - (standard output).",
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "kind", Required: true, Usage: "chart: " + strings.Join(chartKinds, ", ")},
+			&cli.StringFlag{Name: "kind", Usage: "chart: " + chartKindNames()},
 			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps)"},
-			&cli.StringFlag{Name: "format", Value: "svg", Usage: "svg or png"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "write the chart to `FILE` ('-' for stdout)"},
+			&cli.StringFlag{Name: "format", Value: "svg", Usage: "svg or png (default: from the output's extension)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the chart to `FILE` ('-' for stdout)"},
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
-			kind := c.String("kind")
-			if !slices.Contains(chartKinds, kind) {
-				return usagef("chart: unknown --kind %q (want %s)", kind, strings.Join(chartKinds, ", "))
+			kind, ok := report.ParseChartKind(c.String("kind"))
+			if !ok {
+				return usagef("chart: unknown --kind %q (want %s)", c.String("kind"), chartKindNames())
 			}
-			if err := chart.CheckFormat(c.String("format")); err != nil {
-				return usagef("chart: %v", err)
+			out := c.String("output")
+			if out == "" {
+				return usagef("chart: -o FILE is required (.svg or .png, or - for standard output)")
+			}
+			format, err := imageFormat(c, "-o", out)
+			if err != nil {
+				return err
 			}
 			if c.Int("top") <= 0 {
 				return usagef("chart: --top must be > 0")
+			}
+			stepKind, err := chartStepKind(c)
+			if err != nil {
+				return err
+			}
+			if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
+				return err
 			}
 			cl, err := classifier(c)
 			if err != nil {
@@ -63,106 +87,20 @@ func chartCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			d := newChartData(inputs, cl, c.String("step-kind"), c.Int("top"))
-			if len(inputs) > 1 && (kind == "steps" || kind == "hist" || kind == "timeline") {
+			charts := report.NewCharts(inputs, report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top")})
+			if len(inputs) > 1 && kind.PerInput() {
 				fmt.Fprintf(e.stderr, "traceq: chart --kind %s draws the first input only (%s); 'traceq report' draws one per input\n", kind, inputs[0].Path)
 			}
+			// Drawn in memory first: a chart that cannot be drawn leaves
+			// no file.
 			var buf bytes.Buffer
-			if err := d.draw(&buf, kind, 0, c.Int("step-index"), c.String("format")); err != nil {
+			if err := charts.Draw(&buf, kind, 0, c.Int("step-index"), format); err != nil {
 				return err
 			}
-			return writeOutput(e, c.String("output"), buf.Bytes())
+			return writeFile(e, out, func(w io.Writer) error {
+				_, err := w.Write(buf.Bytes())
+				return err
+			})
 		},
 	}
-}
-
-// writeOutput writes b to path, or to stdout for "-"; nothing is written
-// when drawing failed, so a failed run leaves no half file.
-func writeOutput(e *env, path string, b []byte) error {
-	if path == "-" {
-		_, err := e.stdout.Write(b)
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-// chartData is what the charts of one set of inputs are drawn from.
-type chartData struct {
-	inputs   []analyze.Input
-	cl       *classify.Classifier
-	stepKind string
-	report   *analyze.Report
-	kernels  []analyze.KernelStat
-}
-
-func newChartData(inputs []analyze.Input, cl *classify.Classifier, stepKind string, top int) *chartData {
-	opt := analyze.Options{Classifier: cl, Kind: stepKind}
-	return &chartData{
-		inputs: inputs, cl: cl, stepKind: stepKind,
-		report:  analyze.Breakdown(inputs, opt),
-		kernels: analyze.Kernels(inputs, analyze.KernelOptions{Options: opt, MemOps: true, Limit: top}),
-	}
-}
-
-// traceTitle names inputs for a chart title: base names, shortened when
-// there are many.
-func traceTitle(inputs []analyze.Input) string {
-	names := make([]string, len(inputs))
-	for i, in := range inputs {
-		names[i] = filepath.Base(in.Path)
-	}
-	if s := strings.Join(names, ", "); len(s) <= 60 {
-		return s
-	}
-	return fmt.Sprintf("%s … %s (%d inputs)", names[0], names[len(names)-1], len(names))
-}
-
-// series is the step rows the per-input charts draw for input i: its first
-// device, the chosen step kind (for hist, the most frequent kind by
-// default).
-func (d *chartData) series(i int, forHist bool) []analyze.StepRow {
-	kind := d.stepKind
-	if kind == "" && forHist {
-		kind = analyze.DominantKind(analyze.StepSeries(d.report.StepRows, i, ""))
-	}
-	return analyze.StepSeries(d.report.StepRows, i, kind)
-}
-
-// draw writes chart kind; per-input charts (steps, hist, timeline) draw
-// input i.
-func (d *chartData) draw(w io.Writer, kind string, i, stepIndex int, format string) error {
-	opt := chart.Options{Format: format, Title: traceTitle(d.inputs)}
-	one := chart.Options{Format: format, Title: traceTitle(d.inputs[i : i+1])}
-	noSteps := func(what string) error {
-		markers := "no step markers"
-		if d.stepKind != "" {
-			markers = "no steps of kind " + d.stepKind
-		}
-		return fmt.Errorf("%s: %s, so no %s chart; try --kind shares or top", d.inputs[i].Path, markers, what)
-	}
-	switch kind {
-	case "steps":
-		rows := d.series(i, false)
-		if len(rows) == 0 {
-			return noSteps("steps")
-		}
-		return chart.Steps(w, rows, one)
-	case "hist":
-		rows := d.series(i, true)
-		if len(rows) == 0 {
-			return noSteps("hist")
-		}
-		return chart.Hist(w, rows, one)
-	case "shares":
-		return chart.Shares(w, d.report.Groups, opt)
-	case "top":
-		return chart.Top(w, d.kernels, opt)
-	case "timeline":
-		tl, err := analyze.StepTimeline(d.inputs[i], stepIndex, d.cl)
-		if err != nil {
-			return err
-		}
-		return chart.Timeline(w, tl, one)
-	}
-	return fmt.Errorf("unknown chart %q", kind)
 }

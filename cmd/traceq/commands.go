@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,6 +51,31 @@ func checkTableFormat(f string) error {
 	return nil
 }
 
+// kindFlag is --kind, a step kind, with the command's own usage text.
+func kindFlag(usage string) cli.Flag { return &cli.StringFlag{Name: "kind", Usage: usage} }
+
+// stepKindFlag reads --kind: a step kind, or KindAny when not given.
+func stepKindFlag(c *cli.Context) (analyze.StepKind, error) {
+	s := c.String("kind")
+	k, ok := analyze.ParseStepKind(s)
+	if !ok {
+		return 0, usagef("unknown --kind %q (want %s)", s, stepKindNames())
+	}
+	return k, nil
+}
+
+// stepKindNames lists the values of --kind.
+func stepKindNames() string {
+	var names []string
+	for _, k := range analyze.StepKinds() {
+		if k != analyze.KindAll && k != analyze.KindNone {
+			names = append(names, k.String())
+		}
+	}
+	names = append(names, analyze.KindNone.String(), analyze.KindAll.String())
+	return strings.Join(names, ", ")
+}
+
 func breakdownCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "breakdown",
@@ -56,25 +83,28 @@ func breakdownCmd(e *env) *cli.Command {
 		ArgsUsage: "INPUT...",
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
-			&cli.StringFlag{Name: "kind", Usage: "only steps of this kind: decode, prefill, mixed or step"},
+			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
 			noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 1 {
 				return usagef("breakdown: --top must be at least 1")
 			}
+			kind, err := stepKindFlag(c)
+			if err != nil {
+				return err
+			}
 			cl, inputs, err := tableInputs(c, e)
 			if err != nil {
 				return err
 			}
-			opt := analyze.Options{Classifier: cl, Kind: c.String("kind"), Top: c.Int("top")}
+			opt := analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top")}
 			// The two passes over the activities are independent: run
 			// them on two cores (seconds for GBs of rank files).
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(inputs, analyze.KernelOptions{Options: opt, MemOps: true}) }()
-			r := analyze.Breakdown(inputs, opt)
-			r.Kernels = <-kernels
-			return render.Breakdown(e.stdout, r, render.Options{Format: c.String("format"), Top: c.Int("top")})
+			r, _ := analyze.Breakdown(inputs, opt)
+			return render.Breakdown(e.stdout, r, <-kernels, render.Options{Format: c.String("format"), Top: c.Int("top")})
 		},
 	}
 }
@@ -88,25 +118,29 @@ func kernelsCmd(e *env) *cli.Command {
 			&cli.IntFlag{Name: "top", Usage: "show only the N kernels with the most total time (0: all)"},
 			&cli.BoolFlag{Name: "per-device", Usage: "one row per input, device and name"},
 			&cli.BoolFlag{Name: "memops", Usage: "include memcpy and memset activities"},
-			&cli.StringFlag{Name: "kind", Usage: "only kernels of steps of this kind"},
+			kindFlag("only kernels of steps of this kind"),
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 0 {
 				return usagef("kernels: --top must be >= 0")
+			}
+			kind, err := stepKindFlag(c)
+			if err != nil {
+				return err
 			}
 			cl, inputs, err := tableInputs(c, e)
 			if err != nil {
 				return err
 			}
 			ks := analyze.Kernels(inputs, analyze.KernelOptions{
-				Options:   analyze.Options{Classifier: cl, Kind: c.String("kind")},
+				Options:   analyze.Options{Classifier: cl, Kind: kind},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			rep := &render.KernelReport{Kernels: ks}
+			var infos []analyze.InputInfo
 			for _, in := range inputs {
-				rep.Inputs = append(rep.Inputs, analyze.Describe(in))
+				infos = append(infos, analyze.Describe(in))
 			}
-			return render.Kernels(e.stdout, rep, render.Options{Format: c.String("format")})
+			return render.Kernels(e.stdout, infos, ks, render.Options{Format: c.String("format")})
 		},
 	}
 }
@@ -125,14 +159,19 @@ func classifyCmd(e *env) *cli.Command {
 				return err
 			}
 			sc := bufio.NewScanner(e.stdin)
-			sc.Buffer(make([]byte, 64<<10), 16<<20)
+			sc.Buffer(make([]byte, 64<<10), classify.MaxLine)
 			w := bufio.NewWriter(e.stdout)
+			n := 0
 			for sc.Scan() {
+				n++
 				name := sc.Text()
 				fmt.Fprintf(w, "%s\t%s\n", name, cl.Classify(name))
 			}
 			if err := sc.Err(); err != nil {
-				return fmt.Errorf("reading stdin: %w", err)
+				if errors.Is(err, bufio.ErrTooLong) {
+					return fmt.Errorf("standard input:%d: line longer than %s, the limit", n+1, classify.LineLimit)
+				}
+				return fmt.Errorf("reading standard input: %w", err)
 			}
 			return w.Flush()
 		},

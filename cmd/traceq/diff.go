@@ -2,9 +2,8 @@ package main
 
 import (
 	"bytes"
-	"os"
+	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,7 +22,7 @@ func diffCmd(e *env) *cli.Command {
 		ArgsUsage: "BEFORE AFTER",
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "kernels shown per step kind"},
-			&cli.StringFlag{Name: "kind", Usage: "only steps of this kind: decode, prefill, mixed or step"},
+			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
 			stepFlag, noStepsFlag,
 			&cli.StringFlag{Name: "chart", Usage: "also draw the change per category as diverging bars to `FILE` (.svg or .png)"},
 		}, inputFlags()...),
@@ -37,6 +36,20 @@ func diffCmd(e *env) *cli.Command {
 			if c.Int("top") < 0 {
 				return usagef("diff: --top must be >= 0")
 			}
+			kind, err := stepKindFlag(c)
+			if err != nil {
+				return err
+			}
+			chartPath := c.String("chart")
+			var chartFormat string
+			if chartPath != "" {
+				if chartFormat, err = extensionFormat("diff", "--chart", chartPath); err != nil {
+					return err
+				}
+				if err := refuseInputs("diff", "--chart", chartPath, inputPaths(c.Args().Slice())); err != nil {
+					return err
+				}
+			}
 			cl, err := classifier(c)
 			if err != nil {
 				return err
@@ -49,35 +62,28 @@ func diffCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			d := analyze.Compare(before, after, analyze.Options{Classifier: cl, Kind: c.String("kind"), Top: c.Int("top")})
+			d := analyze.Compare(before, after, analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top")})
 			if err := render.Diff(e.stdout, d, render.Options{Format: c.String("format")}); err != nil {
 				return err
 			}
-			if p := c.String("chart"); p != "" {
-				return writeDiffChart(p, d, c.Args().Slice())
+			if chartPath == "" {
+				return nil
 			}
-			return nil
+			var buf bytes.Buffer
+			title := clipName(filepath.Base(c.Args().Get(0)), 28) + " → " + clipName(filepath.Base(c.Args().Get(1)), 28)
+			if err := chart.Diff(&buf, d, chart.Options{Format: chartFormat, Title: title}); err != nil {
+				return err
+			}
+			return writeFile(e, chartPath, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 		},
 	}
 }
 
-// writeDiffChart draws the diff's chart to path, PNG for a .png name.
-func writeDiffChart(path string, d *analyze.Diff, args []string) error {
-	format := "svg"
-	if strings.HasSuffix(path, ".png") {
-		format = "png"
+// clipName shortens a file name to n runes for a chart title.
+func clipName(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
 	}
-	var buf bytes.Buffer
-	base := func(p string) string {
-		b := []rune(filepath.Base(p))
-		if len(b) > 28 {
-			return string(b[:27]) + "…"
-		}
-		return string(b)
-	}
-	title := base(args[0]) + " → " + base(args[1])
-	if err := chart.Diff(&buf, d, chart.Options{Format: format, Title: title}); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return s
 }

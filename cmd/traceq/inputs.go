@@ -27,10 +27,6 @@ var (
 	inputFmt    = &cli.StringFlag{Name: "input-format", Usage: "force the input format: chrome or nsys (default: detect from content)"}
 )
 
-// stepKinds are the values of --kind: the step kinds, "unattributed" for
-// GPU work outside every step and "all" for a trace without steps.
-var stepKinds = []string{analyze.KindDecode, analyze.KindPrefill, analyze.KindMixed, analyze.KindStep, analyze.KindNone, analyze.KindAll}
-
 func inputFlags() []cli.Flag { return []cli.Flag{rulesFlag, strictFlag, verbose, namesFlag, inputFmt} }
 
 func classifier(c *cli.Context) (*classify.Classifier, error) {
@@ -74,11 +70,6 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
 		return nil, usagef("unknown --names %q (want demangled or short)", n)
 	}
-	// A mistyped step kind would select nothing and print an empty
-	// report. (chart's --kind names the chart instead.)
-	if k := c.String("kind"); k != "" && c.Command.Name != "chart" && !slices.Contains(stepKinds, k) {
-		return nil, usagef("unknown --kind %q (want %s)", k, strings.Join(stepKinds, ", "))
-	}
 	// Parse the files concurrently (load.go); report on them in order,
 	// once the progress line is gone.
 	outs, cancel := parseFiles(e, paths, opt)
@@ -95,7 +86,7 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := report(e, c, p, t); err != nil {
+		if err := warn(e, c, p, t); err != nil {
 			return nil, err
 		}
 		in := analyze.Input{Path: p, Trace: t}
@@ -107,8 +98,8 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 	return out, nil
 }
 
-// report prints the one-line warnings for a parsed trace.
-func report(e *env, c *cli.Context, path string, t *trace.Trace) error {
+// warn prints the one-line warnings for a parsed trace.
+func warn(e *env, c *cli.Context, path string, t *trace.Trace) error {
 	if tr := t.Truncated; tr != nil {
 		events := "events"
 		if tr.Events == 1 {
@@ -157,8 +148,12 @@ func findSteps(c *cli.Context, e *env, path string, t *trace.Trace) (*analyze.St
 		return nil, nil
 	}
 	st, err := analyze.FindSteps(t, analyze.StepOptions{Pattern: c.String("step")})
-	if err != nil {
+	var pe *analyze.PatternError
+	if errors.As(err, &pe) {
 		return nil, usageError{err.Error()}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if st == nil {
 		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"

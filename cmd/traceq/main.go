@@ -2,7 +2,8 @@
 // Chrome-trace JSON) and Nsight Systems (SQLite export) traces: per device,
 // per kernel category, per step, per rank.
 //
-// The command only wires flags to the library packages; see README.md.
+// The command only wires flags and files to the library packages; see
+// README.md and docs/design.md.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -43,13 +45,16 @@ type env struct {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, tty: isTerminal(stderr)}
 	app := newApp(e)
-	err := app.Run(args)
+	args, err := arrange(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "traceq: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCLIUsageError(err) {
+	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitInput
@@ -64,30 +69,64 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// isCLIUsageError recognises urfave/cli's flag errors, which it returns as
-// plain errors.
-func isCLIUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"flag provided but not defined", "flag needs an argument", "invalid value", "Required flag", "No help topic", "invalid boolean"} {
-		if strings.Contains(msg, p) {
-			return true
+// arrange checks the command name and moves flags written after the
+// inputs ("traceq kernels t.json --format json") in front of them, where
+// the flag parser looks; everything after "--" stays an argument.
+func arrange(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return args, nil
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil {
+		var names []string
+		for _, c := range app.Commands {
+			names = append(names, c.Name)
+		}
+		return nil, usagef("unknown command %q (want %s)", args[1], strings.Join(names, ", "))
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
 		}
 	}
-	return false
+	var flags, pos []string
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			pos = append(pos, rest[i:]...)
+			i = len(rest)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+				i++
+				flags = append(flags, rest[i])
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	return slices.Concat(args[:2], flags, pos), nil
 }
 
 func newApp(e *env) *cli.App {
-	app := &cli.App{
+	usage := func(c *cli.Context, err error, isSubcommand bool) error { return usageError{err.Error()} }
+	cmds := commands(e)
+	for _, c := range cmds {
+		c.OnUsageError = usage
+	}
+	return &cli.App{
 		Name:            "traceq",
 		Usage:           "where GPU time goes in torch.profiler and nsys traces",
 		Writer:          e.stdout,
 		ErrWriter:       e.stderr,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
-		Commands:        commands(e),
-		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return usageError{err.Error()}
-		},
+		Commands:        cmds,
+		OnUsageError:    usage,
 	}
-	return app
 }

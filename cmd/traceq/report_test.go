@@ -17,6 +17,7 @@ import (
 	"github.com/traceq/traceq/internal/golden"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/render/report"
 )
 
 const rtTorch = "../../testdata/traces/torch/"
@@ -60,7 +61,8 @@ func rtWellFormed(t *testing.T, path string) {
 func TestChartCommand(t *testing.T) {
 	dir := t.TempDir()
 	in := rtTorch + "hta_ns_resolution.json.gz"
-	for _, kind := range chartKinds {
+	for _, k := range report.ChartKinds() {
+		kind := k.String()
 		out := filepath.Join(dir, kind+".svg")
 		rtRun(t, "chart", "--kind", kind, "-o", out, in)
 		rtWellFormed(t, out)
@@ -93,7 +95,7 @@ func TestChartCommand(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"chart", "--kind", "pie", "-o", a, in}, exitUsage, "unknown --kind"},
-		{[]string{"chart", "--kind", "top", "--format", "pdf", "-o", a, in}, exitUsage, "unknown chart format"},
+		{[]string{"chart", "--kind", "top", "--format", "pdf", "-o", a, in}, exitUsage, "unknown --format"},
 		{[]string{"chart", "--kind", "top", in}, exitUsage, "output"},
 		{[]string{"chart", "--kind", "timeline", "--step-index", "5", "-o", a, in}, exitInput, "step index 5 out of range"},
 		{[]string{"chart", "--kind", "steps", "--no-steps", "-o", a, in}, exitInput, "no step markers"},
@@ -133,7 +135,7 @@ func TestReportOut(t *testing.T) {
 	}
 	golden.Check(t, "testdata/report_hta.golden.md", head)
 	var bb bytes.Buffer
-	if err := render.Breakdown(&bb, reportFor(t, in), render.Options{Format: "markdown", Top: 5, NameWidth: 80}); err != nil {
+	if err := render.Breakdown(&bb, reportFor(t, in), nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(tail, bb.Bytes()) {
@@ -259,7 +261,7 @@ func TestReportAppend(t *testing.T) {
 
 // reportFor is the breakdown report of one trace with its steps, as the
 // CLI computes it.
-func reportFor(t *testing.T, path string) *analyze.Report {
+func reportFor(t *testing.T, path string) *analyze.GroupTable {
 	t.Helper()
 	tr, err := parse.File(path, parse.Options{})
 	if err != nil {
@@ -269,7 +271,8 @@ func reportFor(t *testing.T, path string) *analyze.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return analyze.Breakdown([]analyze.Input{{Path: path, Trace: tr, Steps: st}}, analyze.Options{})
+	r, _ := analyze.Breakdown([]analyze.Input{{Path: path, Trace: tr, Steps: st}}, analyze.Options{})
+	return r
 }
 
 // TestReportBeforeAfter checks that two inputs that are not ranks of one

@@ -18,8 +18,8 @@ func stepsCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			r := analyze.Breakdown(inputs, analyze.Options{Classifier: cl})
-			return render.Steps(e.stdout, r, render.Options{Format: c.String("format")})
+			r, st := analyze.Breakdown(inputs, analyze.Options{Classifier: cl})
+			return render.Steps(e.stdout, r, st, render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -262,7 +262,7 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 	cat := func(name string) string {
 		c, ok := catOf[name]
 		if !ok {
-			c = cl.Classify(name)
+			c = cl.Classify(name).String()
 			catOf[name] = c
 		}
 		return c

@@ -53,14 +53,14 @@ func TestGeneratedTracesExact(t *testing.T) {
 					t.Fatalf("rank %d: activity %d (%s) in no step", rank, i, tr.Names[tr.Activities[i].Name])
 				}
 			}
-			r := analyze.Breakdown([]analyze.Input{{Path: "gen", Trace: tr, Steps: st}}, analyze.Options{})
-			if len(r.StepRows) != len(exp.Steps) {
-				t.Fatalf("rank %d: %d step rows, want %d", rank, len(r.StepRows), len(exp.Steps))
+			r, steps := analyze.Breakdown([]analyze.Input{{Path: "gen", Trace: tr, Steps: st}}, analyze.Options{})
+			if len(steps.Rows) != len(exp.Steps) {
+				t.Fatalf("rank %d: %d step rows, want %d", rank, len(steps.Rows), len(exp.Steps))
 			}
 			late := 0
-			for i, row := range r.StepRows {
+			for i, row := range steps.Rows {
 				e := exp.Steps[i]
-				if row.Step.Index != e.Index || row.Step.Kind != e.Kind || row.Step.Marker != e.Marker ||
+				if row.Step.Index != e.Index || row.Step.Kind.String() != e.Kind || row.Step.Marker != e.Marker ||
 					row.Step.Start != e.Start || row.Step.End != e.End || row.Device != exp.Device || row.PID != exp.PID {
 					t.Errorf("rank %d step %d: %+v (device %d pid %d), want %+v", rank, i, row.Step, row.Device, row.PID, e)
 				}
@@ -68,8 +68,12 @@ func TestGeneratedTracesExact(t *testing.T) {
 					t.Errorf("rank %d step %d: start %d span %d busy %d kernel %d, want %d %d %d %d", rank, i,
 						row.Start, row.SpanNS, row.BusyNS, row.KernelNS, e.First, e.SpanNS, e.BusyNS, e.KernelNS)
 				}
-				if !maps.Equal(row.ByCat, e.ByCat) {
-					t.Errorf("rank %d step %d: by category %v, want %v", rank, i, row.ByCat, e.ByCat)
+				byCat := map[string]int64{}
+				for _, c := range row.Categories {
+					byCat[c.Category.String()] = c.KernelNS
+				}
+				if !maps.Equal(byCat, e.ByCat) {
+					t.Errorf("rank %d step %d: by category %v, want %v", rank, i, byCat, e.ByCat)
 				}
 				if e.AfterEnd > 0 {
 					late++
@@ -97,7 +101,7 @@ func TestGeneratedTracesExact(t *testing.T) {
 				var kernel, span int64
 				n := 0
 				for _, e := range exp.Steps {
-					if e.Kind == g.StepKind {
+					if e.Kind == g.StepKind.String() {
 						kernel += e.KernelNS
 						span += e.SpanNS
 						n++

@@ -61,7 +61,7 @@ func (o Options) format() string {
 // palette gives each top-level category of classify.Tops() its colour,
 // by position. Tableau-like hues; the communication red and gemm blue are
 // the ones a reader looks for first.
-var palette = []color.RGBA{
+var palette = [classify.NumTops]color.RGBA{
 	{0xd6, 0x27, 0x28, 0xff}, // communication
 	{0x1f, 0x77, 0xb4, 0xff}, // gemm
 	{0x94, 0x67, 0xbd, 0xff}, // moe
@@ -78,17 +78,11 @@ var palette = []color.RGBA{
 	{0x7f, 0x7f, 0x7f, 0xff}, // other
 }
 
-// unknownColour is for a category whose top is not one of Tops.
-var unknownColour = color.RGBA{0xc7, 0xc7, 0xc7, 0xff}
+// Colour returns the fixed colour of a top-level category.
+func Colour(top classify.Top) color.RGBA { return palette[top] }
 
-// Colour returns the fixed colour of a category id's top level.
-func Colour(category string) color.RGBA {
-	i := classify.TopIndex(category)
-	if i < 0 || i >= len(palette) {
-		return unknownColour
-	}
-	return palette[i]
-}
+// presentTops marks the top-level categories a chart draws, for its legend.
+type presentTops [classify.NumTops]bool
 
 // textOn returns black or white, whichever reads better on c.
 func textOn(c color.RGBA) color.Color {
@@ -137,13 +131,12 @@ type legendEntry struct {
 	line bool // a line marker rather than a filled box
 }
 
-// categoryLegend lists the tops present (present[i] for Tops()[i]) in
-// canonical order.
-func categoryLegend(present []bool) []legendEntry {
+// categoryLegend lists the tops present in canonical order.
+func categoryLegend(present *presentTops) []legendEntry {
 	var out []legendEntry
-	for i, top := range classify.Tops() {
-		if present[i] {
-			out = append(out, legendEntry{text: top, fill: palette[i]})
+	for _, top := range classify.Tops() {
+		if present[top] {
+			out = append(out, legendEntry{text: top.String(), fill: palette[top]})
 		}
 	}
 	return out

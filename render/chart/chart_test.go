@@ -47,14 +47,14 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 	hta := load(t, "hta_ns_resolution.json.gz")
 	dlrm := load(t, "dlrm8/rank0.json.gz", "dlrm8/rank1.json.gz", "dlrm8/rank2.json.gz", "dlrm8/rank3.json.gz",
 		"dlrm8/rank4.json.gz", "dlrm8/rank5.json.gz", "dlrm8/rank6.json.gz", "dlrm8/rank7.json.gz")
-	r := analyze.Breakdown(hta, analyze.Options{})
-	rd := analyze.Breakdown(dlrm, analyze.Options{})
+	_, st := analyze.Breakdown(hta, analyze.Options{})
+	rd, _ := analyze.Breakdown(dlrm, analyze.Options{})
 	ks := analyze.Kernels(hta, analyze.KernelOptions{MemOps: true, Limit: 12})
 	tl, err := analyze.StepTimeline(dlrm[0], 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := analyze.StepSeries(r.StepRows, 0, "")
+	rows := analyze.StepSeries(st.Rows, 0, analyze.KindAny)
 	return map[string]func(io.Writer, string) error{
 		"steps": func(w io.Writer, f string) error {
 			return Steps(w, rows, Options{Format: f, Title: "hta_ns_resolution"})
@@ -168,8 +168,8 @@ func TestStepBarsMatchAnalyze(t *testing.T) {
 			want[s] += a.Dur
 		}
 	}
-	r := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
-	rows := analyze.StepSeries(r.StepRows, 0, "")
+	_, st := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
+	rows := analyze.StepSeries(st.Rows, 0, analyze.KindAny)
 	if len(rows) != 5 {
 		t.Fatalf("%d step rows, want 5", len(rows))
 	}
@@ -194,9 +194,10 @@ func TestStepBarsMatchAnalyze(t *testing.T) {
 func TestStepBarsBinning(t *testing.T) {
 	var rows []analyze.StepRow
 	for i := range 130 {
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: "decode"},
+		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: analyze.KindDecode},
 			KernelNS: int64(1000 * (i + 1)), SpanNS: int64(2000 * (i + 1)),
-			ByCat: map[string]int64{"gemm/cublas": int64(600 * (i + 1)), "communication/allreduce": int64(400 * (i + 1))}})
+			Categories: []analyze.StepCat{{Category: classify.MustCategory("gemm/cublas"), KernelNS: int64(600 * (i + 1))},
+				{Category: classify.MustCategory("communication/allreduce"), KernelNS: int64(400 * (i + 1))}}})
 	}
 	bars, bin := StepBars(rows, MaxStepBars)
 	if bin != 3 || len(bars) != 44 {
@@ -207,10 +208,8 @@ func TestStepBarsBinning(t *testing.T) {
 	if b.First != 30 || b.Last != 32 || b.N != 3 || b.KernelNS != 96000 || b.SpanNS != 192000 {
 		t.Errorf("bar 10 = %+v", b)
 	}
-	gemm := slices.Index(classify.Tops(), "gemm")
-	comm := slices.Index(classify.Tops(), "communication")
-	if b.ByTop[gemm] != 57600 || b.ByTop[comm] != 38400 {
-		t.Errorf("bar 10 by top: gemm %d comm %d", b.ByTop[gemm], b.ByTop[comm])
+	if b.ByTop[classify.GEMM] != 57600 || b.ByTop[classify.Communication] != 38400 {
+		t.Errorf("bar 10 by top: gemm %d comm %d", b.ByTop[classify.GEMM], b.ByTop[classify.Communication])
 	}
 	if last := bars[43]; last.N != 1 || last.First != 129 {
 		t.Errorf("last bar %+v", last)
@@ -240,14 +239,14 @@ func TestSharesMatchAnalyze(t *testing.T) {
 			continue
 		}
 		total += a.Dur
-		if a.Kind == trace.KindKernel && classify.Top(cl.Classify(in.Trace.Names[a.Name])) == "communication" {
+		if a.Kind == trace.KindKernel && cl.Classify(in.Trace.Names[a.Name]).Top == classify.Communication {
 			comm += a.Dur
 		}
 	}
-	r := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
+	r, _ := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
 	var gs []analyze.Group
 	for _, g := range r.Groups {
-		if g.StepKind == "step" {
+		if g.StepKind == analyze.KindStep {
 			gs = append(gs, g)
 		}
 	}
@@ -258,7 +257,7 @@ func TestSharesMatchAnalyze(t *testing.T) {
 	var sum, red float64
 	for _, rc := range f.data.rects {
 		sum += rc.x1 - rc.x0
-		if rc.fill == Colour("communication/nccl") {
+		if rc.fill == Colour(classify.Communication) {
 			red += rc.x1 - rc.x0
 		}
 	}
@@ -307,7 +306,7 @@ func TestHistBins(t *testing.T) {
 	spans := []int64{10e6, 11e6, 12e6, 13e6, 14e6, 15e6, 16e6, 17e6, 18e6, 40e6}
 	var rows []analyze.StepRow
 	for i, s := range spans {
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: "decode"}, SpanNS: s})
+		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: analyze.KindDecode}, SpanNS: s})
 	}
 	bins, _ := StepHist(rows)
 	// ceil(sqrt(10)) = 4, raised to the minimum of 5 bins of 6 ms.
@@ -391,22 +390,16 @@ func TestTimelineLanes(t *testing.T) {
 }
 
 // TestColoursFixed checks that every top-level category has its own
-// colour, the same whatever the category's sub level.
+// colour.
 func TestColoursFixed(t *testing.T) {
-	seen := map[string]string{}
+	seen := map[string]classify.Top{}
 	for _, top := range classify.Tops() {
-		c := Colour(top + "/x")
-		if c != Colour(top+"/other") {
-			t.Errorf("%s: colour depends on the sub level", top)
-		}
+		c := Colour(top)
 		k := strconv.Itoa(int(c.R)) + "," + strconv.Itoa(int(c.G)) + "," + strconv.Itoa(int(c.B))
 		if prev, ok := seen[k]; ok {
 			t.Errorf("%s and %s share colour %s", prev, top, k)
 		}
 		seen[k] = top
-	}
-	if len(palette) != len(classify.Tops()) {
-		t.Errorf("palette has %d colours for %d tops", len(palette), len(classify.Tops()))
 	}
 }
 
@@ -435,9 +428,9 @@ func TestEmpty(t *testing.T) {
 func TestTimelineCoverage(t *testing.T) {
 	tl := &analyze.Timeline{Start: 0, End: 800_000, Lanes: []analyze.TimelineLane{{Device: 0, Stream: 7}}}
 	for i := range 800 {
-		cat := "gemm/cublas"
+		cat := classify.MustCategory("gemm/cublas")
 		if i >= 400 {
-			cat = "communication/allreduce"
+			cat = classify.MustCategory("communication/allreduce")
 		}
 		for _, off := range []trace.Time{0, 500} {
 			s := trace.Time(i)*1000 + off
@@ -449,8 +442,8 @@ func TestTimelineCoverage(t *testing.T) {
 		t.Fatalf("exact mode with %d rectangles", len(rects))
 	}
 	want := []rect{
-		{x0: 0, x1: 0.4, y0: -0.4, y1: 0, fill: Colour("gemm/x")},
-		{x0: 0.4, x1: 0.8, y0: -0.4, y1: 0, fill: Colour("communication/x")},
+		{x0: 0, x1: 0.4, y0: -0.4, y1: 0, fill: Colour(classify.GEMM)},
+		{x0: 0.4, x1: 0.8, y0: -0.4, y1: 0, fill: Colour(classify.Communication)},
 	}
 	if len(rects) != len(want) {
 		t.Fatalf("%d rectangles, want %d: %+v", len(rects), len(want), rects[:min(len(rects), 4)])

@@ -38,11 +38,11 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	for _, k := range d.Kinds {
 		prefix := ""
 		if len(d.Kinds) > 1 {
-			prefix = k.StepKind + " · "
+			prefix = k.StepKind.String() + " · "
 		}
 		rows = append(rows, row{prefix + "total", k.Total, true})
 		for _, c := range k.Categories {
-			rows = append(rows, row{label: prefix + c.Category, c: c})
+			rows = append(rows, row{label: prefix + c.Category.String(), c: c})
 		}
 	}
 	if len(rows) == 0 {
@@ -57,7 +57,7 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	p.X.Tick.Marker = niceTicks{}
 	n := len(rows)
 	l := newLayer()
-	present := make([]bool, len(classify.Tops()))
+	var present presentTops
 	ticks := make([]plot.Tick, n)
 	var lim float64
 	for i, r := range rows {
@@ -65,11 +65,11 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 		ticks[i] = plot.Tick{Value: y, Label: clip(r.label, 48)}
 		v := ms(r.c.DeltaNS)
 		lim = math.Max(lim, math.Abs(v))
-		fill := Colour(r.c.Category)
+		fill := Colour(r.c.Category.Top)
 		if r.total {
-			fill = palette[len(palette)-1] // "other" grey: the total is no category
-		} else if ti := classify.TopIndex(r.c.Category); ti >= 0 {
-			present[ti] = true
+			fill = palette[classify.Other] // grey: the total is no category
+		} else {
+			present[r.c.Category.Top] = true
 		}
 		text := deltaLabel(r.c)
 		l.addRect(rect{x0: math.Min(0, v), x1: math.Max(0, v), y0: y - 0.38, y1: y + 0.38, fill: fill,
@@ -78,7 +78,7 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	if lim == 0 {
 		lim = 1
 	}
-	l.vlines = append(l.vlines, vline{x: 0, colour: palette[len(palette)-1]})
+	l.vlines = append(l.vlines, vline{x: 0, colour: palette[classify.Other]})
 	p.Add(l)
 	// Symmetric, with room right of the longest bar for its label.
 	p.X.Min, p.X.Max = -lim*1.1, lim*1.45
@@ -87,7 +87,7 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	p.Y.Tick.Length = 0
 	p.Y.Tick.Label.Font = font.From(sans, 8)
 	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.2 + vg.Length(n)*0.24*vg.Inch, data: l}
-	f.legend = categoryLegend(present)
+	f.legend = categoryLegend(&present)
 	return f, nil
 }
 

@@ -34,11 +34,11 @@ func TestDiffChart(t *testing.T) {
 		if i > 0 && r.y0 >= rects[i-1].y0 {
 			t.Errorf("bar %d is not below bar %d", i, i-1)
 		}
-		if i > 0 && r.fill != Colour(want[i].Category) {
-			t.Errorf("bar %d (%s) has colour %v, want %v", i, want[i].Category, r.fill, Colour(want[i].Category))
+		if i > 0 && r.fill != Colour(want[i].Category.Top) {
+			t.Errorf("bar %d (%s) has colour %v, want %v", i, want[i].Category, r.fill, Colour(want[i].Category.Top))
 		}
 	}
-	if len(k.Categories) < 5 || k.Categories[0].Category != "gemm/cudnn_conv" || k.Categories[0].DeltaNS <= 0 {
+	if len(k.Categories) < 5 || k.Categories[0].Category.String() != "gemm/cudnn_conv" || k.Categories[0].DeltaNS <= 0 {
 		t.Errorf("first category %+v: want cudnn convolutions to grow most", k.Categories[0])
 	}
 	var a, b bytes.Buffer

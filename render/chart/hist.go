@@ -80,12 +80,12 @@ func histFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 	kind := rows[0].Step.Kind
 	for _, r := range rows {
 		if r.Step.Kind != kind {
-			kind = ""
+			kind = analyze.KindAny
 		}
 	}
 	what := "step"
-	if kind != "" && kind != "step" {
-		what = kind + " step"
+	if kind != analyze.KindAny && kind != analyze.KindStep {
+		what = kind.String() + " step"
 	}
 	title := fmt.Sprintf("Distribution of %s time (%d steps)", what, len(rows))
 	if opt.Title != "" {

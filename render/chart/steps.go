@@ -26,7 +26,7 @@ type StepBar struct {
 	// ByTop is the kernel time per top-level category, ns, summed over the
 	// bin (in classify.Tops() order); KernelNS its sum; SpanNS the summed
 	// GPU spans. The chart draws them divided by N: the mean per step.
-	ByTop    []int64
+	ByTop    analyze.TopSums
 	KernelNS int64
 	SpanNS   int64
 }
@@ -41,9 +41,9 @@ func StepBars(rows []analyze.StepRow, maxBars int) (bars []StepBar, binSize int)
 	binSize = max(binSize, 1)
 	for i := 0; i < len(rows); i += binSize {
 		j := min(i+binSize, len(rows))
-		b := StepBar{First: rows[i].Step.Index, Last: rows[j-1].Step.Index, N: j - i, ByTop: make([]int64, len(classify.Tops()))}
+		b := StepBar{First: rows[i].Step.Index, Last: rows[j-1].Step.Index, N: j - i}
 		for _, r := range rows[i:j] {
-			for k, ns := range analyze.ByTop(r.ByCat) {
+			for k, ns := range r.ByTop() {
 				b.ByTop[k] += ns
 			}
 			b.KernelNS += r.KernelNS
@@ -90,7 +90,7 @@ func stepsFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 	}
 	p.X.Label.Text = xl
 	l := newLayer()
-	present := make([]bool, len(classify.Tops()))
+	var present presentTops
 	tops := classify.Tops()
 	for i, b := range bars {
 		x0, x1 := float64(i)-0.4, float64(i)+0.4
@@ -116,7 +116,7 @@ func stepsFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 	p.Y.Max *= 1.05
 	p.X.Tick.Marker = barTicks(bars)
 	f := &figure{p: p, width: 9 * vg.Inch, height: 4.5 * vg.Inch, data: l}
-	f.legend = categoryLegend(present)
+	f.legend = categoryLegend(&present)
 	f.legend = append([]legendEntry{{text: "GPU span", fill: spanColour, line: true}}, f.legend...)
 	return f, nil
 }
@@ -145,8 +145,8 @@ func barTicks(bars []StepBar) plot.ConstantTicks {
 // kindsNote names the step kinds when rows mix several, e.g.
 // "3 prefill + 40 decode steps".
 func kindsNote(rows []analyze.StepRow) string {
-	var kinds []string
-	n := map[string]int{}
+	var kinds []analyze.StepKind
+	n := map[analyze.StepKind]int{}
 	for _, r := range rows {
 		if n[r.Step.Kind] == 0 {
 			kinds = append(kinds, r.Step.Kind)
@@ -158,7 +158,7 @@ func kindsNote(rows []analyze.StepRow) string {
 	}
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
-		parts[i] = strconv.Itoa(n[k]) + " " + k
+		parts[i] = strconv.Itoa(n[k]) + " " + k.String()
 	}
 	return strings.Join(parts, " + ") + " steps"
 }

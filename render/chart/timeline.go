@@ -2,7 +2,6 @@ package chart
 
 import (
 	"fmt"
-	"image/color"
 	"io"
 	"strconv"
 
@@ -72,15 +71,13 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 		ticks[i] = plot.Tick{Value: float64(n - 1 - i), Label: label}
 	}
 	l := newLayer()
-	present := make([]bool, len(classify.Tops()))
+	var present presentTops
 	rects, coverage := timelineRects(tl, n)
 	for _, r := range rects {
 		l.addRect(r)
 	}
 	for _, sp := range tl.Spans {
-		if top := classify.TopIndex(sp.Category); top >= 0 {
-			present[top] = true
-		}
+		present[sp.Category.Top] = true
 	}
 	if coverage {
 		// Too many activities to draw one by one: say how to read columns.
@@ -93,15 +90,8 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 	p.Y.Tick.Length = 0
 	p.Y.Tick.Label.Font = font.From(sans, 9)
 	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.3 + vg.Length(n)*0.3*vg.Inch, data: l}
-	f.legend = categoryLegend(present)
+	f.legend = categoryLegend(&present)
 	return f, nil
-}
-
-func topColour(i int) color.RGBA {
-	if i < 0 || i >= len(palette) {
-		return unknownColour
-	}
-	return palette[i]
 }
 
 // timelineRects lays out tl's spans on n lanes. Exact mode: one rectangle
@@ -118,23 +108,17 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 	q := trace.Time(max(1, span/(4*timelineResolution)))
 	laneY := func(lane int) float64 { return float64(n - 1 - lane) }
 	x := func(t trace.Time) float64 { return ms(int64(t - tl.Start)) }
-	ntops := len(classify.Tops())
-	topOf := func(cat string) int {
-		if i := classify.TopIndex(cat); i >= 0 {
-			return i
-		}
-		return ntops // unknown top: unknownColour
-	}
 	var cur analyze.TimelineSpan
-	curTop, open := -1, false
+	var curTop classify.Top
+	open := false
 	flush := func() {
 		if open {
 			y := laneY(cur.Lane)
-			rects = append(rects, rect{x0: x(cur.Start), x1: x(max(cur.End, cur.Start+q)), y0: y - 0.4, y1: y + 0.4, fill: topColour(curTop)})
+			rects = append(rects, rect{x0: x(cur.Start), x1: x(max(cur.End, cur.Start+q)), y0: y - 0.4, y1: y + 0.4, fill: Colour(curTop)})
 		}
 	}
 	for _, sp := range tl.Spans {
-		top := topOf(sp.Category)
+		top := sp.Category.Top
 		if open && sp.Lane == cur.Lane && top == curTop && sp.Start-max(cur.End, cur.Start+q) < q {
 			cur.End = max(cur.End, sp.End)
 			continue
@@ -150,12 +134,12 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 	// Coverage mode. Column i of a lane covers [bound(i), bound(i+1)).
 	const cols = timelineResolution
 	bound := func(i int) trace.Time { return tl.Start + trace.Time(span*int64(i)/cols) }
-	by := make([][][]int64, n) // lane, column, top → ns
+	by := make([][]*analyze.TopSums, n) // lane, column → ns per top
 	for _, sp := range tl.Spans {
 		if by[sp.Lane] == nil {
-			by[sp.Lane] = make([][]int64, cols)
+			by[sp.Lane] = make([]*analyze.TopSums, cols)
 		}
-		top := topOf(sp.Category)
+		top := sp.Category.Top
 		i := int(int64(sp.Start-tl.Start) * cols / max(span, 1))
 		for i = min(i, cols-1); i < cols && bound(i) < max(sp.End, sp.Start+1); i++ {
 			lo, hi := max(sp.Start, bound(i)), min(sp.End, bound(i+1))
@@ -163,7 +147,7 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 				continue
 			}
 			if by[sp.Lane][i] == nil {
-				by[sp.Lane][i] = make([]int64, ntops+1)
+				by[sp.Lane][i] = &analyze.TopSums{}
 			}
 			by[sp.Lane][i][top] += int64(hi - lo)
 		}
@@ -171,18 +155,19 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 	rects = rects[:0]
 	for lane := range by {
 		y := laneY(lane)
-		last, lastTop, lastQ := -1, -1, -1 // index in rects of the open column run
+		last, lastQ := -1, -1 // index in rects of the open column run
+		var lastTop classify.Top
 		for i, col := range by[lane] {
 			if col == nil {
 				last = -1
 				continue
 			}
 			var busy int64
-			best := 0
+			var best classify.Top
 			for k, ns := range col {
 				busy += ns
 				if ns > col[best] {
-					best = k
+					best = classify.Top(k)
 				}
 			}
 			w := int64(bound(i+1) - bound(i))
@@ -193,7 +178,7 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 				rects[last].x1 = x(bound(i + 1))
 				continue
 			}
-			rects = append(rects, rect{x0: x(bound(i)), x1: x(bound(i + 1)), y0: y - 0.4, y1: y - 0.4 + 0.8*float64(eighths)/8, fill: topColour(best)})
+			rects = append(rects, rect{x0: x(bound(i)), x1: x(bound(i + 1)), y0: y - 0.4, y1: y - 0.4 + 0.8*float64(eighths)/8, fill: Colour(best)})
 			last, lastTop, lastQ = len(rects)-1, best, eighths
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/classify"
 )
 
 // TopLabelRunes is the longest kernel label the top chart prints, after
@@ -44,7 +43,7 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	p.X.Tick.Marker = niceTicks{}
 	n := len(ks)
 	l := newLayer()
-	present := make([]bool, len(classify.Tops()))
+	var present presentTops
 	ticks := make([]plot.Tick, n)
 	var xmax float64
 	names := make([]string, n)
@@ -55,10 +54,8 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	for i, k := range ks {
 		y := float64(n - 1 - i)
 		ticks[i] = plot.Tick{Value: y, Label: clipLabel(labels[i], TopLabelRunes)}
-		c := Colour(k.Category)
-		if ti := classify.TopIndex(k.Category); ti >= 0 {
-			present[ti] = true
-		}
+		c := Colour(k.Category.Top)
+		present[k.Category.Top] = true
 		v := ms(k.Total)
 		xmax = max(xmax, v)
 		l.addRect(rect{x0: 0, x1: v, y0: y - 0.38, y1: y + 0.38, fill: c,
@@ -72,7 +69,7 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	p.Y.Tick.Length = 0
 	p.Y.Tick.Label.Font = font.From(sans, 8)
 	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.1 + vg.Length(n)*0.24*vg.Inch, data: l}
-	f.legend = categoryLegend(present)
+	f.legend = categoryLegend(&present)
 	return f, nil
 }
 

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/traceq/traceq/trace"
@@ -37,7 +38,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestStepStats(t *testing.T) {
 	in := sixSteps(t, []int64{30, 34, 30, 30, 30, 230})
-	r := Breakdown([]Input{in}, Options{})
+	r, st := Breakdown([]Input{in}, Options{})
 	if len(r.Groups) != 1 {
 		t.Fatalf("groups = %+v", r.Groups)
 	}
@@ -63,7 +64,7 @@ func TestStepStats(t *testing.T) {
 	if len(ss.Outliers) != 1 || ss.Outliers[0] != 5 {
 		t.Errorf("outliers = %v, want [5]", ss.Outliers)
 	}
-	if len(ss.Categories) != 2 || ss.Categories[0].Category != "communication/allreduce" || ss.Categories[1].Category != "gemm/cublas" {
+	if len(ss.Categories) != 2 || ss.Categories[0].Category.String() != "communication/allreduce" || ss.Categories[1].Category.String() != "gemm/cublas" {
 		t.Fatalf("categories = %+v", ss.Categories)
 	}
 	ar := ss.Categories[0].KernelNS // 30 30 30 30 34 230
@@ -74,24 +75,24 @@ func TestStepStats(t *testing.T) {
 		t.Errorf("gemm per step = %+v", gm)
 	}
 
-	if len(r.Steps) != 6 {
-		t.Fatalf("%d step lines", len(r.Steps))
+	if len(st.Rows) != 6 {
+		t.Fatalf("%d step rows", len(st.Rows))
 	}
-	for i, l := range r.Steps {
-		if l.Index != i || l.OffsetNS != int64(i*1000) || l.IdleNS != 10 || l.Outlier != (i == 5) {
-			t.Errorf("line %d = %+v", i, l)
+	for i, l := range st.Rows {
+		if l.Step.Index != i || l.Offset != int64(i*1000) || l.IdleNS != 10 || l.Outlier != (i == 5) {
+			t.Errorf("row %d = %+v", i, l)
 		}
 	}
-	l0, l5 := r.Steps[0], r.Steps[5]
-	if l0.TopCategory != "gemm/cublas" || !near(l0.TopShare, 60.0/90) || !near(l0.Categories[0].ShareOfSpan, 60.0/100) {
+	l0, l5 := st.Rows[0], st.Rows[5]
+	if c, _ := l0.TopCategory(); c.Category.String() != "gemm/cublas" || !near(c.ShareOfKernel, 60.0/90) || !near(c.ShareOfSpan, 60.0/100) {
 		t.Errorf("step 0 = %+v", l0)
 	}
-	if l5.TopCategory != "communication/allreduce" || !near(l5.TopShare, 230.0/290) || !near(l5.Categories[0].ShareOfSpan, 230.0/300) ||
+	if c, _ := l5.TopCategory(); c.Category.String() != "communication/allreduce" || !near(c.ShareOfKernel, 230.0/290) || !near(c.ShareOfSpan, 230.0/300) ||
 		!near(l5.Categories[1].ShareOfKernel, 60.0/290) {
 		t.Errorf("step 5 = %+v", l5)
 	}
-	if len(r.StepSummaries) != 1 || r.StepSummaries[0].Steps != 6 || r.StepSummaries[0].Unattributed != 0 {
-		t.Errorf("summaries = %+v", r.StepSummaries)
+	if len(st.Inputs) != 1 || st.Inputs[0].Steps != 6 || st.Inputs[0].Unattributed != 0 {
+		t.Errorf("summaries = %+v", st.Inputs)
 	}
 }
 
@@ -123,8 +124,8 @@ func TestStepSummaryUnattributed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Breakdown([]Input{{Path: "x", Trace: tr, Steps: st}}, Options{})
-	s := r.StepSummaries[0]
+	r, table := Breakdown([]Input{{Path: "x", Trace: tr, Steps: st}}, Options{})
+	s := table.Inputs[0]
 	if s.Steps != 7 || s.Empty != 1 || s.Unattributed != 1 || s.UnattributedNS != 7 {
 		t.Errorf("summary = %+v", s)
 	}
@@ -136,5 +137,66 @@ func TestStepSummaryUnattributed(t *testing.T) {
 	}
 	if none == nil || none.KernelNS != 7 || none.StepStats != nil {
 		t.Errorf("unattributed group = %+v", none)
+	}
+}
+
+// TestStepIdleIsDeviceIdle checks a step's idle time against a brute-force
+// count: the nanoseconds inside its span when the device ran no activity
+// of any step. Steps overlap at random, as a step's kernels may still run
+// when the next step's start.
+func TestStepIdleIsDeviceIdle(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for iter := 0; iter < 300; iter++ {
+		b := newBuilder()
+		type a struct {
+			dev        int32
+			start, dur int64
+			step       int32
+		}
+		var acts []a
+		for i := 0; i < 1+rng.Intn(14); i++ {
+			acts = append(acts, a{int32(rng.Intn(2)), int64(rng.Intn(300)), int64(rng.Intn(50)), int32(rng.Intn(4)) - 1})
+		}
+		for _, x := range acts {
+			b.t.Activities = append(b.t.Activities, trace.Activity{Start: trace.Time(x.start), Dur: x.dur, Name: b.in.ID(gemmName),
+				Device: x.dev, Stream: 7})
+		}
+		tr := b.done(t)
+		// Steps by hand: activity i (in sorted order) to acts' step of the
+		// same (dev, start, dur), a multiset match.
+		of := make([]int32, len(tr.Activities))
+		used := make([]bool, len(acts))
+		for i, ta := range tr.Activities {
+			for j, x := range acts {
+				if !used[j] && x.dev == ta.Device && trace.Time(x.start) == ta.Start && x.dur == ta.Dur {
+					used[j], of[i] = true, x.step
+					break
+				}
+			}
+		}
+		st := &Steps{Of: of}
+		for k := range 3 {
+			st.List = append(st.List, Step{Index: k, Kind: KindDecode})
+		}
+		_, table := Breakdown([]Input{{Path: "x", Trace: tr, Steps: st}}, Options{})
+		for _, row := range table.Rows {
+			covered := map[int64]bool{}
+			for _, x := range acts {
+				if x.dev == row.Device {
+					for ns := x.start; ns < x.start+x.dur; ns++ {
+						covered[ns] = true
+					}
+				}
+			}
+			var idle int64
+			for ns := int64(row.Start); ns < int64(row.Start)+row.SpanNS; ns++ {
+				if !covered[ns] {
+					idle++
+				}
+			}
+			if row.IdleNS != idle {
+				t.Fatalf("iter %d step %d device %d: idle %d, brute force %d; acts %+v", iter, row.Step.Index, row.Device, row.IdleNS, idle, acts)
+			}
+		}
 	}
 }

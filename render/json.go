@@ -1,0 +1,374 @@
+package render
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+)
+
+// This file holds the JSON documents traceq writes: the scripting contract
+// (docs/json.md). They are separate from the analysis types on purpose, so
+// that an internal change cannot rename, drop or retype a field. Fields
+// are only ever added.
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+type jsonInput struct {
+	Path       string `json:"path"`
+	Format     string `json:"format"`
+	Rank       *int   `json:"rank"`
+	WorldSize  *int   `json:"world_size"`
+	Activities int    `json:"activities"`
+	Truncated  string `json:"truncated,omitempty"`
+}
+
+func jsonInputs(ins []analyze.InputInfo) []jsonInput {
+	out := make([]jsonInput, len(ins))
+	for i, in := range ins {
+		out[i] = jsonInput{Path: in.Path, Format: string(in.Format), Rank: in.Rank, WorldSize: in.WorldSize,
+			Activities: in.Activities, Truncated: in.Truncated}
+	}
+	return out
+}
+
+type jsonCategory struct {
+	Category  string  `json:"category"`
+	KernelNS  int64   `json:"kernel_ns"`
+	BusyNS    int64   `json:"busy_ns"`
+	Share     float64 `json:"share"`
+	Instances int64   `json:"instances"`
+}
+
+type jsonTopKernel struct {
+	Name      string  `json:"name"`
+	Category  string  `json:"category"`
+	Instances int64   `json:"instances"`
+	TotalNS   int64   `json:"total_ns"`
+	Share     float64 `json:"share"`
+}
+
+type jsonSummary struct {
+	Min  int64   `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  int64   `json:"max"`
+}
+
+func jsonSum(s analyze.Summary) jsonSummary { return jsonSummary(s) }
+
+type jsonCategorySummary struct {
+	Category string      `json:"category"`
+	KernelNS jsonSummary `json:"kernel_ns"`
+}
+
+type jsonStepStats struct {
+	Count      int                   `json:"count"`
+	SpanNS     jsonSummary           `json:"span_ns"`
+	BusyNS     jsonSummary           `json:"busy_ns"`
+	IdleNS     jsonSummary           `json:"idle_ns"`
+	KernelNS   jsonSummary           `json:"kernel_ns"`
+	Categories []jsonCategorySummary `json:"categories"`
+	Outliers   []int                 `json:"outliers"`
+}
+
+func jsonStats(ss *analyze.StepStats) *jsonStepStats {
+	if ss == nil {
+		return nil
+	}
+	out := &jsonStepStats{Count: ss.Count, SpanNS: jsonSum(ss.SpanNS), BusyNS: jsonSum(ss.BusyNS), IdleNS: jsonSum(ss.IdleNS),
+		KernelNS: jsonSum(ss.KernelNS), Outliers: ss.Outliers}
+	for _, c := range ss.Categories {
+		out.Categories = append(out.Categories, jsonCategorySummary{Category: c.Category.String(), KernelNS: jsonSum(c.KernelNS)})
+	}
+	return out
+}
+
+type jsonGroup struct {
+	Path       string          `json:"path"`
+	Rank       *int            `json:"rank"`
+	PID        int64           `json:"pid"`
+	Device     int32           `json:"device"`
+	StepKind   string          `json:"step_kind"`
+	Steps      int             `json:"steps"`
+	KernelNS   int64           `json:"kernel_ns"`
+	BusyNS     int64           `json:"busy_ns"`
+	SpanNS     int64           `json:"span_ns"`
+	IdleNS     int64           `json:"idle_ns"`
+	Categories []jsonCategory  `json:"categories"`
+	Top        []jsonTopKernel `json:"top"`
+	StepStats  *jsonStepStats  `json:"step_stats,omitempty"`
+}
+
+func jsonGroups(gs []analyze.Group) []jsonGroup {
+	out := make([]jsonGroup, len(gs))
+	for i, g := range gs {
+		j := jsonGroup{Path: g.Path, Rank: g.Rank, PID: g.PID, Device: g.Device, StepKind: g.StepKind.String(), Steps: g.Steps,
+			KernelNS: g.KernelNS, BusyNS: g.BusyNS, SpanNS: g.SpanNS, IdleNS: g.IdleNS, StepStats: jsonStats(g.StepStats)}
+		for _, c := range g.Categories {
+			j.Categories = append(j.Categories, jsonCategory{Category: c.Category.String(), KernelNS: c.KernelNS,
+				BusyNS: c.BusyNS, Share: c.Share, Instances: c.Instances})
+		}
+		for _, k := range g.Top {
+			j.Top = append(j.Top, jsonTopKernel{Name: k.Name, Category: k.Category.String(), Instances: k.Instances,
+				TotalNS: k.TotalNS, Share: k.Share})
+		}
+		out[i] = j
+	}
+	return out
+}
+
+type jsonKernel struct {
+	Name     string  `json:"name"`
+	Category string  `json:"category"`
+	N        int64   `json:"instances"`
+	Total    int64   `json:"total_ns"`
+	Mean     float64 `json:"avg_ns"`
+	Median   float64 `json:"med_ns"`
+	Min      int64   `json:"min_ns"`
+	Max      int64   `json:"max_ns"`
+	StdDev   float64 `json:"stddev_ns"`
+	Share    float64 `json:"share"`
+	Path     string  `json:"path,omitempty"`
+	Device   *int32  `json:"device,omitempty"`
+}
+
+func jsonKernels(ks []analyze.KernelStat) []jsonKernel {
+	out := make([]jsonKernel, len(ks))
+	for i, k := range ks {
+		out[i] = jsonKernel{Name: k.Name, Category: k.Category.String(), N: k.N, Total: k.Total, Mean: k.Mean,
+			Median: k.Median, Min: k.Min, Max: k.Max, StdDev: k.StdDev, Share: k.Share, Path: k.Path, Device: k.Device}
+	}
+	return out
+}
+
+type jsonRankRow struct {
+	StepKind      string  `json:"step_kind"`
+	Category      string  `json:"category"`
+	Ranks         int     `json:"ranks"`
+	TotalNS       int64   `json:"total_ns"`
+	Share         float64 `json:"share"`
+	MinNS         int64   `json:"min_ns"`
+	MedianNS      float64 `json:"median_ns"`
+	MaxNS         int64   `json:"max_ns"`
+	MaxOverMedian float64 `json:"max_over_median"`
+	// The slowest_* fields name the rank with the most time (max_ns).
+	SlowestRank *int    `json:"slowest_rank"`
+	SlowestPath string  `json:"slowest_path"`
+	SlowestPID  int64   `json:"slowest_pid"`
+	ByRankNS    []int64 `json:"by_rank_ns"`
+}
+
+// totalCategory names the all-categories row of the cross-rank table and
+// of a diff.
+const totalCategory = "total"
+
+func rowCategory(total bool, c classify.Category) string {
+	if total {
+		return totalCategory
+	}
+	return c.String()
+}
+
+func jsonRanks(rows []analyze.RankRow) []jsonRankRow {
+	out := make([]jsonRankRow, len(rows))
+	for i, r := range rows {
+		out[i] = jsonRankRow{StepKind: r.StepKind.String(), Category: rowCategory(r.Total, r.Category), Ranks: r.Ranks,
+			TotalNS: r.TotalNS, Share: r.Share, MinNS: r.MinNS, MedianNS: r.MedianNS, MaxNS: r.MaxNS,
+			MaxOverMedian: r.MaxOverMedian, SlowestRank: r.MaxRank, SlowestPath: r.MaxPath, SlowestPID: r.MaxPID,
+			ByRankNS: r.ByRankNS}
+	}
+	return out
+}
+
+// jsonBreakdownDoc is the document of traceq breakdown --format json.
+type jsonBreakdownDoc struct {
+	Inputs    []jsonInput   `json:"inputs"`
+	Groups    []jsonGroup   `json:"groups"`
+	Kernels   []jsonKernel  `json:"kernels"`
+	CrossRank []jsonRankRow `json:"cross_rank"`
+}
+
+// jsonKernelsDoc is the document of traceq kernels --format json.
+type jsonKernelsDoc struct {
+	Inputs  []jsonInput  `json:"inputs"`
+	Kernels []jsonKernel `json:"kernels"`
+}
+
+type jsonStepCat struct {
+	Category      string  `json:"category"`
+	KernelNS      int64   `json:"kernel_ns"`
+	ShareOfKernel float64 `json:"share_of_kernel"`
+	ShareOfSpan   float64 `json:"share_of_span"`
+}
+
+type jsonStep struct {
+	Path        string        `json:"path"`
+	Rank        *int          `json:"rank"`
+	PID         int64         `json:"pid"`
+	Device      int32         `json:"device"`
+	Index       int           `json:"index"`
+	Kind        string        `json:"kind"`
+	Marker      string        `json:"marker"`
+	MarkerStart int64         `json:"marker_start_ns"`
+	MarkerEnd   int64         `json:"marker_end_ns"`
+	StartNS     int64         `json:"start_ns"`
+	OffsetNS    int64         `json:"offset_ns"`
+	SpanNS      int64         `json:"span_ns"`
+	BusyNS      int64         `json:"busy_ns"`
+	IdleNS      int64         `json:"idle_ns"`
+	KernelNS    int64         `json:"kernel_ns"`
+	Categories  []jsonStepCat `json:"categories"`
+	TopCategory string        `json:"top_category"`
+	TopShare    float64       `json:"top_share"`
+	Outlier     bool          `json:"outlier"`
+}
+
+func jsonSteps(rows []analyze.StepRow) []jsonStep {
+	out := make([]jsonStep, len(rows))
+	for i, r := range rows {
+		j := jsonStep{Path: r.Path, Rank: r.Rank, PID: r.PID, Device: r.Device, Index: r.Step.Index,
+			Kind: r.Step.Kind.String(), Marker: r.Step.Marker, MarkerStart: int64(r.Step.Start), MarkerEnd: int64(r.Step.End),
+			StartNS: int64(r.Start), OffsetNS: r.Offset, SpanNS: r.SpanNS, BusyNS: r.BusyNS, IdleNS: r.IdleNS,
+			KernelNS: r.KernelNS, Outlier: r.Outlier}
+		for _, c := range r.Categories {
+			j.Categories = append(j.Categories, jsonStepCat{Category: c.Category.String(), KernelNS: c.KernelNS,
+				ShareOfKernel: c.ShareOfKernel, ShareOfSpan: c.ShareOfSpan})
+		}
+		if c, ok := r.TopCategory(); ok {
+			j.TopCategory, j.TopShare = c.Category.String(), c.ShareOfKernel
+		}
+		out[i] = j
+	}
+	return out
+}
+
+type jsonStepSummary struct {
+	Path           string `json:"path"`
+	Steps          int    `json:"steps"`
+	Empty          int    `json:"steps_without_gpu_work"`
+	UnattributedNS int64  `json:"unattributed_kernel_ns"`
+	Unattributed   int64  `json:"unattributed_activities"`
+}
+
+type jsonStepKindStats struct {
+	Path     string         `json:"path"`
+	Rank     *int           `json:"rank"`
+	PID      int64          `json:"pid"`
+	Device   int32          `json:"device"`
+	StepKind string         `json:"step_kind"`
+	Stats    *jsonStepStats `json:"step_stats"`
+}
+
+// jsonStepsDoc is the document of traceq steps --format json.
+type jsonStepsDoc struct {
+	Inputs    []jsonInput         `json:"inputs"`
+	Steps     []jsonStep          `json:"steps"`
+	Summaries []jsonStepSummary   `json:"summaries"`
+	Kinds     []jsonStepKindStats `json:"kinds"`
+}
+
+func stepsDoc(r *analyze.GroupTable, st *analyze.StepTable) jsonStepsDoc {
+	doc := jsonStepsDoc{Inputs: jsonInputs(r.Inputs), Steps: []jsonStep{}, Summaries: []jsonStepSummary{}, Kinds: []jsonStepKindStats{}}
+	if st != nil {
+		doc.Steps = jsonSteps(st.Rows)
+		for _, s := range st.Inputs {
+			doc.Summaries = append(doc.Summaries, jsonStepSummary(s))
+		}
+	}
+	for _, g := range r.Groups {
+		if g.StepStats != nil {
+			doc.Kinds = append(doc.Kinds, jsonStepKindStats{Path: g.Path, Rank: g.Rank, PID: g.PID, Device: g.Device,
+				StepKind: g.StepKind.String(), Stats: jsonStats(g.StepStats)})
+		}
+	}
+	return doc
+}
+
+type jsonCategoryDiff struct {
+	Category        string   `json:"category"`
+	BeforeNS        int64    `json:"before_kernel_ns"`
+	AfterNS         int64    `json:"after_kernel_ns"`
+	BeforePerStepNS int64    `json:"before_per_step_ns"`
+	AfterPerStepNS  int64    `json:"after_per_step_ns"`
+	DeltaNS         int64    `json:"delta_ns"`
+	DeltaPct        *float64 `json:"delta_pct"`
+	BeforeShare     float64  `json:"before_share"`
+	AfterShare      float64  `json:"after_share"`
+	ShareChange     float64  `json:"share_change"`
+}
+
+func jsonCatDiff(c analyze.CategoryDiff, total bool) jsonCategoryDiff {
+	return jsonCategoryDiff{Category: rowCategory(total, c.Category), BeforeNS: c.BeforeNS, AfterNS: c.AfterNS,
+		BeforePerStepNS: c.BeforePerStepNS, AfterPerStepNS: c.AfterPerStepNS, DeltaNS: c.DeltaNS, DeltaPct: c.DeltaPct,
+		BeforeShare: c.BeforeShare, AfterShare: c.AfterShare, ShareChange: c.ShareChange}
+}
+
+type jsonKernelDiff struct {
+	Name            string   `json:"name"`
+	Category        string   `json:"category"`
+	Match           string   `json:"match"`
+	Change          string   `json:"change"`
+	BeforeNS        int64    `json:"before_ns"`
+	AfterNS         int64    `json:"after_ns"`
+	BeforePerStepNS int64    `json:"before_per_step_ns"`
+	AfterPerStepNS  int64    `json:"after_per_step_ns"`
+	DeltaNS         int64    `json:"delta_ns"`
+	DeltaPct        *float64 `json:"delta_pct"`
+	BeforeInstances int64    `json:"before_instances"`
+	AfterInstances  int64    `json:"after_instances"`
+	BeforeNames     []string `json:"before_names,omitempty"`
+	AfterNames      []string `json:"after_names,omitempty"`
+}
+
+type jsonKindDiff struct {
+	StepKind      string             `json:"step_kind"`
+	BeforeWindows int                `json:"before_windows"`
+	AfterWindows  int                `json:"after_windows"`
+	BeforeDevices int                `json:"before_devices"`
+	AfterDevices  int                `json:"after_devices"`
+	BeforeSteps   int                `json:"before_steps"`
+	AfterSteps    int                `json:"after_steps"`
+	Total         jsonCategoryDiff   `json:"total"`
+	Categories    []jsonCategoryDiff `json:"categories"`
+	Kernels       []jsonKernelDiff   `json:"kernels"`
+}
+
+// jsonDiffDoc is the document of traceq diff --format json.
+type jsonDiffDoc struct {
+	Before     []jsonInput    `json:"before"`
+	After      []jsonInput    `json:"after"`
+	Comparable bool           `json:"comparable"`
+	Notes      []string       `json:"notes"`
+	Kinds      []jsonKindDiff `json:"kinds"`
+}
+
+func diffDoc(d *analyze.Diff) jsonDiffDoc {
+	doc := jsonDiffDoc{Before: jsonInputs(d.Before), After: jsonInputs(d.After), Comparable: d.Comparable,
+		Notes: d.Notes, Kinds: []jsonKindDiff{}}
+	for _, k := range d.Kinds {
+		j := jsonKindDiff{StepKind: k.StepKind.String(), BeforeWindows: k.BeforeWindows, AfterWindows: k.AfterWindows,
+			BeforeDevices: k.BeforeDevices, AfterDevices: k.AfterDevices, BeforeSteps: k.BeforeSteps, AfterSteps: k.AfterSteps,
+			Total: jsonCatDiff(k.Total, true), Categories: []jsonCategoryDiff{}, Kernels: []jsonKernelDiff{}}
+		for _, c := range k.Categories {
+			j.Categories = append(j.Categories, jsonCatDiff(c, false))
+		}
+		for _, kd := range k.Kernels {
+			j.Kernels = append(j.Kernels, jsonKernelDiff{Name: kd.Name, Category: kd.Category.String(), Match: kd.Match,
+				Change: kd.Change, BeforeNS: kd.BeforeNS, AfterNS: kd.AfterNS, BeforePerStepNS: kd.BeforePerStepNS,
+				AfterPerStepNS: kd.AfterPerStepNS, DeltaNS: kd.DeltaNS, DeltaPct: kd.DeltaPct,
+				BeforeInstances: kd.BeforeInstances, AfterInstances: kd.AfterInstances,
+				BeforeNames: kd.BeforeNames, AfterNames: kd.AfterNames})
+		}
+		doc.Kinds = append(doc.Kinds, j)
+	}
+	return doc
+}

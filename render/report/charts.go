@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/render/chart"
+)
+
+// ChartKind names a chart of `traceq chart` and of the report.
+type ChartKind uint8
+
+const (
+	Steps    ChartKind = iota // per-step kernel time stacked by category (one input, one device)
+	Shares                    // category shares per input, device and step kind
+	Top                       // the most expensive kernels across the inputs
+	Hist                      // distribution of step spans (one input)
+	Timeline                  // the kernels of one step on their streams (one input)
+	numChartKinds
+)
+
+var chartKindNames = [numChartKinds]string{"steps", "shares", "top", "hist", "timeline"}
+
+func (k ChartKind) String() string {
+	if int(k) < len(chartKindNames) {
+		return chartKindNames[k]
+	}
+	return fmt.Sprintf("chart(%d)", k)
+}
+
+// ChartKinds lists the charts in the order a report shows them.
+func ChartKinds() []ChartKind { return []ChartKind{Steps, Shares, Top, Hist, Timeline} }
+
+// ParseChartKind returns the chart named s.
+func ParseChartKind(s string) (ChartKind, bool) {
+	for i, n := range chartKindNames {
+		if n == s {
+			return ChartKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// PerInput reports whether the chart draws one input (the first, in
+// `traceq chart`).
+func (k ChartKind) PerInput() bool { return k == Steps || k == Hist || k == Timeline }
+
+// ChartOptions selects what the charts draw.
+type ChartOptions struct {
+	Classifier *classify.Classifier // nil: classify.Default()
+	// StepKind draws only steps of this kind; for the histogram, KindAny
+	// means the most frequent kind.
+	StepKind analyze.StepKind
+	Top      int // kernels in the top chart
+}
+
+// Charts is what the charts of one set of inputs are drawn from.
+type Charts struct {
+	inputs  []analyze.Input
+	opt     ChartOptions
+	groups  *analyze.GroupTable
+	steps   *analyze.StepTable
+	kernels []analyze.KernelStat
+}
+
+// NewCharts analyses inputs for drawing.
+func NewCharts(inputs []analyze.Input, opt ChartOptions) *Charts {
+	if opt.Classifier == nil {
+		opt.Classifier = classify.Default()
+	}
+	aopt := analyze.Options{Classifier: opt.Classifier, Kind: opt.StepKind}
+	g, st := analyze.Breakdown(inputs, aopt)
+	return &Charts{inputs: inputs, opt: opt, groups: g, steps: st,
+		kernels: analyze.Kernels(inputs, analyze.KernelOptions{Options: aopt, MemOps: true, Limit: opt.Top})}
+}
+
+// series is the step rows the per-input charts draw for input i: its first
+// device, the chosen step kind (for hist, the most frequent kind by
+// default).
+func (c *Charts) series(i int, forHist bool) []analyze.StepRow {
+	if c.steps == nil {
+		return nil
+	}
+	kind := c.opt.StepKind
+	if kind == analyze.KindAny && forHist {
+		kind = analyze.DominantKind(analyze.StepSeries(c.steps.Rows, i, analyze.KindAny))
+	}
+	return analyze.StepSeries(c.steps.Rows, i, kind)
+}
+
+// Draw writes chart kind in format (svg or png); per-input charts draw
+// input i, the timeline its step stepIndex.
+func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format string) error {
+	opt := chart.Options{Format: format, Title: Title(c.inputs)}
+	one := chart.Options{Format: format, Title: Title(c.inputs[i : i+1])}
+	noSteps := func(what string) error {
+		markers := "no step markers"
+		if c.opt.StepKind != analyze.KindAny {
+			markers = "no steps of kind " + c.opt.StepKind.String()
+		}
+		return fmt.Errorf("%s: %s, so no %s chart; try --kind shares or top", c.inputs[i].Path, markers, what)
+	}
+	switch kind {
+	case Steps:
+		rows := c.series(i, false)
+		if len(rows) == 0 {
+			return noSteps("steps")
+		}
+		return chart.Steps(w, rows, one)
+	case Hist:
+		rows := c.series(i, true)
+		if len(rows) == 0 {
+			return noSteps("hist")
+		}
+		return chart.Hist(w, rows, one)
+	case Shares:
+		return chart.Shares(w, c.groups.Groups, opt)
+	case Top:
+		return chart.Top(w, c.kernels, opt)
+	case Timeline:
+		tl, err := analyze.StepTimeline(c.inputs[i], stepIndex, c.opt.Classifier)
+		if err != nil {
+			return err
+		}
+		return chart.Timeline(w, tl, one)
+	}
+	return fmt.Errorf("unknown chart %v", kind)
+}
+
+// Title names inputs for a chart or report title: base names, shortened
+// when there are many.
+func Title(inputs []analyze.Input) string {
+	names := make([]string, len(inputs))
+	for i, in := range inputs {
+		names[i] = filepath.Base(in.Path)
+	}
+	if s := strings.Join(names, ", "); len(s) <= 60 {
+		return s
+	}
+	return fmt.Sprintf("%s … %s (%d inputs)", names[0], names[len(names)-1], len(names))
+}
+
+// BaseName is a path's last element.
+func BaseName(p string) string { return filepath.Base(p) }
+
+// Slug is a file-name-safe short name of an input path: its base name
+// without trace extensions.
+func Slug(p string) string {
+	b := filepath.Base(strings.TrimRight(p, "/"))
+	for _, ext := range []string{".gz", ".json", ".sqlite", ".pt.trace", ".trace"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	var sb strings.Builder
+	for _, r := range b {
+		if r == '-' || r == '_' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+			sb.WriteRune(r)
+		} else {
+			sb.WriteByte('_')
+		}
+	}
+	if sb.Len() == 0 {
+		return "input"
+	}
+	return sb.String()
+}

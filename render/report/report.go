@@ -1,0 +1,390 @@
+// Package report writes traceq's markdown report: the inputs, where GPU
+// time goes, the top kernels, the steps and the breakdown by group, with
+// their charts. It is a renderer in the manner of pprof's report.Generate:
+// it takes the analysis and options (a heading level, where charts are
+// linked from) and a callback that writes each chart file; it does no file
+// I/O itself.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/render/chart"
+)
+
+// MaxInputCharts is the most inputs that get their own steps, hist and
+// timeline charts; the shares chart and the comparison table cover every
+// input.
+const MaxInputCharts = 4
+
+// minStepsChart and minHistSteps are the fewest steps a report draws a
+// steps chart and a histogram of.
+const (
+	minStepsChart = 2
+	minHistSteps  = 3
+)
+
+// Options configures a report.
+type Options struct {
+	Classifier *classify.Classifier // nil: classify.Default()
+	// StepKind restricts the charts and tables to one step kind.
+	StepKind analyze.StepKind
+	// Top is the number of kernels in the top chart and table.
+	Top int
+	// Level is the heading level of the report's title: 1 for a report
+	// of its own, 2 for a section appended to a benchmark log.
+	Level int
+	// Date, set for an appended section, ends its title.
+	Date string
+}
+
+// ChartFunc writes one chart: name is a file-name-safe base name ("shares",
+// "steps-rank0"), draw writes the chart's bytes. It returns the link the
+// markdown gives the chart, relative to the report.
+type ChartFunc func(name string, draw func(w io.Writer) error) (link string, err error)
+
+// Report is the analysis a report shows.
+type Report struct {
+	opt     Options
+	inputs  []analyze.Input
+	groups  *analyze.GroupTable
+	steps   *analyze.StepTable
+	kernels []analyze.KernelStat
+	charts  *Charts
+}
+
+// New analyses inputs for a report.
+func New(inputs []analyze.Input, opt Options) *Report {
+	if opt.Classifier == nil {
+		opt.Classifier = classify.Default()
+	}
+	if opt.Level <= 0 {
+		opt.Level = 1
+	}
+	c := NewCharts(inputs, ChartOptions{Classifier: opt.Classifier, StepKind: opt.StepKind, Top: opt.Top})
+	return &Report{opt: opt, inputs: inputs, groups: c.groups, steps: c.steps, kernels: c.kernels, charts: c}
+}
+
+// writer is a report being written: the markdown and its charts.
+type writer struct {
+	*Report
+	sb     strings.Builder
+	chart  ChartFunc
+	format string
+	files  int
+}
+
+func (w *writer) h(n int) string { return strings.Repeat("#", w.opt.Level+n) + " " }
+
+// draw writes one chart through the callback and returns its markdown
+// image link.
+func (w *writer) draw(name, alt string, draw func(io.Writer) error) (string, error) {
+	link, err := w.chart(name, draw)
+	if err != nil {
+		return "", err
+	}
+	w.files++
+	return "![" + alt + "](" + link + ")", nil
+}
+
+// drawKind draws chart kind of input i (step stepIndex for a timeline).
+func (w *writer) drawKind(name string, kind ChartKind, i, stepIndex int, alt string) (string, error) {
+	return w.draw(name, alt, func(out io.Writer) error { return w.charts.Draw(out, kind, i, stepIndex, w.format) })
+}
+
+// Generate writes the report's markdown to out and its charts, in format
+// (svg or png), through chart. It returns the number of charts written.
+func (r *Report) Generate(out io.Writer, format string, chart ChartFunc) (int, error) {
+	w := &writer{Report: r, chart: chart, format: format}
+	if err := w.write(); err != nil {
+		return w.files, err
+	}
+	_, err := io.WriteString(out, w.sb.String())
+	return w.files, err
+}
+
+func (w *writer) write() error {
+	sb := &w.sb
+	title := Title(w.inputs)
+	if w.opt.Date != "" {
+		sb.WriteString(w.h(0) + title + " — " + w.opt.Date + "\n\n")
+	} else {
+		sb.WriteString(w.h(0) + "traceq report: " + title + "\n\n")
+	}
+	w.inputsTable()
+
+	sb.WriteString(w.h(1) + "Where GPU time goes\n\n")
+	link, err := w.drawKind("shares", Shares, 0, 0, "kernel-time share by category")
+	if err != nil {
+		return err
+	}
+	sb.WriteString(link + "\n\n")
+	sb.WriteString("*Each bar is one input, device and step kind; its segments are the top-level categories' shares of that group's GPU kernel time " +
+		"(the summed durations of its kernels, memcpys and memsets; work on overlapping streams counts in full). The label ends with the group's kernel time.*\n\n")
+	w.comparison()
+	if err := w.beforeAfter(); err != nil {
+		return err
+	}
+
+	sb.WriteString(w.h(1) + "Top kernels\n\n")
+	link, err = w.drawKind("top", Top, 0, 0, "top kernels")
+	if err != nil {
+		return err
+	}
+	sb.WriteString(link + "\n\n")
+	sb.WriteString(fmt.Sprintf("*The %d kernels (and memory operations) with the most total GPU time across all inputs%s; the share is of all GPU activity time.*\n\n",
+		len(w.kernels), kindNote(w.opt.StepKind)))
+	if err := render.Kernels(sb, w.groups.Inputs, w.kernels, render.Options{Format: "markdown"}); err != nil {
+		return err
+	}
+	sb.WriteString("\n")
+
+	if err := w.stepSection(); err != nil {
+		return err
+	}
+
+	sb.WriteString(w.h(1) + "Breakdown by group\n\n")
+	return render.Breakdown(sb, w.groups, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2})
+}
+
+func kindNote(kind analyze.StepKind) string {
+	if kind == analyze.KindAny {
+		return ""
+	}
+	return " in " + kind.String() + " steps"
+}
+
+func (w *writer) inputsTable() {
+	t := render.Table{Head: []string{"input", "format", "rank", "activities", "steps", "note"}, Right: []bool{false, false, true, true, true, false}}
+	for i, in := range w.groups.Inputs {
+		rank := ""
+		if in.Rank != nil {
+			rank = strconv.Itoa(*in.Rank)
+			if in.WorldSize != nil {
+				rank += " of " + strconv.Itoa(*in.WorldSize)
+			}
+		}
+		steps := "none"
+		if st := w.inputs[i].Steps; st != nil {
+			steps = strconv.Itoa(len(st.List))
+		}
+		note := ""
+		if in.Truncated != "" {
+			note = "truncated: " + in.Truncated
+		}
+		t.Add(render.Code(in.Path), string(in.Format), rank, strconv.Itoa(in.Activities), steps, note)
+	}
+	t.Markdown(&w.sb)
+	w.sb.WriteString("\n")
+}
+
+// comparison writes, for several inputs, one row per group: its times and
+// each top-level category's share, so ranks or a before/after pair read
+// side by side.
+func (w *writer) comparison() {
+	gs := w.groups.Groups
+	paths := map[string]bool{}
+	for _, g := range gs {
+		paths[g.Path] = true
+	}
+	if len(paths) < 2 {
+		return
+	}
+	w.sb.WriteString(w.h(2) + "Per-input comparison\n\n")
+	var present [classify.NumTops]bool
+	by := make([]analyze.TopSums, len(gs))
+	for i, g := range gs {
+		by[i] = analyze.CategoriesByTop(g.Categories)
+		for k, ns := range by[i] {
+			if ns > 0 {
+				present[k] = true
+			}
+		}
+	}
+	t := render.Table{Head: []string{"group", "kernel ms", "busy ms", "span ms", "idle"}, Right: []bool{false, true, true, true, true}}
+	for _, top := range classify.Tops() {
+		if present[top] {
+			t.Head = append(t.Head, top.String())
+			t.Right = append(t.Right, true)
+		}
+	}
+	names := render.GroupNames(gs)
+	for i, g := range gs {
+		row := []string{names[i], render.MS(g.KernelNS), render.MS(g.BusyNS), render.MS(g.SpanNS), render.Pct(analyze.Ratio(g.IdleNS, g.SpanNS))}
+		for _, top := range classify.Tops() {
+			if present[top] {
+				row = append(row, render.Pct(analyze.Ratio(by[i][top], g.KernelNS)))
+			}
+		}
+		t.Add(row...)
+	}
+	t.Markdown(&w.sb)
+	w.sb.WriteString("\n*kernel: summed activity durations; busy: wall time with at least one activity running; span: first activity start to last end; " +
+		"idle: time in the span when the device ran nothing, as a share of span. Category columns: share of the group's kernel time.*\n\n")
+}
+
+// beforeAfter writes, for two inputs that are not two ranks of one run,
+// traceq diff's comparison of the second against the first: its chart and
+// its markdown tables.
+func (w *writer) beforeAfter() error {
+	if len(w.inputs) != 2 || analyze.RanksOfOneRun(w.groups.Inputs[0], w.groups.Inputs[1]) {
+		return nil
+	}
+	before, after := w.inputs[:1], w.inputs[1:]
+	df := analyze.Compare(before, after, analyze.Options{Classifier: w.opt.Classifier, Kind: w.opt.StepKind})
+	w.sb.WriteString(w.h(2) + "Before → after\n\n")
+	fmt.Fprintf(&w.sb, "*%s is before, %s after, as `traceq diff` compares them.*\n\n", render.Code(before[0].Path), render.Code(after[0].Path))
+	if df.Comparable {
+		link, err := w.draw("diff", "change in GPU time per step", func(out io.Writer) error {
+			return chart.Diff(out, df, chart.Options{Format: w.format, Title: BaseName(before[0].Path) + " → " + BaseName(after[0].Path)})
+		})
+		if err != nil {
+			return err
+		}
+		w.sb.WriteString(link + "\n\n")
+	}
+	if err := render.Diff(&w.sb, df, render.Options{Format: "markdown", Level: w.opt.Level + 3}); err != nil {
+		return err
+	}
+	w.sb.WriteString("\n")
+	return nil
+}
+
+// stepSection writes the step statistics and the per-input charts.
+func (w *writer) stepSection() error {
+	sb := &w.sb
+	hasSteps := w.steps != nil && len(w.steps.Rows) > 0
+	if hasSteps {
+		sb.WriteString(w.h(1) + "Steps\n\n")
+		t := render.Table{Head: []string{"group", "steps", "span min", "p50", "p90", "p99", "max", "mean", "busy p50", "idle p50", "outlier steps"},
+			Right: []bool{false, true, true, true, true, true, true, true, true, true, false}}
+		var stepGroups []analyze.Group
+		for _, g := range w.groups.Groups {
+			if g.StepStats != nil {
+				stepGroups = append(stepGroups, g)
+			}
+		}
+		names := render.GroupNames(stepGroups)
+		for i, g := range stepGroups {
+			ss := g.StepStats
+			out := make([]string, 0, len(ss.Outliers))
+			for j, o := range ss.Outliers {
+				if j == 10 {
+					out = append(out, fmt.Sprintf("… %d in all", len(ss.Outliers)))
+					break
+				}
+				out = append(out, strconv.Itoa(o))
+			}
+			t.Add(names[i], strconv.Itoa(ss.Count), render.MS(ss.SpanNS.Min), render.MSf(ss.SpanNS.P50), render.MSf(ss.SpanNS.P90),
+				render.MSf(ss.SpanNS.P99), render.MS(ss.SpanNS.Max), render.MSf(ss.SpanNS.Mean), render.MSf(ss.BusyNS.P50),
+				render.MSf(ss.IdleNS.P50), strings.Join(out, ", "))
+		}
+		t.Markdown(sb)
+		sb.WriteString("\n*Times in ms. span: a step's first kernel start to its last kernel end on the device; busy: time with at least one of the step's kernels running; " +
+			"idle: time in the span when the device ran nothing. " +
+			"Percentiles interpolate linearly between closest ranks. Outliers: steps slower than the median by more than 3.5 robust standard deviations (MAD / 0.6745).*\n\n")
+	} else {
+		sb.WriteString(w.h(1) + "Timeline\n\n")
+		sb.WriteString("*No step markers: the timeline shows the whole trace.*\n\n")
+	}
+	slugs := uniqueSlugs(w.inputs)
+	n := min(len(w.inputs), MaxInputCharts)
+	if len(w.inputs) > n {
+		fmt.Fprintf(sb, "*Per-input charts for the first %d of %d inputs.*\n\n", n, len(w.inputs))
+	}
+	for i := range n {
+		suffix := ""
+		if len(w.inputs) > 1 {
+			suffix = "-" + slugs[i]
+			sb.WriteString(w.h(2) + render.Code(w.inputs[i].Path) + "\n\n")
+		}
+		// One step is one bar: the shares chart already shows it.
+		if rows := w.charts.series(i, false); len(rows) >= minStepsChart {
+			link, err := w.drawKind("steps"+suffix, Steps, i, 0, "GPU time per step by category")
+			if err != nil {
+				return err
+			}
+			sb.WriteString(link + "\n\n")
+			caption := fmt.Sprintf("*Each bar is one step's GPU kernel time on device %d, split by category; the dark tick is the step's GPU span.", rows[0].Device)
+			if _, bin := chart.StepBars(rows, chart.MaxStepBars); bin > 1 {
+				caption += fmt.Sprintf(" The %d steps are binned: each bar is the mean of %d consecutive steps.", len(rows), bin)
+			}
+			sb.WriteString(caption + "*\n\n")
+			if hrows := w.charts.series(i, true); len(hrows) >= minHistSteps {
+				link, err = w.drawKind("hist"+suffix, Hist, i, 0, "step time distribution")
+				if err != nil {
+					return err
+				}
+				sb.WriteString(link + "\n\n")
+				fmt.Fprintf(sb, "*Distribution of the GPU span of the %d %s, with p50, p90 and p99.*\n\n", len(hrows), stepsOf(hrows[0].Step.Kind))
+			}
+		}
+		idx, what := medianStep(w.charts.series(i, true))
+		if !hasSteps || w.inputs[i].Steps == nil {
+			idx, what = 0, "the whole trace (no step markers)"
+		} else if idx < 0 {
+			continue
+		}
+		link, err := w.drawKind("timeline"+suffix, Timeline, i, idx, "timeline of one step")
+		if err != nil {
+			fmt.Fprintf(sb, "*No timeline: %v.*\n\n", err)
+			continue
+		}
+		sb.WriteString(link + "\n\n")
+		fmt.Fprintf(sb, "*Timeline of %s: every kernel on its stream, coloured by category; white is time the stream ran nothing. `traceq chart --kind timeline --step-index N` draws another step.*\n\n", what)
+	}
+	return nil
+}
+
+// stepsOf names steps of a kind: "decode steps", or "steps" for the
+// generic kind.
+func stepsOf(kind analyze.StepKind) string {
+	if kind == analyze.KindStep || kind == analyze.KindAny {
+		return "steps"
+	}
+	return kind.String() + " steps"
+}
+
+// medianStep picks the step a report's timeline shows: the one with the
+// median span among rows (the lower median; ties by index), a typical step
+// rather than the first, which is often a warm-up.
+func medianStep(rows []analyze.StepRow) (int, string) {
+	if len(rows) == 0 {
+		return -1, ""
+	}
+	s := slices.Clone(rows)
+	slices.SortFunc(s, func(a, b analyze.StepRow) int {
+		if c := cmp.Compare(a.SpanNS, b.SpanNS); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Step.Index, b.Step.Index)
+	})
+	m := s[(len(s)-1)/2]
+	if m.Step.Kind == analyze.KindStep {
+		return m.Step.Index, fmt.Sprintf("step %d, the step with the median span", m.Step.Index)
+	}
+	return m.Step.Index, fmt.Sprintf("step %d, the %s step with the median span", m.Step.Index, m.Step.Kind)
+}
+
+// uniqueSlugs names the per-input chart files; equal slugs get -2, -3….
+func uniqueSlugs(inputs []analyze.Input) []string {
+	out := make([]string, len(inputs))
+	seen := map[string]int{}
+	for i, in := range inputs {
+		s := Slug(in.Path)
+		seen[s]++
+		if k := seen[s]; k > 1 {
+			s += "-" + strconv.Itoa(k)
+		}
+		out[i] = s
+	}
+	return out
+}
