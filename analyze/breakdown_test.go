@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"math/rand"
 	"slices"
 	"testing"
@@ -166,5 +167,30 @@ func TestPercentile(t *testing.T) {
 	}
 	if Percentile(nil, 50) != 0 || Percentile([]int64{7}, 90) != 7 {
 		t.Error("Percentile of empty/singleton")
+	}
+}
+
+// TestCheckSums refuses inputs whose summed durations, or an activity's
+// end, or a span, do not fit 64 bits, and accepts the largest that do.
+func TestCheckSums(t *testing.T) {
+	const max = int64(^uint64(0) >> 1)
+	in := func(acts ...trace.Activity) Input {
+		return Input{Path: "x", Trace: &trace.Trace{Activities: acts}}
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []Input
+		ok     bool
+	}{
+		{"fits", []Input{in(trace.Activity{Start: 0, Dur: max / 2}, trace.Activity{Start: 1, Dur: max / 2})}, true},
+		{"sum overflows", []Input{in(trace.Activity{Start: 0, Dur: max/2 + 1}, trace.Activity{Start: 1, Dur: max/2 + 1})}, false},
+		{"sum over inputs", []Input{in(trace.Activity{Dur: max/2 + 1}), in(trace.Activity{Dur: max/2 + 1})}, false},
+		{"end overflows", []Input{in(trace.Activity{Start: trace.Time(max - 5), Dur: 10})}, false},
+		{"span overflows", []Input{in(trace.Activity{Start: trace.Time(-max), Dur: 1}, trace.Activity{Start: trace.Time(max - 10), Dur: 1})}, false},
+	} {
+		err := CheckSums(tc.inputs)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrOverflow)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

@@ -95,6 +95,10 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 		}
 		out = append(out, in)
 	}
+	// Every analysis adds without checking: refuse what would overflow.
+	if err := analyze.CheckSums(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -253,3 +253,17 @@ func TestHostileNamesSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestOverflowRefused: a trace whose times cannot be summed in 64 bits is
+// an error (exit 1), never a negative total.
+func TestOverflowRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ovf.json")
+	os.WriteFile(in, []byte(`{"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 9223372036854775, "dur": 1000, "args": {"device": 0, "stream": 7, "correlation": 1}}
+]}`), 0o644)
+	code, out, errs := runCLI("breakdown", in)
+	if code != exitInput || out != "" || !strings.Contains(errs, "overflows 64-bit") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
