@@ -206,10 +206,9 @@ type Truncation struct {
 
 // Trace is one parsed input.
 //
-// Invariants (CheckValid): Activities are sorted by (Start, Device, Stream,
-// End, Name); Launches by (Proc, Corr, Start); Ranges by (Start, End desc,
-// Name); every NameID indexes Names; every Proc indexes Procs; no duration is
-// negative.
+// Invariants (CheckValid): Activities, Launches and Ranges are in the total
+// orders of CompareActivities, CompareLaunches and CompareRanges; every
+// NameID indexes Names; every Proc indexes Procs; no duration is negative.
 type Trace struct {
 	Meta       Meta
 	Names      []string
@@ -332,7 +331,7 @@ func (t *Trace) FindLaunch(proc int32, corr int64) *Launch {
 	return &t.Launches[i]
 }
 
-// Devices returns the distinct device ordinals of the activities, ascending.
+// DeviceIDs returns the distinct device ordinals of the activities, ascending.
 func (t *Trace) DeviceIDs() []int32 {
 	seen := map[int32]bool{}
 	var ids []int32
