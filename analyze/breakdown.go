@@ -34,6 +34,11 @@ type CategoryStat struct {
 	BusyNS    int64
 	Share     float64 // KernelNS / group KernelNS
 	Instances int64
+	// KernelPerStepNS is KernelNS over the group's windows (its steps, or
+	// 1 for a whole trace); StepShare is BusyNS over the group's SpanNS:
+	// the share of step time the category kept the device busy.
+	KernelPerStepNS int64
+	StepShare       float64
 }
 
 // TopKernel is one of a group's most expensive kernel names.
@@ -60,9 +65,13 @@ type Group struct {
 	// IdleNS is the time inside the group's windows when the device ran
 	// no activity at all (see docs/definitions.md). Without steps it is
 	// SpanNS - BusyNS.
-	IdleNS     int64
-	Categories []CategoryStat
-	Top        []TopKernel
+	IdleNS int64
+	// KernelPerStepNS is KernelNS per window; StepShare is BusyNS over
+	// SpanNS.
+	KernelPerStepNS int64
+	StepShare       float64
+	Categories      []CategoryStat
+	Top             []TopKernel
 	// StepStats describes the group's steps one by one; nil for the
 	// whole-trace and unattributed groups.
 	StepStats *StepStats
@@ -292,8 +301,13 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		ga := m[k]
 		g := ga.g
 		g.Steps = len(ga.steps)
+		windows := max(g.Steps, 1)
+		g.KernelPerStepNS = perStep(g.KernelNS, windows)
+		g.StepShare = Ratio(g.BusyNS, g.SpanNS)
 		for _, cs := range ga.cats {
 			cs.Share = Ratio(cs.KernelNS, g.KernelNS)
+			cs.KernelPerStepNS = perStep(cs.KernelNS, windows)
+			cs.StepShare = Ratio(cs.BusyNS, g.SpanNS)
 			g.Categories = append(g.Categories, *cs)
 		}
 		slices.SortFunc(g.Categories, func(a, b CategoryStat) int {

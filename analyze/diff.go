@@ -240,18 +240,6 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKin
 	return m, kinds
 }
 
-// perStep divides with rounding half away from zero.
-func perStep(ns int64, windows int) int64 {
-	if windows <= 0 {
-		return 0
-	}
-	w := int64(windows)
-	if ns < 0 {
-		return -((-ns + w/2) / w)
-	}
-	return (ns + w/2) / w
-}
-
 func pctChange(before, after int64) *float64 {
 	if before == 0 {
 		return nil

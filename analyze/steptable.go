@@ -42,6 +42,13 @@ type StepRow struct {
 	// Categories split KernelNS, largest first.
 	Categories []StepCat
 	Outlier    bool
+	// PeriodNS is the time from this step's start to the next step's
+	// start on the same device (any kind), when HasNext; GapNS is
+	// PeriodNS - SpanNS: the device time between the two, spent on the
+	// host and scheduler (negative when the steps overlap).
+	PeriodNS int64
+	GapNS    int64
+	HasNext  bool
 }
 
 // StepCat is one category's kernel time in one step on one device.
@@ -107,11 +114,16 @@ type CategorySummary struct {
 // StepStats describes the steps of one breakdown group (one input,
 // process, device and step kind).
 type StepStats struct {
-	Count      int
-	SpanNS     Summary
-	BusyNS     Summary
-	IdleNS     Summary
-	KernelNS   Summary
+	Count    int
+	SpanNS   Summary
+	BusyNS   Summary
+	IdleNS   Summary
+	KernelNS Summary
+	// PeriodNS and GapNS summarise the steps that have a next step on the
+	// device (Periods of them; none when Periods is 0).
+	Periods    int
+	PeriodNS   Summary
+	GapNS      Summary
 	Categories []CategorySummary
 	// Outliers lists the indices of the outlier steps (OutlierRule).
 	Outliers []int
@@ -191,6 +203,18 @@ func (acc *accumulation) stepTable() *StepTable {
 		}
 		return cmp.Compare(a.Device, b.Device)
 	})
+	// Each step's period: to the next row of the same device.
+	next := map[stepDeviceKey]int{}
+	for i := len(st.Rows) - 1; i >= 0; i-- {
+		r := &st.Rows[i]
+		k := stepDeviceKey{r.Input, r.PID, r.Device}
+		if j, ok := next[k]; ok {
+			r.PeriodNS = int64(st.Rows[j].Start - r.Start)
+			r.GapNS = r.PeriodNS - r.SpanNS
+			r.HasNext = true
+		}
+		next[k] = i
+	}
 	for _, in := range acc.inputs {
 		if in.Steps == nil {
 			continue
@@ -213,6 +237,12 @@ func (acc *accumulation) stepTable() *StepTable {
 		st.Inputs = append(st.Inputs, sum)
 	}
 	return st
+}
+
+type stepDeviceKey struct {
+	input  int
+	pid    int64
+	device int32
 }
 
 type stepGroupKey struct {
@@ -254,6 +284,15 @@ func (st *StepTable) addStats(groups []Group) {
 		ss.BusyNS = summarize(col(func(s *StepRow) int64 { return s.BusyNS }))
 		ss.IdleNS = summarize(col(func(s *StepRow) int64 { return s.IdleNS }))
 		ss.KernelNS = summarize(col(func(s *StepRow) int64 { return s.KernelNS }))
+		var periods, gaps []int64
+		for _, ri := range rows {
+			if r := &st.Rows[ri]; r.HasNext {
+				periods = append(periods, r.PeriodNS)
+				gaps = append(gaps, r.GapNS)
+			}
+		}
+		ss.Periods = len(periods)
+		ss.PeriodNS, ss.GapNS = summarize(periods), summarize(gaps)
 		seen := map[classify.Category]bool{}
 		var cats []classify.Category
 		for _, ri := range rows {

@@ -94,6 +94,24 @@ func TestStepStats(t *testing.T) {
 	if len(st.Inputs) != 1 || st.Inputs[0].Steps != 6 || st.Inputs[0].Unattributed != 0 {
 		t.Errorf("summaries = %+v", st.Inputs)
 	}
+	// Steps start 1000 ns apart on the device; step 1's span is 104.
+	if r := st.Rows[1]; !r.HasNext || r.PeriodNS != 1000 || r.GapNS != 896 {
+		t.Errorf("step 1 period %d gap %d (next %v), want 1000, 896", r.PeriodNS, r.GapNS, r.HasNext)
+	}
+	if st.Rows[5].HasNext {
+		t.Error("the last step has a next step")
+	}
+	if ss.Periods != 5 || ss.PeriodNS.P50 != 1000 || ss.GapNS.Min != 896 || ss.GapNS.Max != 900 {
+		t.Errorf("periods %d %+v gaps %+v", ss.Periods, ss.PeriodNS, ss.GapNS)
+	}
+	// Per step: 744 ns over 6 steps is 124; the all-reduce's 384 is 64.
+	// Step share: busy over span, 744 of 804.
+	if g.KernelPerStepNS != 124 || !near(g.StepShare, 744.0/804) {
+		t.Errorf("group per step %d share %v", g.KernelPerStepNS, g.StepShare)
+	}
+	if c := g.Categories[0]; c.Category.String() != "communication/allreduce" || c.KernelPerStepNS != 64 || !near(c.StepShare, 384.0/804) {
+		t.Errorf("allreduce per step %+v", c)
+	}
 }
 
 func TestOutlierLimit(t *testing.T) {

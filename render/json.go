@@ -39,11 +39,13 @@ func jsonInputs(ins []analyze.InputInfo) []jsonInput {
 }
 
 type jsonCategory struct {
-	Category  string  `json:"category"`
-	KernelNS  int64   `json:"kernel_ns"`
-	BusyNS    int64   `json:"busy_ns"`
-	Share     float64 `json:"share"`
-	Instances int64   `json:"instances"`
+	Category        string  `json:"category"`
+	KernelNS        int64   `json:"kernel_ns"`
+	BusyNS          int64   `json:"busy_ns"`
+	Share           float64 `json:"share"`
+	Instances       int64   `json:"instances"`
+	KernelNSPerStep int64   `json:"kernel_ns_per_step"`
+	StepShare       float64 `json:"step_share"`
 }
 
 type jsonTopKernel struct {
@@ -78,6 +80,9 @@ type jsonStepStats struct {
 	KernelNS   jsonSummary           `json:"kernel_ns"`
 	Categories []jsonCategorySummary `json:"categories"`
 	Outliers   []int                 `json:"outliers"`
+	Periods    int                   `json:"periods"`
+	PeriodNS   jsonSummary           `json:"period_ns"`
+	GapNS      jsonSummary           `json:"gap_ns"`
 }
 
 func jsonStats(ss *analyze.StepStats) *jsonStepStats {
@@ -85,7 +90,7 @@ func jsonStats(ss *analyze.StepStats) *jsonStepStats {
 		return nil
 	}
 	out := &jsonStepStats{Count: ss.Count, SpanNS: jsonSum(ss.SpanNS), BusyNS: jsonSum(ss.BusyNS), IdleNS: jsonSum(ss.IdleNS),
-		KernelNS: jsonSum(ss.KernelNS), Outliers: ss.Outliers}
+		KernelNS: jsonSum(ss.KernelNS), Outliers: ss.Outliers, Periods: ss.Periods, PeriodNS: jsonSum(ss.PeriodNS), GapNS: jsonSum(ss.GapNS)}
 	for _, c := range ss.Categories {
 		out.Categories = append(out.Categories, jsonCategorySummary{Category: c.Category.String(), KernelNS: jsonSum(c.KernelNS)})
 	}
@@ -106,16 +111,27 @@ type jsonGroup struct {
 	Categories []jsonCategory  `json:"categories"`
 	Top        []jsonTopKernel `json:"top"`
 	StepStats  *jsonStepStats  `json:"step_stats,omitempty"`
+	// Per-step figures (docs/definitions.md); the period and gap only for
+	// groups of steps with a next step on the device.
+	KernelNSPerStep int64    `json:"kernel_ns_per_step"`
+	StepShare       float64  `json:"step_share"`
+	PeriodNSP50     *float64 `json:"period_ns_p50,omitempty"`
+	GapNSP50        *float64 `json:"gap_ns_p50,omitempty"`
 }
 
 func jsonGroups(gs []analyze.Group) []jsonGroup {
 	out := make([]jsonGroup, len(gs))
 	for i, g := range gs {
 		j := jsonGroup{Path: g.Path, Rank: g.Rank, PID: g.PID, Device: g.Device, StepKind: g.StepKind.String(), Steps: g.Steps,
-			KernelNS: g.KernelNS, BusyNS: g.BusyNS, SpanNS: g.SpanNS, IdleNS: g.IdleNS, StepStats: jsonStats(g.StepStats)}
+			KernelNS: g.KernelNS, BusyNS: g.BusyNS, SpanNS: g.SpanNS, IdleNS: g.IdleNS, StepStats: jsonStats(g.StepStats),
+			KernelNSPerStep: g.KernelPerStepNS, StepShare: g.StepShare}
+		if ss := g.StepStats; ss != nil && ss.Periods > 0 {
+			p50, gap := ss.PeriodNS.P50, ss.GapNS.P50
+			j.PeriodNSP50, j.GapNSP50 = &p50, &gap
+		}
 		for _, c := range g.Categories {
 			j.Categories = append(j.Categories, jsonCategory{Category: c.Category.String(), KernelNS: c.KernelNS,
-				BusyNS: c.BusyNS, Share: c.Share, Instances: c.Instances})
+				BusyNS: c.BusyNS, Share: c.Share, Instances: c.Instances, KernelNSPerStep: c.KernelPerStepNS, StepShare: c.StepShare})
 		}
 		for _, k := range g.Top {
 			j.Top = append(j.Top, jsonTopKernel{Name: k.Name, Category: k.Category.String(), Instances: k.Instances,
