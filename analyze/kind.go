@@ -1,6 +1,9 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // StepKind says what a step did. Its values are in report order: groups,
 // tables and charts list kinds in this order.
@@ -52,4 +55,75 @@ func ParseStepKind(s string) (StepKind, bool) {
 		}
 	}
 	return KindAny, false
+}
+
+// NoKindError reports a step-kind filter that selects nothing, with what
+// the inputs hold instead.
+type NoKindError struct {
+	Kind  StepKind
+	Found [numKinds]int // steps of each kind (KindAll: inputs without steps)
+}
+
+func (e *NoKindError) Error() string {
+	what := "no " + e.Kind.String() + " steps"
+	switch e.Kind {
+	case KindStep:
+		what = "no steps of kind step (ProfilerStep#N or --step)"
+	case KindAll:
+		what = "every input has step markers (kind all is a trace without them; --no-steps makes one)"
+	case KindNone:
+		what = "no GPU activity outside the steps"
+	}
+	var found []string
+	for k, n := range e.Found {
+		if n > 0 && StepKind(k) != KindNone && StepKind(k) != KindAll {
+			found = append(found, fmt.Sprintf("%s ×%d", StepKind(k), n))
+		}
+	}
+	if n := e.Found[KindAll]; n > 0 {
+		found = append(found, fmt.Sprintf("%d %s without step markers", n, plural(n, "input")))
+	}
+	if len(found) == 0 {
+		return what
+	}
+	return what + "; found " + strings.Join(found, ", ")
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// CheckKind reports a NoKindError when kind (not KindAny) selects no
+// activity of inputs, like grep's exit 1 for no match.
+func CheckKind(inputs []Input, kind StepKind) error {
+	if kind == KindAny {
+		return nil
+	}
+	e := &NoKindError{Kind: kind}
+	hit := false
+	for _, in := range inputs {
+		if in.Steps == nil {
+			e.Found[KindAll]++
+			hit = hit || kind == KindAll
+			continue
+		}
+		for _, s := range in.Steps.List {
+			e.Found[s.Kind]++
+		}
+		if kind == KindNone {
+			for _, s := range in.Steps.Of {
+				if s < 0 {
+					hit = true
+					break
+				}
+			}
+		}
+	}
+	if hit || (kind != KindAll && kind != KindNone && e.Found[kind] > 0) {
+		return nil
+	}
+	return e
 }

@@ -404,3 +404,40 @@ func TestIvsetBrute(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckKind(t *testing.T) {
+	stepped := func(of []int32, kinds ...StepKind) Input {
+		st := &Steps{Of: of}
+		for i, k := range kinds {
+			st.List = append(st.List, Step{Index: i, Kind: k})
+		}
+		return Input{Path: "s", Steps: st}
+	}
+	prefill := stepped([]int32{0}, KindPrefill)
+	mixed := stepped([]int32{0, -1, 1, 2}, KindDecode, KindDecode, KindPrefill)
+	whole := Input{Path: "w"}
+	for _, tc := range []struct {
+		inputs []Input
+		kind   StepKind
+		want   string // "" for no error
+	}{
+		{[]Input{prefill}, KindDecode, "no decode steps; found prefill ×1"},
+		{[]Input{prefill}, KindPrefill, ""},
+		{[]Input{prefill}, KindAny, ""},
+		{[]Input{whole}, KindDecode, "no decode steps; found 1 input without step markers"},
+		{[]Input{whole, whole}, KindAll, ""},
+		{[]Input{prefill}, KindAll, "every input has step markers (kind all is a trace without them; --no-steps makes one); found prefill ×1"},
+		{[]Input{prefill}, KindNone, "no GPU activity outside the steps; found prefill ×1"},
+		{[]Input{mixed}, KindNone, ""},
+		{[]Input{mixed, whole}, KindMixed, "no mixed steps; found decode ×2, prefill ×1, 1 input without step markers"},
+	} {
+		err := CheckKind(tc.inputs, tc.kind)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("CheckKind(%v) = %q, want %q", tc.kind, got, tc.want)
+		}
+	}
+}

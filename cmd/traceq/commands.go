@@ -98,6 +98,9 @@ func breakdownCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := analyze.CheckKind(inputs, kind); err != nil {
+				return err
+			}
 			opt := analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top")}
 			// The two passes over the activities are independent: run
 			// them on two cores (seconds for GBs of rank files).
@@ -130,6 +133,9 @@ func kernelsCmd(e *env) *cli.Command {
 			}
 			cl, inputs, err := tableInputs(c, e)
 			if err != nil {
+				return err
+			}
+			if err := analyze.CheckKind(inputs, kind); err != nil {
 				return err
 			}
 			ks := analyze.Kernels(inputs, analyze.KernelOptions{

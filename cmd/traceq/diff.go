@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -60,6 +61,9 @@ func diffCmd(e *env) *cli.Command {
 			}
 			after, err := loadArgs(c, e, c.Args().Slice()[1:])
 			if err != nil {
+				return err
+			}
+			if err := analyze.CheckKind(append(slices.Clone(before), after...), kind); err != nil {
 				return err
 			}
 			d := analyze.Compare(before, after, analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top")})

@@ -267,3 +267,20 @@ func TestOverflowRefused(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// TestFilterMatchingNothing: a --kind that selects nothing says what the
+// inputs hold instead and exits 1, like grep.
+func TestFilterMatchingNothing(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"breakdown", "--kind", "decode", torchDir + "/vllm_b200_eager_prefill.json.gz"}, "traceq: no decode steps; found prefill ×1\n"},
+		{[]string{"kernels", "--kind", "decode", "../../testdata/traces/nsys/nsys2022.1.3_dlprof-rtx2070-cudnn.sqlite"}, "traceq: no decode steps; found 1 input without step markers\n"},
+	} {
+		code, out, errs := runCLI(tc.args...)
+		if code != exitInput || out != "" || !strings.HasSuffix(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}

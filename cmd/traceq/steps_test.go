@@ -153,9 +153,9 @@ func TestBreakdownSteps(t *testing.T) {
 		all.Groups[0].KernelNS != doc.Groups[0].KernelNS {
 		t.Errorf("--no-steps groups = %+v", all.Groups)
 	}
-	none, _ := stepsBreakdown(t, 0, "--kind", "decode", ns)
-	if len(none.Groups) != 0 {
-		t.Errorf("--kind decode on a training trace: %+v", none.Groups)
+	// A filter that matches nothing says what there is, and exits 1.
+	if _, errs := stepsBreakdown(t, 1, "--kind", "decode", ns); !strings.HasSuffix(errs, "no decode steps; found step ×5\n") {
+		t.Errorf("--kind decode on a training trace: stderr %q", errs)
 	}
 	mixed, _ := stepsBreakdown(t, 0, "--kind", "mixed", stepsTorch+"vllm_mixed_piecewise.json.gz", stepsTorch+"vllm_decode_full_graph.json.gz")
 	if len(mixed.Groups) != 1 || mixed.Groups[0].StepKind != "mixed" || mixed.Groups[0].Steps != 1 {
