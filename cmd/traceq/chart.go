@@ -16,7 +16,9 @@ import (
 func chartFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "top", Value: 15, Usage: "kernels in the top chart"},
-		&cli.StringFlag{Name: "step-kind", Usage: "draw only steps of this kind (decode, prefill, mixed, step); the histogram's default is the most frequent kind"},
+		kindFlag("draw only steps of this kind (decode, prefill, mixed, step); the histogram's default is the most frequent kind"),
+		// Renamed: --kind is the step kind in every command.
+		&cli.StringFlag{Name: "step-kind", Hidden: true},
 		stepFlag, noStepsFlag,
 	}
 }
@@ -29,12 +31,18 @@ func chartKindNames() string {
 	return strings.Join(names, ", ")
 }
 
-// chartStepKind reads --step-kind.
+// chartStepKind reads --kind, the step kind the charts draw, and refuses
+// the flags' old spellings with their new names.
 func chartStepKind(c *cli.Context) (analyze.StepKind, error) {
-	s := c.String("step-kind")
-	k, ok := analyze.ParseStepKind(s)
-	if !ok {
-		return 0, usagef("%s: unknown --step-kind %q (want %s)", c.Command.Name, s, stepKindNames())
+	if c.IsSet("step-kind") {
+		return 0, usagef("%s: --step-kind is now --kind, as in every command", c.Command.Name)
+	}
+	if _, ok := report.ParseChartKind(c.String("kind")); ok {
+		return 0, usagef("%s: --kind is the step kind in every command; the chart is --type %s", c.Command.Name, c.String("kind"))
+	}
+	k, err := stepKindFlag(c)
+	if err != nil {
+		return 0, usageError{c.Command.Name + ": " + err.Error()}
 	}
 	return k, nil
 }
@@ -42,7 +50,7 @@ func chartStepKind(c *cli.Context) (analyze.StepKind, error) {
 func chartCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "chart",
-		Usage: "draw one chart (SVG or PNG): steps, shares, top, hist or timeline",
+		Usage: "draw one chart (SVG or PNG) of --type steps, shares, top, hist or timeline",
 		Description: "steps: per-step GPU kernel time stacked by category (first input, first device; bins when many steps)\n" +
 			"shares: category shares of kernel time per input, device and step kind\n" +
 			"top: the most expensive kernels across all inputs\n" +
@@ -51,15 +59,19 @@ func chartCmd(e *env) *cli.Command {
 			"The format follows the output's extension (.svg or .png); --format is for -o - (standard output).",
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "kind", Usage: "chart: " + chartKindNames()},
+			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames()},
 			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps)"},
 			&cli.StringFlag{Name: "format", Value: "svg", Usage: "svg or png (default: from the output's extension)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the chart to `FILE` ('-' for stdout)"},
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
-			kind, ok := report.ParseChartKind(c.String("kind"))
+			stepKind, err := chartStepKind(c)
+			if err != nil {
+				return err
+			}
+			kind, ok := report.ParseChartKind(c.String("type"))
 			if !ok {
-				return usagef("chart: unknown --kind %q (want %s)", c.String("kind"), chartKindNames())
+				return usagef("chart: unknown --type %q (want %s)", c.String("type"), chartKindNames())
 			}
 			out := c.String("output")
 			if out == "" {
@@ -71,10 +83,6 @@ func chartCmd(e *env) *cli.Command {
 			}
 			if c.Int("top") <= 0 {
 				return usagef("chart: --top must be > 0")
-			}
-			stepKind, err := chartStepKind(c)
-			if err != nil {
-				return err
 			}
 			if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
 				return err
@@ -89,7 +97,7 @@ func chartCmd(e *env) *cli.Command {
 			}
 			charts := report.NewCharts(inputs, report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top")})
 			if len(inputs) > 1 && kind.PerInput() {
-				fmt.Fprintf(e.stderr, "traceq: chart --kind %s draws the first input only (%s); 'traceq report' draws one per input\n", kind, inputs[0].Path)
+				fmt.Fprintf(e.stderr, "traceq: chart --type %s draws the first input only (%s); 'traceq report' draws one per input\n", kind, inputs[0].Path)
 			}
 			// Drawn in memory first: a chart that cannot be drawn leaves
 			// no file.

@@ -62,8 +62,8 @@ func TestOutputsNeverTouchInputs(t *testing.T) {
 		args []string
 		in   string
 	}{
-		{"chart -o input (symlink)", []string{"chart", "--kind", "top", "-o", link, in}, in},
-		{"chart -o input (hard link)", []string{"chart", "--kind", "top", "-o", hard, in}, in},
+		{"chart -o input (symlink)", []string{"chart", "--type", "top", "-o", link, in}, in},
+		{"chart -o input (hard link)", []string{"chart", "--type", "top", "-o", hard, in}, in},
 		{"report --append input", []string{"report", "--append", in, in}, in},
 		{"diff --chart input", []string{"diff", "--chart", link, in, in}, in},
 		{"report --out onto an input", []string{"report", "--out", repDir, "--input-format", "chrome", chartIn}, chartIn},
@@ -91,15 +91,15 @@ func TestChartFormatFromExtension(t *testing.T) {
 	dir := t.TempDir()
 	in := writeTrace(t, dir, "t.json")
 	png := filepath.Join(dir, "x.png")
-	if code, _, errs := runCLI("chart", "--kind", "top", "-o", png, in); code != 0 {
+	if code, _, errs := runCLI("chart", "--type", "top", "-o", png, in); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if b, _ := os.ReadFile(png); !bytes.HasPrefix(b, []byte("\x89PNG")) {
 		t.Errorf("x.png is not a PNG: % x", b[:min(8, len(b))])
 	}
 	for _, tc := range []struct{ args []string }{
-		{[]string{"chart", "--kind", "top", "-o", filepath.Join(dir, "x.pdf"), in}},
-		{[]string{"chart", "--kind", "top", "--format", "svg", "-o", filepath.Join(dir, "y.png"), in}},
+		{[]string{"chart", "--type", "top", "-o", filepath.Join(dir, "x.pdf"), in}},
+		{[]string{"chart", "--type", "top", "--format", "svg", "-o", filepath.Join(dir, "y.png"), in}},
 		{[]string{"diff", "--chart", filepath.Join(dir, "d.txt"), in, in}},
 	} {
 		if code, _, errs := runCLI(tc.args...); code != exitUsage {
@@ -111,7 +111,7 @@ func TestChartFormatFromExtension(t *testing.T) {
 	}
 	// Standard output takes --format.
 	var out, errb bytes.Buffer
-	if code := run([]string{"traceq", "chart", "--kind", "top", "--format", "png", "-o", "-", in}, nil, &out, &errb); code != 0 || !bytes.HasPrefix(out.Bytes(), []byte("\x89PNG")) {
+	if code := run([]string{"traceq", "chart", "--type", "top", "--format", "png", "-o", "-", in}, nil, &out, &errb); code != 0 || !bytes.HasPrefix(out.Bytes(), []byte("\x89PNG")) {
 		t.Errorf("-o - --format png: exit %d %s", code, errb.String())
 	}
 }
@@ -124,7 +124,7 @@ func TestFailedRunLeavesNoDebris(t *testing.T) {
 	in := writeTrace(t, dir, "t.json") // no step markers: no steps chart
 	old := filepath.Join(dir, "old.svg")
 	os.WriteFile(old, []byte("old"), 0o644)
-	if code, _, _ := runCLI("chart", "--kind", "steps", "-o", old, in); code != exitInput {
+	if code, _, _ := runCLI("chart", "--type", "steps", "-o", old, in); code != exitInput {
 		t.Fatalf("steps chart of a trace without steps: exit %d, want 1", code)
 	}
 	if b, _ := os.ReadFile(old); string(b) != "old" {
@@ -239,7 +239,7 @@ func TestHostileNamesSVG(t *testing.T) {
 	in := filepath.Join(dir, "evil.json")
 	os.WriteFile(in, []byte(hostileTrace), 0o644)
 	svg := filepath.Join(dir, "top.svg")
-	if code, _, errs := runCLI("chart", "--kind", "top", "-o", svg, in); code != 0 {
+	if code, _, errs := runCLI("chart", "--type", "top", "-o", svg, in); code != 0 {
 		t.Fatalf("chart: %s", errs)
 	}
 	b, _ := os.ReadFile(svg)
@@ -281,6 +281,25 @@ func TestFilterMatchingNothing(t *testing.T) {
 		code, out, errs := runCLI(tc.args...)
 		if code != exitInput || out != "" || !strings.HasSuffix(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
+// TestOldFlagSpellings: chart's old --kind (the chart) and --step-kind
+// give usage errors naming the new flags.
+func TestOldFlagSpellings(t *testing.T) {
+	dir := t.TempDir()
+	in := writeTrace(t, dir, "t.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chart", "--kind", "top", "-o", filepath.Join(dir, "x.svg"), in}, "the chart is --type top"},
+		{[]string{"chart", "--type", "top", "--step-kind", "decode", "-o", filepath.Join(dir, "x.svg"), in}, "--step-kind is now --kind"},
+		{[]string{"report", "--step-kind", "decode", "--out", filepath.Join(dir, "r"), in}, "--step-kind is now --kind"},
+	} {
+		if code, _, errs := runCLI(tc.args...); code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d %q, want usage error with %q", tc.args, code, errs, tc.want)
 		}
 	}
 }

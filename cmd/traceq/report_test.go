@@ -64,14 +64,14 @@ func TestChartCommand(t *testing.T) {
 	for _, k := range report.ChartKinds() {
 		kind := k.String()
 		out := filepath.Join(dir, kind+".svg")
-		rtRun(t, "chart", "--kind", kind, "-o", out, in)
+		rtRun(t, "chart", "--type", kind, "-o", out, in)
 		rtWellFormed(t, out)
 	}
 	// The same chart twice: the same bytes.
 	a := filepath.Join(dir, "a.svg")
-	rtRun(t, "chart", "--kind", "timeline", "--step-index", "2", "-o", a, in)
+	rtRun(t, "chart", "--type", "timeline", "--step-index", "2", "-o", a, in)
 	first, _ := os.ReadFile(a)
-	rtRun(t, "chart", "--kind", "timeline", "--step-index", "2", "-o", a, in)
+	rtRun(t, "chart", "--type", "timeline", "--step-index", "2", "-o", a, in)
 	if second, _ := os.ReadFile(a); !bytes.Equal(first, second) {
 		t.Error("timeline differs between two runs")
 	}
@@ -79,7 +79,7 @@ func TestChartCommand(t *testing.T) {
 		t.Error("timeline title does not name step 2")
 	}
 	p := filepath.Join(dir, "top.png")
-	rtRun(t, "chart", "--kind", "top", "--format", "png", "-o", p, in)
+	rtRun(t, "chart", "--type", "top", "--format", "png", "-o", p, in)
 	f, err := os.Open(p)
 	if err != nil {
 		t.Fatal(err)
@@ -94,11 +94,11 @@ func TestChartCommand(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"chart", "--kind", "pie", "-o", a, in}, exitUsage, "unknown --kind"},
-		{[]string{"chart", "--kind", "top", "--format", "pdf", "-o", a, in}, exitUsage, "unknown --format"},
-		{[]string{"chart", "--kind", "top", in}, exitUsage, "output"},
-		{[]string{"chart", "--kind", "timeline", "--step-index", "5", "-o", a, in}, exitInput, "step index 5 out of range"},
-		{[]string{"chart", "--kind", "steps", "--no-steps", "-o", a, in}, exitInput, "no step markers"},
+		{[]string{"chart", "--type", "pie", "-o", a, in}, exitUsage, "unknown --type"},
+		{[]string{"chart", "--type", "top", "--format", "pdf", "-o", a, in}, exitUsage, "unknown --format"},
+		{[]string{"chart", "--type", "top", in}, exitUsage, "output"},
+		{[]string{"chart", "--type", "timeline", "--step-index", "5", "-o", a, in}, exitInput, "step index 5 out of range"},
+		{[]string{"chart", "--type", "steps", "--no-steps", "-o", a, in}, exitInput, "no step markers"},
 	} {
 		if msg := rtRunCode(t, tc.code, tc.args...); !strings.Contains(msg, tc.msg) {
 			t.Errorf("%v: stderr %q lacks %q", tc.args, msg, tc.msg)

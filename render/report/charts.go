@@ -102,7 +102,7 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		if c.opt.StepKind != analyze.KindAny {
 			markers = "no steps of kind " + c.opt.StepKind.String()
 		}
-		return fmt.Errorf("%s: %s, so no %s chart; try --kind shares or top", c.inputs[i].Path, markers, what)
+		return fmt.Errorf("%s: %s, so no %s chart; try --type shares or top", c.inputs[i].Path, markers, what)
 	}
 	switch kind {
 	case Steps:

@@ -339,7 +339,7 @@ func (w *writer) stepSection() error {
 			continue
 		}
 		sb.WriteString(link + "\n\n")
-		fmt.Fprintf(sb, "*Timeline of %s: every kernel on its stream, coloured by category; white is time the stream ran nothing. `traceq chart --kind timeline --step-index N` draws another step.*\n\n", what)
+		fmt.Fprintf(sb, "*Timeline of %s: every kernel on its stream, coloured by category; white is time the stream ran nothing. `traceq chart --type timeline --step-index N` draws another step.*\n\n", what)
 	}
 	return nil
 }
