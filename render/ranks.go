@@ -48,17 +48,20 @@ func rankKindTitle(kind analyze.StepKind) string {
 	return kind.String() + " steps"
 }
 
-// slowest names the slowest rank: its rank number when known, else its
-// file (and process when there are several in one file).
-func slowest(r analyze.RankRow) string {
-	if r.MaxRank != nil {
-		return "rank " + strconv.Itoa(*r.MaxRank)
+// slowest names the rank with the most time. See RankName.
+func slowest(r analyze.RankRow) string { return RankName(r.MaxRank, r.MaxPath, r.MaxPID) }
+
+// RankName names a rank of a run in a table cell: "rank 3" when the trace
+// says its rank, else "pid 149" for one of several processes of an nsys
+// export, else the file's base name (the run's directory is the run).
+func RankName(rank *int, path string, pid int64) string {
+	if rank != nil {
+		return "rank " + strconv.Itoa(*rank)
 	}
-	s := r.MaxPath
-	if r.MaxPID != 0 {
-		s += " pid " + strconv.FormatInt(r.MaxPID, 10)
+	if pid != 0 {
+		return "pid " + strconv.FormatInt(pid, 10)
 	}
-	return s
+	return path[strings.LastIndexByte(path, '/')+1:]
 }
 
 // crossRankCSV writes the cross-rank rows as a second CSV table, after an
