@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/traceq/traceq/internal/golden"
 )
@@ -408,4 +410,111 @@ func TestJSONFieldsDocumented(t *testing.T) {
 	if n < 50 {
 		t.Errorf("found %d JSON fields in render/json.go: the scan is broken", n)
 	}
+}
+
+// TestDocLinks checks the links between the documents, and from comments
+// in the code to them: the file exists, and so does the heading an anchor
+// names (GitHub's anchors: lower case, punctuation dropped, spaces as -).
+func TestDocLinks(t *testing.T) {
+	anchors := map[string]map[string]bool{} // file -> anchors
+	anchorsOf := func(file string) map[string]bool {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		if data, err := os.ReadFile(file); err == nil {
+			lines := strings.Split(string(data), "\n")
+			fs, _ := fences(lines)
+			inFence := make([]bool, len(lines))
+			for _, f := range fs {
+				for i := f.open; i <= f.shut; i++ {
+					inFence[i] = true
+				}
+			}
+			for i, l := range lines {
+				if inFence[i] || !strings.HasPrefix(l, "#") {
+					continue
+				}
+				slug := githubSlug(strings.TrimSpace(strings.TrimLeft(l, "#")))
+				for n := 0; ; n++ {
+					s := slug
+					if n > 0 {
+						s = fmt.Sprintf("%s-%d", slug, n)
+					}
+					if !a[s] {
+						a[s] = true
+						break
+					}
+				}
+			}
+		} else {
+			a = nil
+		}
+		anchors[file] = a
+		return a
+	}
+	check := func(from, target string) {
+		file, anchor, _ := strings.Cut(target, "#")
+		path := from
+		if file != "" {
+			path = filepath.Join(filepath.Dir(from), file)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: link to %s: %v", from, target, err)
+			return
+		}
+		if anchor != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[anchor] {
+			t.Errorf("%s: link to %s: no heading with that anchor in %s", from, target, path)
+		}
+	}
+	mdLink := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			if target := m[1]; !strings.Contains(target, "://") {
+				check(file, target)
+			}
+		}
+	}
+	// Comments that send the reader to a document.
+	goRef := regexp.MustCompile(`docs/[a-z-]+\.md(#[a-z0-9-]+)?`)
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, ref := range goRef.FindAllString(string(data), -1) {
+			check("README.md", ref) // resolved from the repository root
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// githubSlug is the anchor GitHub gives a markdown heading.
+func githubSlug(heading string) string {
+	var sb strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			sb.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
 }
