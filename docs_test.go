@@ -44,8 +44,8 @@ import (
 // is read by the next). To show part of a long output, trim it in the
 // command (| head -n 20) so that what the reader sees is what runs.
 //
-// Any other fence is an illustration and is not run; it must not contain
-// "$ " prompts. Refresh the outputs after a deliberate change with
+// Any other fence, or an indented block, is an illustration and is not
+// run; it must not contain "$ " prompts. Refresh the outputs after a deliberate change with
 //
 //	go test -run TestDocs -update .
 //
@@ -223,6 +223,17 @@ func TestDocs(t *testing.T) {
 		fs, err := fences(lines)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
+		}
+		inFence := make([]bool, len(lines))
+		for _, f := range fs {
+			for i := f.open; i <= f.shut; i++ {
+				inFence[i] = true
+			}
+		}
+		for i, l := range lines {
+			if !inFence[i] && strings.HasPrefix(l, "    ") && strings.HasPrefix(strings.TrimLeft(l, " "), "$ ") {
+				t.Errorf("%s:%d: a \"$ \" prompt in an indented block: put the example in a ```console block (run by TestDocs) or drop the prompt (an illustration)", file, i+1)
+			}
 		}
 		changed := false
 		for fi := len(fs) - 1; fi >= 0; fi-- { // from the end, so that rewriting keeps earlier line numbers
