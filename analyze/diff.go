@@ -12,20 +12,8 @@ import (
 // Diff compares two runs: each side is one or more inputs (a trace, or the
 // rank files of a directory), compared per step kind.
 //
-// Definitions (the README repeats them):
-//   - a window is one step on one device, or, for the step kinds "all"
-//     (a trace without step markers) and "unattributed", one device's whole
-//     share of that kind;
-//   - time per step of a category is its kernel time summed over a side's
-//     groups of that step kind, divided by the side's number of windows of
-//     that kind: the mean per step and device, rounded to the nanosecond
-//     (half away from zero). Without step markers it is the whole-trace
-//     kernel time per device;
-//   - delta is after minus before (per step); delta % is delta over
-//     before, absent when before is 0;
-//   - share is a category's kernel time over the kind's kernel time on that
-//     side; share change is after's share minus before's (a fraction: 0.05
-//     is 5 percentage points).
+// The figures (window, time per step, delta, share change) are defined in
+// docs/definitions.md#diff.
 type Diff struct {
 	Before []InputInfo
 	After  []InputInfo

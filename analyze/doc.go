@@ -5,13 +5,7 @@
 // It computes plain data and prints nothing; package render formats it.
 // Every figure is integer nanoseconds until a ratio is taken.
 //
-// Definitions (the README repeats them):
-//   - kernel time: the sum of the durations of GPU activities (kernels,
-//     memcpys, memsets). Overlapping activities (several streams) each count
-//     in full, so kernel time can exceed wall time.
-//   - busy time: the length of the union of the activities' [start, end)
-//     intervals: wall time during which at least one activity ran.
-//   - span: from the first activity's start to the last activity's end.
-//   - a category's busy time is the union of that category's intervals only.
-//   - share: a category's kernel time over the group's kernel time.
+// What each figure means (kernel time, busy, span, idle, share, the step
+// statistics, ...) is defined once, in docs/definitions.md; change it there
+// when the code changes it.
 package analyze

@@ -8,7 +8,7 @@
 // starts (Start), the second copies (Copy); for steps, StepsStream's passes
 // find the steps and the kernels they own.
 //
-// What a slice keeps (the README repeats it):
+// What a slice keeps (docs/diff-slice.md says it for users):
 //   - every metadata event (ph "M": process and thread names and sort
 //     indices) and every top-level value other than traceEvents
 //     (deviceProperties, distributedInfo, schemaVersion, ...), so the
