@@ -26,6 +26,13 @@ var ErrNoKernels = errors.New("nsyssqlite: no CUDA kernel activity")
 // those graphs hold most of the GPU time.
 var ErrWholeGraphs = errors.New("nsyssqlite: CUDA graphs traced as whole graphs")
 
+// ErrUnfinishedWrite says a write to the export is under way or was cut
+// short: a -wal file holds changes not yet in the database file, a
+// rollback journal lies next to it, or the file changed while it was read.
+// The file on disk may then hold half a transaction, so Open refuses
+// rather than guess.
+var ErrUnfinishedWrite = errors.New("unfinished write")
+
 const captureHint = "capture with `nsys profile --trace=cuda,nvtx` and, for worker subprocesses, `--trace-fork-before-exec=true`"
 
 // noKernelsError is the error for exports without kernels; it matches
@@ -63,6 +70,12 @@ type corruptError struct{ err error }
 
 func (e *corruptError) Error() string   { return ErrCorrupt.Error() + ": " + e.err.Error() }
 func (e *corruptError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
+
+// unfinishedError is an ErrUnfinishedWrite with its reason.
+type unfinishedError struct{ msg string }
+
+func (e *unfinishedError) Error() string { return ErrUnfinishedWrite.Error() + ": " + e.msg }
+func (e *unfinishedError) Unwrap() error { return ErrUnfinishedWrite }
 
 // finalError gives err the form Open promises.
 func finalError(err error) error {

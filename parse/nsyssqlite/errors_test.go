@@ -339,7 +339,9 @@ func TestFileHandling(t *testing.T) {
 		if err := plain.QueryRow("SELECT count(*) FROM StringIds").Scan(&n); err == nil || !strings.Contains(err.Error(), "locked") {
 			t.Fatalf("plain reader under an exclusive lock: err = %v", err)
 		}
-		// ...and Open, immutable, does not take one.
+		// ...and Open, which takes none, reads the file: the writer has not
+		// written to it yet (its journal is not hot; TestJournal has one
+		// that did).
 		tr := mustOpen(t, p, Options{})
 		if len(tr.Activities) == 0 {
 			t.Errorf("no activities")

@@ -35,9 +35,12 @@ func Sniff(header []byte) bool { return bytes.HasPrefix(header, sqliteMagic) }
 // Open reads the nsys SQLite export at path. The file is opened read-only
 // and immutable: it is never written, nothing is created next to it, and
 // no lock is taken, so it can be read while another process holds it open.
+// A file with a write in progress or cut short is refused
+// (ErrUnfinishedWrite); see checkSideFiles.
 //
 // Errors do not name the file (the caller does) and wrap their cause:
-// ErrCorrupt, ErrNoKernels, ErrWholeGraphs, or the OS's error.
+// ErrCorrupt, ErrNoKernels, ErrWholeGraphs, ErrUnfinishedWrite, or the
+// OS's error.
 func Open(path string, opt Options) (*trace.Trace, error) {
 	t, err := open(path, opt)
 	if err != nil {
@@ -58,11 +61,31 @@ func open(path string, opt Options) (*trace.Trace, error) {
 	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(path)
+	// SQLite looks for the -wal and -journal files next to the file a
+	// symbolic link points to.
+	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, err
 	}
-	return read(abs, opt, nameCol)
+	if real, err = filepath.Abs(real); err != nil {
+		return nil, err
+	}
+	before, err := statFile(real)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSideFiles(real); err != nil {
+		return nil, err
+	}
+	t, err := read(real, opt, nameCol)
+	// A write during the read explains any error the read met.
+	if after, serr := statFile(real); serr != nil || !after.same(before) {
+		return nil, errChanged
+	}
+	if serr := checkSideFiles(real); serr != nil {
+		return nil, serr
+	}
+	return t, err
 }
 
 func read(path string, opt Options, nameCol string) (*trace.Trace, error) {
@@ -104,7 +127,8 @@ func checkHeader(path string) error {
 // openDB opens path read-only. Without the "file:" prefix go-sqlite3 drops
 // the URI parameters and mode=ro is silently ignored; immutable=1 makes
 // SQLite skip locking and change detection, so the open works while nsys or
-// anything else holds the file. The path is absolute (a relative "//x" would parse as a
+// anything else holds the file, and never writes a -shm file or rolls a
+// journal back. The path is absolute (a relative "//x" would parse as a
 // URI authority) and escaped ('?', '#', '%', ' ').
 func openDB(abs string) (*sql.DB, error) {
 	u := url.URL{Path: filepath.ToSlash(abs)}
