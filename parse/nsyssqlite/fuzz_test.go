@@ -100,7 +100,7 @@ func FuzzRows(f *testing.F) {
 		}
 		var recs []rec
 		for len(in.data) > 0 {
-			r := rec{kind: in.byte() % 6}
+			r := rec{kind: in.byte() % 7}
 			for i := range r.v {
 				r.v[i] = in.value()
 			}
@@ -128,12 +128,16 @@ func FuzzRows(f *testing.F) {
 					b.memcpyRow(r.v[:7], row)
 				case 2:
 					b.memsetRow(r.v[:6], row)
-				case 3:
+				case 3, 6:
 					if !prepared && r.v[7] == nil {
 						b.prepareLaunches()
 						prepared = true
 					}
-					b.apiRow(tableRuntime, r.v[:5], row)
+					table := tableRuntime
+					if r.kind == 6 {
+						table = tableDriver
+					}
+					b.apiRow(table, r.v[:5], row)
 				case 4:
 					b.nvtxRow(r.v[:7], row)
 				case 5:

@@ -22,6 +22,7 @@ const (
 	tableMemcpy    = "CUPTI_ACTIVITY_KIND_MEMCPY"
 	tableMemset    = "CUPTI_ACTIVITY_KIND_MEMSET"
 	tableRuntime   = "CUPTI_ACTIVITY_KIND_RUNTIME"
+	tableDriver    = "CUPTI_ACTIVITY_KIND_DRIVER" // in no nsys export seen; read when present
 	tableGraph     = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 	tableNVTX      = "NVTX_EVENTS"
 	tableProcesses = "PROCESSES"
@@ -233,7 +234,7 @@ func (r *reader) read() (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	napi, err := r.count(tableRuntime)
+	napi, err := r.counts(tableRuntime, tableDriver)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +277,7 @@ func (r *reader) read() (*trace.Trace, error) {
 
 	prepare := func() error { r.b.prepareLaunches(); return nil }
 	steps := []func() error{r.readMemcpyKinds, r.readKernels, r.readMemcpy, r.readMemset, prepare,
-		func() error { return r.readAPI(tableRuntime) }, r.readNVTX}
+		func() error { return r.readAPI(tableRuntime) }, func() error { return r.readAPI(tableDriver) }, r.readNVTX}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -366,12 +367,19 @@ func (r *reader) readMemset() error {
 
 // readAPI reads CUDA API calls from table: CUPTI_ACTIVITY_KIND_RUNTIME,
 // where nsys writes runtime and driver calls alike (cudaLaunchKernel_v7000
-// with eventClass 0, cuLaunchKernelEx with eventClass 1).
+// with eventClass 0, cuLaunchKernelEx with eventClass 1), or
+// CUPTI_ACTIVITY_KIND_DRIVER when an export has one with the same columns
+// (no nsys export seen has; nvprof's has other columns and is skipped).
 func (r *reader) readAPI(table string) error {
 	if !r.has(table) {
 		return nil
 	}
 	cols, err := r.selectList(table, apiCols, nil)
+	var nn *notNsysError
+	if table == tableDriver && errors.As(err, &nn) {
+		r.b.t.AddAnomaly(tableDriver+" without nsys's columns skipped", 1, err.Error())
+		return nil
+	}
 	if err != nil {
 		return err
 	}
