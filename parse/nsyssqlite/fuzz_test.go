@@ -1,9 +1,13 @@
 package nsyssqlite
 
 import (
+	"database/sql"
 	"database/sql/driver"
 	"encoding/binary"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,7 +70,7 @@ func fuzzRec(kind byte, vals ...int64) []byte {
 // and the builder) with arbitrary rows: whatever the values and their
 // types, finish must not panic and must return a trace that passes
 // CheckValid, and memory must follow the number of rows, not the values.
-// SQLite itself is not fuzzed.
+// SQLite itself is not in the loop (FuzzOpen has it).
 //
 // The input is a sequence of records: one byte picks the table, then eight
 // typed values (a type byte, then the value).
@@ -178,6 +182,173 @@ func FuzzRows(f *testing.F) {
 		// have a floor of a few pages each.
 		if limit := uint64(1<<20 + 64<<10*len(recs)); n > limit {
 			t.Fatalf("%d rows: %d bytes allocated, over %d", len(recs), n, limit)
+		}
+	})
+}
+
+// The fuzzed export's schema: nsys's column names, without NOT NULL so
+// that NULLs can be stored.
+var fuzzSchema = relaxed(ddlStrings + ddlKernel + ddlRuntime + ddlMemcpy + ddlNVTX +
+	strings.Replace(ddlRuntime, "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER", 1))
+
+var fuzzInserts = []string{
+	`INSERT OR REPLACE INTO CUPTI_ACTIVITY_KIND_KERNEL (rowid, start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, shortName) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
+	`INSERT OR REPLACE INTO CUPTI_ACTIVITY_KIND_MEMCPY (rowid, start, end, deviceId, contextId, streamId, correlationId, globalPid, copyKind, bytes) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
+	`INSERT OR REPLACE INTO CUPTI_ACTIVITY_KIND_RUNTIME (rowid, start, end, globalTid, correlationId, nameId, eventClass, returnValue) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	`INSERT OR REPLACE INTO CUPTI_ACTIVITY_KIND_DRIVER (rowid, start, end, globalTid, correlationId, nameId, eventClass, returnValue) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	`INSERT OR REPLACE INTO NVTX_EVENTS (rowid, start, end, eventType, globalTid, text, textId, domainId, rangeId) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	`INSERT OR REPLACE INTO StringIds (id, value) VALUES (?, ?)`,
+}
+
+// FuzzOpen writes the input as rows of a real SQLite file, rowids
+// included (huge, negative, sparse: whatever the input says), and reads it
+// with Open: no panic, memory that follows the rows, and either a valid
+// trace or one of Open's one-line errors.
+//
+// The input is a sequence of records: one byte picks the table, then the
+// rowid (8 bytes) and eight typed values.
+func FuzzOpen(f *testing.F) {
+	rec := func(table byte, rowid int64, vals ...int64) []byte {
+		b := append([]byte{table}, binary.LittleEndian.AppendUint64(nil, uint64(rowid))...)
+		for i := range 8 {
+			var v int64
+			if i < len(vals) {
+				v = vals[i]
+			}
+			b = append(b, fuzzInt(v)...)
+		}
+		return b
+	}
+	const pid, tid = 1<<48 | 7<<24, 1<<48 | 7<<24 | 9
+	var seed []byte
+	seed = append(seed, rec(5, 1, 1, 0)...)                           // StringIds (value: "")
+	seed = append(seed, rec(0, 1, 100, 200, 0, 7, 11, pid, 1, 1)...)  // kernel
+	seed = append(seed, rec(2, 1, 90, 95, tid, 11, 1, 0, 0, 0)...)    // runtime
+	seed = append(seed, rec(4, 1, 50, 700, 59, tid, 0, 1, 0, 0)...)   // nvtx
+	seed = append(seed, rec(1, 1, 150, 160, 0, 7, 12, pid, 1, 64)...) // memcpy
+	seed = append(seed, rec(3, 2, 140, 145, tid, 12, 1, 1, 0, 0)...)  // driver
+	f.Add(seed)
+	f.Add(append(seed, rec(4, math.MaxInt64, 1, 0, 59)...))                // issue 11's NVTX rowid
+	f.Add(append(seed, rec(0, 1e9, 300, 400, 0, 7, 13, pid, 1, 1)...))     // a kernel rowid of 10^9
+	f.Add(append(seed, rec(0, -5, 300, 400, 0, 7, 13, pid, 1, 1)...))      // negative
+	f.Add(append(seed, rec(0, math.MinInt64, 300, 400, 0, 7, 13, pid)...)) // the least
+	f.Add([]byte{})
+	schema := filepath.Join(f.TempDir(), "schema.sqlite")
+	db, err := sql.Open("sqlite3", fileURI(schema))
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := db.Exec(fuzzSchema); err != nil {
+		f.Fatal(err)
+	}
+	db.Close()
+	empty, err := os.ReadFile(schema)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "f.sqlite")
+		if err := os.WriteFile(path, empty, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite3", fileURI(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &fuzzInput{data}
+		rows := 0
+		for len(in.data) > 0 {
+			q := fuzzInserts[int(in.byte())%len(fuzzInserts)]
+			args := []any{in.int64()}
+			for range strings.Count(q, "?") - 1 {
+				args = append(args, in.value())
+			}
+			if _, err := tx.Exec(q, args...); err != nil {
+				t.Fatalf("%s %v: %v", q, args, err)
+			}
+			rows++
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+
+		var tr *trace.Trace
+		n := allocated(func() { tr, err = Open(path, Options{}) })
+		if limit := uint64(4<<20 + 64<<10*rows); n > limit {
+			t.Fatalf("%d rows: Open allocated %d bytes, over %d", rows, n, limit)
+		}
+		if err != nil {
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || strings.Contains(msg, path) {
+				t.Fatalf("error %q: want one line without the path", msg)
+			}
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNoKernels) && !errors.Is(err, ErrWholeGraphs) {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			return
+		}
+		if err := tr.CheckValid(); err != nil {
+			t.Fatalf("invalid trace: %v", err)
+		}
+	})
+}
+
+// FuzzDamage overwrites bytes of a real export and reads it: SQLite must
+// see the damage or read what is left, and Open must not panic, nor
+// blame the capture (ErrNoKernels) for a damaged kernel table.
+//
+// The input is a sequence of patches: a page number (2 bytes), an offset
+// in the page (2 bytes), a length (1 byte) and the bytes.
+func FuzzDamage(f *testing.F) {
+	orig, err := os.ReadFile(filepath.Join(fixtureDir, "nsys2022.1.3_dlprof-rtx2070-cudnn.sqlite"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	const pageSize = 4096
+	if got := int(binary.BigEndian.Uint16(orig[16:])); got != pageSize {
+		f.Fatalf("page size %d", got)
+	}
+	patch := func(page, off uint16, b ...byte) []byte {
+		p := binary.LittleEndian.AppendUint16(nil, page)
+		p = binary.LittleEndian.AppendUint16(p, off)
+		return append(append(p, byte(len(b))), b...)
+	}
+	f.Add(patch(0, 100, 0)) // page 1 (sqlite_master) after the header
+	f.Add(patch(3, 0, 13, 0, 0, 0, 255, 255))
+	f.Add(patch(10, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		db := append([]byte(nil), orig...)
+		in := &fuzzInput{data}
+		for len(in.data) > 0 {
+			page := int(binary.LittleEndian.Uint16([]byte{in.byte(), in.byte()}))
+			off := int(binary.LittleEndian.Uint16([]byte{in.byte(), in.byte()})) % pageSize
+			n := int(in.byte())
+			at := (page*pageSize + off) % len(db)
+			if at < 100 {
+				at += 100 // the file header: Sniff and SQLite's own checks
+			}
+			for i := 0; i < n && len(in.data) > 0; i++ {
+				db[(at+i)%len(db)] = in.byte()
+			}
+		}
+		path := filepath.Join(t.TempDir(), "d.sqlite")
+		if err := os.WriteFile(path, db, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Open(path, Options{})
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, path) {
+				t.Fatalf("error %q: want one line without the path", msg)
+			}
+			return
+		}
+		if err := tr.CheckValid(); err != nil {
+			t.Fatalf("invalid trace: %v", err)
 		}
 	})
 }
