@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -185,6 +186,7 @@ func TestBadInput(t *testing.T) {
 		{"text file", write("notes.txt", []byte("hello, not a database\n")), []string{"not a SQLite file", "nsys export --type sqlite"}, false, false},
 		{"empty file", write("empty.sqlite", nil), []string{"empty file"}, false, false},
 		{"directory", dir, []string{"is a directory"}, false, false},
+		{"fifo", fifo(t, filepath.Join(dir, "fifo.sqlite")), []string{"not a regular file"}, false, false},
 		{"missing", filepath.Join(dir, "nope.sqlite"), []string{"no such file"}, false, false},
 		{"truncated header", write("short.sqlite", []byte("SQLite for")), []string{"not a SQLite file"}, false, false},
 		{"corrupt", write("corrupt.sqlite", append([]byte("SQLite format 3\x00"), bytes.Repeat([]byte{0xff}, 200)...)),
@@ -237,6 +239,14 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("Open = %v, want fs.ErrNotExist", err)
 		}
 	})
+}
+
+// fifo makes a named pipe: opening it for reading would wait for a writer.
+func fifo(t *testing.T, path string) string {
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	return path
 }
 
 func TestNamesOption(t *testing.T) {

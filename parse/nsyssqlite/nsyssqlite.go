@@ -101,18 +101,22 @@ func read(path string, opt Options, nameCol string) (*trace.Trace, error) {
 // checkHeader rejects what is not a SQLite file before SQLite sees it, so
 // that the message is about the file, not about SQLite's view of it.
 func checkHeader(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	// Stat first: opening a FIFO would wait for a writer.
+	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	if st.IsDir() {
 		return errors.New("is a directory, not an nsys SQLite export")
 	}
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file: SQLite reads nsys exports from files (copy it to one first)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	hdr := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, hdr)
 	if n == 0 {
