@@ -33,3 +33,24 @@ func TestDBError(t *testing.T) {
 		}
 	}
 }
+
+// TestOneLine: SQLite quotes a damaged schema's SQL in its messages.
+func TestOneLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"malformed database schema (T) - unrecognized token: \"x\n  y\t\x01z\"", 200, `malformed database schema (T) - unrecognized token: "x y z"`},
+		{"  lead and trail \r\n", 200, "lead and trail"},
+		{"abcdef", 3, "abc…"},
+		{"ab cd", 3, "ab…"},
+		{"ab cd", 4, "ab c…"},
+		{"ab cd", 5, "ab cd"},
+	}
+	for _, tt := range tests {
+		if got := oneLine(tt.in, tt.max); got != tt.want {
+			t.Errorf("oneLine(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}

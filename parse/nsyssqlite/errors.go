@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+	"unicode"
 )
 
 // Open's errors never name the file: the caller does (package parse wraps
@@ -54,6 +56,41 @@ func (e *damagedError) Error() string {
 	return "corrupt or truncated SQLite file (" + e.err.Error() + ")"
 }
 func (e *damagedError) Unwrap() error { return e.err }
+
+// driverError is an error of the SQLite driver, on one line: SQLite quotes
+// what it read in some messages (a damaged schema's SQL, newlines and
+// all).
+type driverError struct{ err error }
+
+func (e *driverError) Error() string { return oneLine(e.err.Error(), 200) }
+func (e *driverError) Unwrap() error { return e.err }
+
+// oneLine turns control characters and runs of spaces into one space and
+// cuts s to max runes.
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	space, n := false, 0
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = true
+			continue
+		}
+		sep := space && b.Len() > 0
+		if sep {
+			n++
+		}
+		if n++; n > max {
+			b.WriteString("…")
+			break
+		}
+		if sep {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // notNsysError is a sound SQLite file that does not hold what an nsys
 // export holds.

@@ -165,11 +165,14 @@ func (e *noCgoError) Error() string {
 func (e *noCgoError) Unwrap() error { return e.err }
 
 // dbError sorts driver errors by SQLite's result code, re-wording those
-// whose own text would puzzle a user.
+// whose own text would puzzle a user, and puts their text on one line.
 func dbError(err error) error {
-	switch sqliteErrClass(err) {
-	case errNoCgo:
+	class := sqliteErrClass(err)
+	if class == errNoCgo {
 		return &noCgoError{err}
+	}
+	err = &driverError{err}
+	switch class {
 	case errLocked:
 		return fmt.Errorf("file is locked by another process (is nsys still writing it?): %w", err)
 	case errDamaged:
