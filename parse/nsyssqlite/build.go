@@ -3,6 +3,7 @@ package nsyssqlite
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -87,6 +88,7 @@ type names struct {
 	// looked up once per kernel).
 	kernel     []uint32
 	kernelBase int64
+	kernelRefs int // kernelName calls, which bound the window's size
 	byKey      map[nameKey]uint32
 	lits       map[string]uint32
 }
@@ -96,7 +98,12 @@ type nameKey struct {
 	kind nameKind
 }
 
-const denseLimit = 1 << 22 // 16 MiB of uint32 at most
+// The kernel-name window is at most denseLimit ids (16 MiB of uint32),
+// and at most 4096 + 16 per kernel read: memory follows the rows, never
+// the id values alone (one kernel named by id 4M must not cost 16 MiB).
+const denseLimit = 1 << 22
+
+func (n *names) windowLimit() int64 { return min(denseLimit, 4096+16*int64(n.kernelRefs)) }
 
 func newNames() *names {
 	return &names{byKey: map[nameKey]uint32{}, lits: map[string]uint32{}}
@@ -109,12 +116,13 @@ func (n *names) add(p pendingName) uint32 {
 }
 
 func (n *names) kernelName(id int64) uint32 {
+	n.kernelRefs++
 	if n.kernel == nil && id >= 0 {
 		// Kernel name ids are clustered, and far from 0 in time-sliced
 		// exports (1.36M in one): start the window just below the first.
 		n.kernelBase = max(0, id-1024)
 	}
-	if d := id - n.kernelBase; d >= 0 && d < denseLimit {
+	if d := id - n.kernelBase; d >= 0 && d < n.windowLimit() {
 		if d < int64(len(n.kernel)) {
 			if v := n.kernel[d]; v != 0 {
 				return v - 1
@@ -208,27 +216,43 @@ func (p *procs) compare(x, y int32) int {
 }
 
 // corrSet is a set of correlation ids. CUPTI hands them out per process
-// from a counter, so they are dense: a bitmap over [base, base+64*len(bits))
-// holds them, and a map anything far outside it.
+// from a counter, so they are dense: a bitmap over
+// [base, base+64*len(bits)) holds them, and a map the ones that would
+// stretch the bitmap past 64 + 4 words (32 bytes) per id added, so that
+// memory follows the rows, not the id values (two ids 2^40 apart must not
+// cost a 16 GiB bitmap).
 type corrSet struct {
-	base  int64
+	base  int64 // a multiple of 64
 	bits  []uint64
+	n     int // ids added
 	other map[int64]struct{}
 }
 
-const corrSpan = 1 << 28 // bitmap of 32 MiB at most per process
+func (s *corrSet) maxWords() uint64 { return 64 + 4*uint64(s.n) }
 
 func (s *corrSet) add(c int64) {
-	if s.bits == nil && c >= 0 {
-		// Time-sliced exports start at large ids; leave room below.
-		s.base = max(0, c-1<<16) &^ 63
+	s.n++
+	if s.bits == nil {
+		s.base = c &^ 63
+		s.bits = make([]uint64, 1, 8)
 	}
-	if d := c - s.base; d >= 0 && d < corrSpan {
-		w := int(d >> 6)
-		if w >= len(s.bits) {
-			s.bits = slices.Grow(s.bits, w+1-len(s.bits))[:w+1]
+	if c >= s.base {
+		w := span(s.base, c) >> 6
+		if w < uint64(len(s.bits)) || w < s.maxWords() {
+			if w >= uint64(len(s.bits)) {
+				s.bits = slices.Grow(s.bits, int(w)+1-len(s.bits))[:w+1]
+			}
+			s.bits[w] |= 1 << (uint64(c) & 63)
+			return
 		}
-		s.bits[w] |= 1 << (d & 63)
+	} else if below := (span(c, s.base) + 63) >> 6; below+uint64(len(s.bits)) <= s.maxWords() {
+		// Ids come in start order, which is not quite id order: move the
+		// base down, with room for more (but not below math.MinInt64).
+		room := min(s.maxWords()-uint64(len(s.bits)), below+uint64(len(s.bits))/2, span(math.MinInt64, s.base)>>6)
+		bits := make([]uint64, room+uint64(len(s.bits)))
+		copy(bits[room:], s.bits)
+		s.bits, s.base = bits, s.base-int64(room<<6)
+		s.bits[span(s.base, c)>>6] |= 1 << (uint64(c) & 63)
 		return
 	}
 	if s.other == nil {
@@ -238,8 +262,10 @@ func (s *corrSet) add(c int64) {
 }
 
 func (s *corrSet) has(c int64) bool {
-	if d := c - s.base; d >= 0 && int(d>>6) < len(s.bits) && s.bits[d>>6]&(1<<(d&63)) != 0 {
-		return true
+	if c >= s.base {
+		if w := span(s.base, c) >> 6; w < uint64(len(s.bits)) && s.bits[w]&(1<<(uint64(c)&63)) != 0 {
+			return true
+		}
 	}
 	_, ok := s.other[c]
 	return ok
@@ -274,6 +300,11 @@ type builder struct {
 	// to spot graph launches whose kernels were not recorded.
 	droppedAPI map[int64]int64
 	memcpyKind map[int64]string // copyKind → label
+	// kernelCols names the kernel columns read, for anomaly examples.
+	kernelCols []string
+	// kernelRows and kernelBad count kernel rows read and skipped as
+	// unreadable: a table of unreadable rows is a damaged file.
+	kernelRows, kernelBad int64
 }
 
 func newBuilder(gpuHint, nvtxHint int) *builder {
@@ -286,6 +317,7 @@ func newBuilder(gpuHint, nvtxHint int) *builder {
 		domains:     map[domainKey]uint32{},
 		droppedAPI:  map[int64]int64{},
 		memcpyKind:  builtinMemcpyKinds(),
+		kernelCols:  append(clip(activityCols), "demangledName"),
 	}
 }
 
@@ -308,16 +340,9 @@ func clampInt32(v int64) int32 {
 	return int32(v)
 }
 
-// activity converts the fields common to kernels, memcpys and memsets.
-func (b *builder) activity(r *activityRow, table string, kind trace.Kind, name uint32) trace.Activity {
-	dur := r.end - r.start
-	if dur < 0 {
-		b.t.AddAnomaly("gpu activity ends before it starts; duration set to 0", 1,
-			fmt.Sprintf("%s: start %d > end %d", table, r.start, r.end))
-		dur = 0
-	} else if dur == 0 {
-		b.t.AddAnomaly("zero-length gpu activity", 1, fmt.Sprintf("%s: start %d", table, r.start))
-	}
+// activity converts the fields common to kernels, memcpys and memsets of
+// a row whose duration gpuDur accepted.
+func (b *builder) activity(r *activityRow, dur int64, table string, kind trace.Kind, name uint32) trace.Activity {
 	p := b.procs.get(r.globalPid & pidMask)
 	b.procs.nact[p]++
 	if r.corr != 0 {
@@ -325,29 +350,43 @@ func (b *builder) activity(r *activityRow, table string, kind trace.Kind, name u
 	}
 	dev, stream := clampInt32(r.device), clampInt32(r.stream)
 	if int64(dev) != r.device || int64(stream) != r.stream {
-		b.t.AddAnomaly("device or stream id out of range; set to -1", 1,
-			fmt.Sprintf("%s: deviceId %d streamId %d", table, r.device, r.stream))
+		const what = "device or stream id out of range; set to -1"
+		if !b.counted(what) {
+			b.t.AddAnomaly(what, 1, fmt.Sprintf("%s: deviceId %d streamId %d", table, r.device, r.stream))
+		}
 	}
 	return trace.Activity{Start: trace.Time(r.start), Dur: dur, Corr: r.corr, Name: trace.NameID(name),
 		Device: dev, Stream: stream, Proc: p, Kind: kind}
 }
 
-func (b *builder) kernel(r *activityRow) {
-	b.kernels = append(b.kernels, b.activity(r, tableKernel, trace.KindKernel, b.names.kernelName(r.name)))
+func (b *builder) kernel(r *activityRow, row int64) {
+	dur, ok := b.gpuDur(tableKernel, row, r.start, r.end)
+	if !ok {
+		return
+	}
+	b.kernels = append(b.kernels, b.activity(r, dur, tableKernel, trace.KindKernel, b.names.kernelName(r.name)))
 }
 
-func (b *builder) memcpy(r *activityRow, copyKind int64) {
+func (b *builder) memcpy(r *activityRow, copyKind, row int64) {
+	dur, ok := b.gpuDur(tableMemcpy, row, r.start, r.end)
+	if !ok {
+		return
+	}
 	label, ok := b.memcpyKind[copyKind]
 	if !ok {
 		b.t.AddAnomaly("unknown memcpy copyKind", 1, fmt.Sprintf("%s: copyKind %d", tableMemcpy, copyKind))
 		label = fmt.Sprintf("kind %d", copyKind)
 	}
 	// The name nsys's cuda_gpu_sum prints.
-	b.mem = append(b.mem, b.activity(r, tableMemcpy, trace.KindMemcpy, b.names.literal("[CUDA memcpy "+label+"]")))
+	b.mem = append(b.mem, b.activity(r, dur, tableMemcpy, trace.KindMemcpy, b.names.literal("[CUDA memcpy "+label+"]")))
 }
 
-func (b *builder) memset(r *activityRow) {
-	b.mem = append(b.mem, b.activity(r, tableMemset, trace.KindMemset, b.names.literal("[CUDA memset]")))
+func (b *builder) memset(r *activityRow, row int64) {
+	dur, ok := b.gpuDur(tableMemset, row, r.start, r.end)
+	if !ok {
+		return
+	}
+	b.mem = append(b.mem, b.activity(r, dur, tableMemset, trace.KindMemset, b.names.literal("[CUDA memset]")))
 }
 
 // prepareLaunches sizes the launch buckets from the GPU activity counts,
@@ -381,17 +420,25 @@ func (b *builder) prepareLaunches() {
 // launch keeps a runtime/driver call only when some GPU activity of the same
 // process carries its correlation id: the other calls (cudaGetDevice,
 // cudaStreamIsCapturing, ...) are most of the table and useless to traceq.
-func (b *builder) launch(r *launchRow) {
+func (b *builder) launch(r *launchRow, table string, row int64) {
 	p, ok := b.procs.index[r.globalTid&pidMask]
 	if !ok || !b.procs.corrs[p].has(r.corr) {
 		b.droppedAPI[r.name]++
 		return
 	}
-	dur := r.end - r.start
-	if dur < 0 {
-		b.t.AddAnomaly("cuda api call ends before it starts; duration set to 0", 1,
-			fmt.Sprintf("%s: start %d > end %d", tableRuntime, r.start, r.end))
-		dur = 0
+	var dur int64
+	if r.end < r.start {
+		const what = "cuda api call ends before it starts; duration set to 0"
+		if !b.counted(what) {
+			b.t.AddAnomaly(what, 1, fmt.Sprintf("%s: start %d > end %d", table, r.start, r.end))
+		}
+	} else if d := span(r.start, r.end); d > uint64(trace.MaxActivityDur) {
+		if !b.counted(longAPI) {
+			b.t.AddAnomaly(longAPI, 1, fmt.Sprintf("%s row %d: start %d, end %d", table, row, r.start, r.end))
+		}
+		return
+	} else {
+		dur = int64(d)
 	}
 	for int(p) >= len(b.launches) {
 		b.launches = append(b.launches, nil)
@@ -400,7 +447,7 @@ func (b *builder) launch(r *launchRow) {
 		Thread: decodeTID(r.globalTid), Name: trace.NameID(b.names.keyed(r.name, nameAPI)), Proc: p})
 }
 
-func (b *builder) nvtx(r *nvtxRow) {
+func (b *builder) nvtx(r *nvtxRow, row int64) {
 	switch r.eventType {
 	case nvtxDomainCreate:
 		k := domainKey{b.procs.get(r.globalTid & pidMask), r.domainID}
@@ -413,14 +460,25 @@ func (b *builder) nvtx(r *nvtxRow) {
 		return // marks, categories, thread names: not ranges
 	}
 	if !r.hasEnd || r.end == 0 {
-		b.t.AddAnomaly("unended nvtx range skipped", 1, fmt.Sprintf("%s: start %d", tableNVTX, r.start))
+		const what = "unended nvtx range skipped"
+		if !b.counted(what) {
+			b.t.AddAnomaly(what, 1, fmt.Sprintf("%s: start %d", tableNVTX, r.start))
+		}
 		return
 	}
-	dur := r.end - r.start
-	if dur < 0 {
-		b.t.AddAnomaly("nvtx range ends before it starts; duration set to 0", 1,
-			fmt.Sprintf("%s: start %d > end %d", tableNVTX, r.start, r.end))
-		dur = 0
+	var dur int64
+	if r.end < r.start {
+		const what = "nvtx range ends before it starts; duration set to 0"
+		if !b.counted(what) {
+			b.t.AddAnomaly(what, 1, fmt.Sprintf("%s: start %d > end %d", tableNVTX, r.start, r.end))
+		}
+	} else if d := span(r.start, r.end); d > math.MaxInt64 {
+		if !b.counted(longNVTX) {
+			b.t.AddAnomaly(longNVTX, 1, fmt.Sprintf("%s row %d: start %d, end %d", tableNVTX, row, r.start, r.end))
+		}
+		return
+	} else {
+		dur = int64(d)
 	}
 	p := b.procs.get(r.globalTid & pidMask)
 	b.t.Ranges = append(b.t.Ranges, trace.Range{Start: trace.Time(r.start), Dur: dur, Thread: decodeTID(r.globalTid),

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/traceq/traceq/trace"
 
@@ -27,29 +26,6 @@ type Options struct {
 	Progress func(done, total int64)
 }
 
-// ErrNoKernels says the export holds no CUDA kernel activity: CUDA tracing
-// was off, or the kernels of a worker subprocess were not captured.
-var ErrNoKernels = errors.New("nsyssqlite: no CUDA kernel activity")
-
-// ErrWholeGraphs says the export recorded CUDA graphs as whole-graph
-// executions (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) instead of their kernels, and
-// those graphs hold most of the GPU time.
-var ErrWholeGraphs = errors.New("nsyssqlite: CUDA graphs traced as whole graphs")
-
-const captureHint = "capture with `nsys profile --trace=cuda,nvtx` and, for worker subprocesses, `--trace-fork-before-exec=true`"
-
-// noKernelsError is the error for exports without kernels; it matches
-// ErrNoKernels with errors.Is and says how to capture them.
-type noKernelsError struct {
-	path, detail string
-}
-
-func (e *noKernelsError) Error() string {
-	return fmt.Sprintf("%s: no CUDA kernel activity (%s): CUDA tracing was off or lost; %s", e.path, e.detail, captureHint)
-}
-
-func (e *noKernelsError) Unwrap() error { return ErrNoKernels }
-
 var sqliteMagic = []byte("SQLite format 3\x00")
 
 // Sniff reports whether header (the first bytes of a file) starts like a
@@ -57,16 +33,18 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 func Sniff(header []byte) bool { return bytes.HasPrefix(header, sqliteMagic) }
 
 // Open reads the nsys SQLite export at path. The file is opened read-only
-// and immutable: it is never written, and no lock is taken, so it can be
-// read while another process holds it open.
+// and immutable: it is never written, nothing is created next to it, and
+// no lock is taken, so it can be read while another process holds it open.
+// A file with a write in progress or cut short is refused
+// (ErrUnfinishedWrite); see checkSideFiles.
+//
+// Errors do not name the file (the caller does) and wrap their cause:
+// ErrCorrupt, ErrNoKernels, ErrWholeGraphs, ErrUnfinishedWrite, or the
+// OS's error.
 func Open(path string, opt Options) (*trace.Trace, error) {
 	t, err := open(path, opt)
 	if err != nil {
-		var nk *noKernelsError
-		if errors.As(err, &nk) {
-			return nil, err // already names the file
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, finalError(err)
 	}
 	return t, nil
 }
@@ -83,30 +61,62 @@ func open(path string, opt Options) (*trace.Trace, error) {
 	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
+	// SQLite looks for the -wal and -journal files next to the file a
+	// symbolic link points to.
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return nil, err
+	}
+	before, err := statFile(real)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSideFiles(real); err != nil {
+		return nil, err
+	}
+	t, err := read(real, opt, nameCol)
+	// A write during the read explains any error the read met.
+	if after, serr := statFile(real); serr != nil || !after.same(before) {
+		return nil, errChanged
+	}
+	if serr := checkSideFiles(real); serr != nil {
+		return nil, serr
+	}
+	return t, err
+}
+
+func read(path string, opt Options, nameCol string) (*trace.Trace, error) {
 	db, err := openDB(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	r := &reader{path: path, db: db, opt: opt, nameCol: nameCol}
+	r := &reader{db: db, opt: opt, nameCol: nameCol}
 	return r.read()
 }
 
 // checkHeader rejects what is not a SQLite file before SQLite sees it, so
 // that the message is about the file, not about SQLite's view of it.
 func checkHeader(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	// Stat first: opening a FIFO would wait for a writer.
+	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	if st.IsDir() {
 		return errors.New("is a directory, not an nsys SQLite export")
 	}
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file: SQLite reads nsys exports from files (copy it to one first)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	hdr := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, hdr)
 	if n == 0 {
@@ -121,13 +131,10 @@ func checkHeader(path string) error {
 // openDB opens path read-only. Without the "file:" prefix go-sqlite3 drops
 // the URI parameters and mode=ro is silently ignored; immutable=1 makes
 // SQLite skip locking and change detection, so the open works while nsys or
-// anything else holds the file. The path is made absolute (a relative
-// "//x" would parse as a URI authority) and escaped ('?', '#', '%', ' ').
-func openDB(path string) (*sql.DB, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
+// anything else holds the file, and never writes a -shm file or rolls a
+// journal back. The path is absolute (a relative "//x" would parse as a
+// URI authority) and escaped ('?', '#', '%', ' ').
+func openDB(abs string) (*sql.DB, error) {
 	u := url.URL{Path: filepath.ToSlash(abs)}
 	db, err := sql.Open("sqlite3", "file:"+u.EscapedPath()+"?mode=ro&immutable=1")
 	if err != nil {
@@ -140,17 +147,36 @@ func openDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// dbError re-words driver errors whose own text would puzzle a user.
+type errClass uint8
+
+const (
+	errOther   errClass = iota
+	errDamaged          // SQLITE_CORRUPT, SQLITE_NOTADB
+	errLocked           // SQLITE_BUSY, SQLITE_LOCKED
+	errNoCgo            // go-sqlite3's stub, built without cgo
+)
+
+// noCgoError replaces the text of go-sqlite3's stub.
+type noCgoError struct{ err error }
+
+func (e *noCgoError) Error() string {
+	return "traceq was built without cgo; reading nsys SQLite needs CGO_ENABLED=1"
+}
+func (e *noCgoError) Unwrap() error { return e.err }
+
+// dbError sorts driver errors by SQLite's result code, re-wording those
+// whose own text would puzzle a user, and puts their text on one line.
 func dbError(err error) error {
-	s := err.Error()
-	switch {
-	case strings.Contains(s, "CGO_ENABLED=0"), strings.Contains(s, "requires cgo"):
-		// go-sqlite3's !cgo stub.
-		return errors.New("traceq was built without cgo; reading nsys SQLite needs CGO_ENABLED=1")
-	case strings.Contains(s, "database is locked"), strings.Contains(s, "database table is locked"):
+	class := sqliteErrClass(err)
+	if class == errNoCgo {
+		return &noCgoError{err}
+	}
+	err = &driverError{err}
+	switch class {
+	case errLocked:
 		return fmt.Errorf("file is locked by another process (is nsys still writing it?): %w", err)
-	case strings.Contains(s, "file is not a database"), strings.Contains(s, "database disk image is malformed"):
-		return fmt.Errorf("corrupt or truncated SQLite file: %w", err)
+	case errDamaged:
+		return &damagedError{err}
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -335,8 +336,9 @@ func TestMemoryOpsMatchSQL(t *testing.T) {
 
 // TestCorrelation checks that kernels find their launch call through
 // FindLaunch exactly as often as an SQL join on (correlationId, process)
-// finds one, and that the kept launches are exactly the runtime rows some GPU
-// activity of the same process points to.
+// finds one, and that the kept launches are exactly the API rows (runtime
+// and driver calls) some GPU activity of the same process points to, name
+// by name.
 func TestCorrelation(t *testing.T) {
 	for _, path := range oracleFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -380,20 +382,48 @@ func TestCorrelation(t *testing.T) {
 					gpu = append(gpu, "SELECT correlationId, globalPid FROM "+tb)
 				}
 			}
-			var wantLaunches int64
-			q = `SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN (
+			// API calls: the runtime table (runtime and driver calls, told
+			// apart by eventClass) and a driver table where there is one.
+			api := []string{"SELECT nameId, correlationId, globalTid, eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME"}
+			if tableExists(t, db, "CUPTI_ACTIVITY_KIND_DRIVER") {
+				api = append(api, "SELECT nameId, correlationId, globalTid, 1 FROM CUPTI_ACTIVITY_KIND_DRIVER")
+			}
+			q = `SELECT s.value, r.eventClass, count(*) FROM (` + strings.Join(api, " UNION ALL ") + `) r JOIN (
 				SELECT DISTINCT correlationId AS c, globalPid & ` + mask + ` AS p FROM (` + strings.Join(gpu, " UNION ALL ") + `)) a
-				ON a.c = r.correlationId AND a.p = (r.globalTid & ` + mask + `)`
-			if err := db.QueryRow(q).Scan(&wantLaunches); err != nil {
+				ON a.c = r.correlationId AND a.p = (r.globalTid & ` + mask + `) JOIN StringIds s ON s.id = r.nameId GROUP BY 1, 2`
+			rows, err := db.Query(q)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if int64(len(tr.Launches)) != wantLaunches {
-				t.Errorf("%d launches, SQL says %d runtime rows match GPU activity", len(tr.Launches), wantLaunches)
+			want := map[string]int{}
+			var wantLaunches, driverCalls int
+			for rows.Next() {
+				var name string
+				var class, n int
+				if err := rows.Scan(&name, &class, &n); err != nil {
+					t.Fatal(err)
+				}
+				want[versionSuffix.ReplaceAllString(name, "")] += n
+				wantLaunches += n
+				if class == 1 {
+					driverCalls += n
+				}
 			}
-			t.Logf("%d kernels, %d without launch; %d launches kept", kernels, missing, len(tr.Launches))
+			rows.Close()
+			got := map[string]int{}
+			for i := range tr.Launches {
+				got[tr.Names[tr.Launches[i].Name]]++
+			}
+			if len(tr.Launches) != wantLaunches || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("launches by name %v\nSQL's API rows that match GPU activity: %v", got, want)
+			}
+			t.Logf("%d kernels, %d without launch; %d launches kept, %d of them driver calls", kernels, missing, len(tr.Launches), driverCalls)
 		})
 	}
 }
+
+// versionSuffix is the "_v7000" of CUDA runtime API names.
+var versionSuffix = regexp.MustCompile(`_v[0-9]+$`)
 
 // TestNVTXMatchesSQL checks the kept ranges: push/pop and start/end ranges
 // with an end, named coalesce(text, StringIds[textId]).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ const (
 	tableMemcpy    = "CUPTI_ACTIVITY_KIND_MEMCPY"
 	tableMemset    = "CUPTI_ACTIVITY_KIND_MEMSET"
 	tableRuntime   = "CUPTI_ACTIVITY_KIND_RUNTIME"
+	tableDriver    = "CUPTI_ACTIVITY_KIND_DRIVER" // in no nsys export seen; read when present
 	tableGraph     = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 	tableNVTX      = "NVTX_EVENTS"
 	tableProcesses = "PROCESSES"
@@ -35,7 +37,6 @@ const (
 var metaTables = []string{"META_DATA_EXPORT", "EXPORT_META_DATA"}
 
 type reader struct {
-	path    string
 	db      *sql.DB
 	opt     Options
 	nameCol string
@@ -58,10 +59,11 @@ func (r *reader) resolveTables() error {
 	best := map[string]int{}
 	r.tables = map[string]string{}
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var ns sql.NullString
+		if err := rows.Scan(&ns); err != nil {
 			return err
 		}
+		name := ns.String
 		base, v := name, 0
 		if i := strings.LastIndex(name, "_V"); i > 0 {
 			if n, err := strconv.Atoi(name[i+2:]); err == nil && n > 0 {
@@ -90,13 +92,16 @@ func (r *reader) columns(table string) (map[string]bool, error) {
 	defer rows.Close()
 	cols := map[string]bool{}
 	for rows.Next() {
-		var c string
+		var c sql.NullString
 		if err := rows.Scan(&c); err != nil {
 			return nil, err
 		}
-		cols[c] = true
+		cols[c.String] = true
 	}
-	return cols, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, dbError(err))
+	}
+	return cols, nil
 }
 
 // selectList builds a column list: required columns must exist, optional
@@ -110,7 +115,7 @@ func (r *reader) selectList(table string, required, optional []string) (string, 
 	var list []string
 	for _, c := range required {
 		if !cols[c] {
-			return "", fmt.Errorf("table %s: missing column %s (not an nsys export, or a schema traceq does not know)", table, c)
+			return "", notNsys("table %s has no column %s (not an nsys export, or a schema traceq does not know)", table, c)
 		}
 		list = append(list, `"`+c+`"`)
 	}
@@ -124,16 +129,33 @@ func (r *reader) selectList(table string, required, optional []string) (string, 
 	return strings.Join(list, ", "), nil
 }
 
-// rowCount estimates a table's rows cheaply: max(rowid) is a b-tree
-// descent, count(*) a full scan. nsys tables are append-only, so the two
-// agree.
-func (r *reader) rowCount(table string) int64 {
+// count returns the number of rows of table, 0 when it is absent. It
+// walks the table's pages (about 4% of the time Open takes), where
+// max(rowid) would be one b-tree descent: but rowids are whatever the file
+// says (a single row can claim rowid 2^63-1), and what is sized from
+// counts must follow the rows present.
+func (r *reader) count(table string) (int64, error) {
 	if !r.has(table) {
-		return 0
+		return 0, nil
 	}
-	var n sql.NullInt64
-	r.db.QueryRow(`SELECT max(rowid) FROM "` + r.tables[table] + `"`).Scan(&n)
-	return n.Int64
+	var n int64
+	if err := r.db.QueryRow(`SELECT count(*) FROM "` + r.tables[table] + `"`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("table %s: %w", table, dbError(err))
+	}
+	return n, nil
+}
+
+// counts returns the sum of count over tables.
+func (r *reader) counts(tables ...string) (int64, error) {
+	var sum int64
+	for _, t := range tables {
+		n, err := r.count(t)
+		if err != nil {
+			return 0, err
+		}
+		sum += n
+	}
+	return sum, nil
 }
 
 const progressEvery = 1 << 16
@@ -146,10 +168,11 @@ func (r *reader) progress(n int64) {
 }
 
 // scanRows runs query and calls fn for each row with the column values
-// (int64, float64, string, []byte or nil). It works on the driver's rows
-// directly: database/sql's Rows.Next and Scan add locking and conversion
-// per row, measured at 16% of the time of a 5M-kernel read.
-func (r *reader) scanRows(table, query string, ncol int, fn func(v []driver.Value) error) error {
+// (int64, float64, string, []byte or nil) and the row's number, from 1.
+// It works on the driver's rows directly: database/sql's Rows.Next and
+// Scan add locking and conversion per row, measured at 16% of the time of
+// a 5M-kernel read.
+func (r *reader) scanRows(table, query string, ncol int, fn func(v []driver.Value, row int64)) error {
 	ctx := context.Background()
 	conn, err := r.db.Conn(ctx)
 	if err != nil {
@@ -179,9 +202,7 @@ func (r *reader) scanRows(table, query string, ncol int, fn func(v []driver.Valu
 				return dbError(err)
 			}
 			row++
-			if err := fn(vals); err != nil {
-				return fmt.Errorf("row %d: %w", row, err)
-			}
+			fn(vals, row)
 			if n++; n == progressEvery {
 				r.progress(n)
 				n = 0
@@ -192,31 +213,6 @@ func (r *reader) scanRows(table, query string, ncol int, fn func(v []driver.Valu
 	})
 	if err != nil {
 		return fmt.Errorf("table %s: %w", table, err)
-	}
-	return nil
-}
-
-// intCol reads an INTEGER column; NULL reads as 0, false.
-func intCol(v any) (int64, bool, error) {
-	switch x := v.(type) {
-	case int64:
-		return x, true, nil
-	case nil:
-		return 0, false, nil
-	case float64: // REAL in an INTEGER column: a hand-edited file
-		return int64(x), true, nil
-	}
-	return 0, false, fmt.Errorf("want an integer, got %T %v", v, v)
-}
-
-// ints reads integer columns of vals into dst, NULLs as 0.
-func ints(vals []driver.Value, dst ...*int64) error {
-	for i, d := range dst {
-		x, _, err := intCol(vals[i])
-		if err != nil {
-			return fmt.Errorf("column %d: %w", i+1, err)
-		}
-		*d = x
 	}
 	return nil
 }
@@ -232,37 +228,56 @@ func (r *reader) read() (*trace.Trace, error) {
 		}
 	}
 	if !isNsys {
-		return nil, errors.New("not an nsys export: no StringIds, CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS table")
+		return nil, notNsys("no StringIds, CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS table")
 	}
-	nk := r.rowCount(tableKernel)
+	nk, err := r.count(tableKernel)
+	if err != nil {
+		return nil, err
+	}
+	napi, err := r.counts(tableRuntime, tableDriver)
+	if err != nil {
+		return nil, err
+	}
 	if nk == 0 {
 		detail := "no " + tableKernel + " table"
 		if r.has(tableKernel) {
 			detail = tableKernel + " is empty"
 		}
-		if n := r.rowCount(tableRuntime); n > 0 {
-			detail += fmt.Sprintf(", yet %d CUDA API calls were traced", n)
+		if napi > 0 {
+			detail += fmt.Sprintf(", yet %d CUDA API calls were traced", napi)
 		}
-		if n := r.rowCount(tableGraph); n > 0 {
-			detail += fmt.Sprintf(", and %d whole CUDA graph executions (add `--cuda-graph-trace=node`)", n)
+		ngraph, err := r.count(tableGraph)
+		if err != nil {
+			return nil, err
 		}
-		return nil, &noKernelsError{path: r.path, detail: detail}
+		if ngraph > 0 {
+			detail += fmt.Sprintf(", and %d whole CUDA graph executions (add `--cuda-graph-trace=node`)", ngraph)
+		}
+		return nil, &noKernelsError{detail: detail}
 	}
 	if !r.has(tableStrings) {
-		return nil, fmt.Errorf("not an nsys export: %s without a %s table", tableKernel, tableStrings)
+		return nil, notNsys("%s without a %s table", tableKernel, tableStrings)
 	}
-	nmem := r.rowCount(tableMemcpy) + r.rowCount(tableMemset)
-	nnvtx := r.rowCount(tableNVTX)
-	r.total = nk + nmem + r.rowCount(tableRuntime) + nnvtx
+	nmem, err := r.counts(tableMemcpy, tableMemset)
+	if err != nil {
+		return nil, err
+	}
+	nnvtx, err := r.count(tableNVTX)
+	if err != nil {
+		return nil, err
+	}
+	r.total = nk + nmem + napi + nnvtx
 	// Sized from the row counts: growing these slices by append measured
 	// 1.1 s of copying and page faults for 0.77M NVTX ranges. Capacity
 	// never written costs address space only.
 	r.b = newBuilder(int(nk+nmem), int(nnvtx))
+	r.b.kernelCols = append(clip(activityCols), r.nameCol)
 	t := r.b.t
 	t.Meta = trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: -1}
 
 	prepare := func() error { r.b.prepareLaunches(); return nil }
-	steps := []func() error{r.readMemcpyKinds, r.readKernels, r.readMemcpy, r.readMemset, prepare, r.readRuntime, r.readNVTX}
+	steps := []func() error{r.readMemcpyKinds, r.readKernels, r.readMemcpy, r.readMemset, prepare,
+		func() error { return r.readAPI(tableRuntime) }, func() error { return r.readAPI(tableDriver) }, r.readNVTX}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -299,52 +314,44 @@ func (r *reader) readMemcpyKinds() error {
 	if !r.has(tableMemcpyOp) {
 		return nil // absent before 2022.4 and lazily from 2025.3: use the built-in table
 	}
-	return r.scanRows(tableMemcpyOp, `SELECT id, label FROM "`+r.tables[tableMemcpyOp]+`"`, 2, func(v []driver.Value) error {
-		id, _, err := intCol(v[0])
-		if err != nil {
-			return err
-		}
-		if s, ok := v[1].(string); ok && s != "" {
+	return r.scanRows(tableMemcpyOp, `SELECT id, label FROM "`+r.tables[tableMemcpyOp]+`"`, 2, func(v []driver.Value, _ int64) {
+		id, ok := v[0].(int64)
+		if s, isText := v[1].(string); ok && isText && s != "" {
 			r.b.memcpyKind[id] = s
 		}
-		return nil
 	})
 }
 
-var activityCols = []string{"start", "end", "deviceId", "streamId", "correlationId", "globalPid"}
-
 func (r *reader) readKernels() error {
-	cols, err := r.selectList(tableKernel, append(slices.Clip(activityCols), r.nameCol), nil)
+	cols, err := r.selectList(tableKernel, r.b.kernelCols, nil)
 	if err != nil {
 		return err
 	}
-	var a activityRow
-	return r.scanRows(tableKernel, "SELECT "+cols+` FROM "`+r.tables[tableKernel]+`"`, 7, func(v []driver.Value) error {
-		if err := ints(v, &a.start, &a.end, &a.device, &a.stream, &a.corr, &a.globalPid, &a.name); err != nil {
-			return err
+	err = r.scanRows(tableKernel, "SELECT "+cols+` FROM "`+r.tables[tableKernel]+`"`, len(r.b.kernelCols), r.b.kernelRow)
+	if err != nil {
+		return err
+	}
+	if b := r.b; b.kernelRows > 0 && b.kernelBad == b.kernelRows {
+		var example string
+		for _, a := range b.t.Anomalies {
+			if a.What == badGPU {
+				example = a.Example
+			}
 		}
-		r.b.kernel(&a)
-		return nil
-	})
+		return notNsys("none of the %d rows of %s is readable (%s)", b.kernelRows, tableKernel, strings.TrimPrefix(example, tableKernel+" "))
+	}
+	return nil
 }
 
 func (r *reader) readMemcpy() error {
 	if !r.has(tableMemcpy) {
 		return nil
 	}
-	cols, err := r.selectList(tableMemcpy, append(slices.Clip(activityCols), "copyKind"), nil)
+	cols, err := r.selectList(tableMemcpy, memcpyCols, nil)
 	if err != nil {
 		return err
 	}
-	var a activityRow
-	var kind int64
-	return r.scanRows(tableMemcpy, "SELECT "+cols+` FROM "`+r.tables[tableMemcpy]+`"`, 7, func(v []driver.Value) error {
-		if err := ints(v, &a.start, &a.end, &a.device, &a.stream, &a.corr, &a.globalPid, &kind); err != nil {
-			return err
-		}
-		r.b.memcpy(&a, kind)
-		return nil
-	})
+	return r.scanRows(tableMemcpy, "SELECT "+cols+` FROM "`+r.tables[tableMemcpy]+`"`, len(memcpyCols), r.b.memcpyRow)
 }
 
 func (r *reader) readMemset() error {
@@ -355,31 +362,29 @@ func (r *reader) readMemset() error {
 	if err != nil {
 		return err
 	}
-	var a activityRow
-	return r.scanRows(tableMemset, "SELECT "+cols+` FROM "`+r.tables[tableMemset]+`"`, 6, func(v []driver.Value) error {
-		if err := ints(v, &a.start, &a.end, &a.device, &a.stream, &a.corr, &a.globalPid); err != nil {
-			return err
-		}
-		r.b.memset(&a)
-		return nil
-	})
+	return r.scanRows(tableMemset, "SELECT "+cols+` FROM "`+r.tables[tableMemset]+`"`, len(activityCols), r.b.memsetRow)
 }
 
-func (r *reader) readRuntime() error {
-	if !r.has(tableRuntime) {
+// readAPI reads CUDA API calls from table: CUPTI_ACTIVITY_KIND_RUNTIME,
+// where nsys writes runtime and driver calls alike (cudaLaunchKernel_v7000
+// with eventClass 0, cuLaunchKernelEx with eventClass 1), or
+// CUPTI_ACTIVITY_KIND_DRIVER when an export has one with the same columns
+// (no nsys export seen has; nvprof's has other columns and is skipped).
+func (r *reader) readAPI(table string) error {
+	if !r.has(table) {
 		return nil
 	}
-	cols, err := r.selectList(tableRuntime, []string{"start", "end", "globalTid", "correlationId", "nameId"}, nil)
+	cols, err := r.selectList(table, apiCols, nil)
+	var nn *notNsysError
+	if table == tableDriver && errors.As(err, &nn) {
+		r.b.t.AddAnomaly(tableDriver+" without nsys's columns skipped", 1, err.Error())
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	var l launchRow
-	return r.scanRows(tableRuntime, "SELECT "+cols+` FROM "`+r.tables[tableRuntime]+`"`, 5, func(v []driver.Value) error {
-		if err := ints(v, &l.start, &l.end, &l.globalTid, &l.corr, &l.name); err != nil {
-			return err
-		}
-		r.b.launch(&l)
-		return nil
+	return r.scanRows(table, "SELECT "+cols+` FROM "`+r.tables[table]+`"`, len(apiCols), func(v []driver.Value, row int64) {
+		r.b.apiRow(table, v, row)
 	})
 }
 
@@ -387,45 +392,14 @@ func (r *reader) readNVTX() error {
 	if !r.has(tableNVTX) {
 		return nil
 	}
-	cols, err := r.selectList(tableNVTX, []string{"start", "end", "eventType", "globalTid"}, []string{"text", "textId", "domainId"})
+	cols, err := r.selectList(tableNVTX, nvtxCols[:4], nvtxCols[4:])
 	if err != nil {
 		return err
 	}
 	// Only ranges and domain names; marks and the rest are skipped in SQL.
 	q := fmt.Sprintf(`SELECT %s FROM "%s" WHERE eventType IN (%d, %d, %d, %d, %d)`, cols, r.tables[tableNVTX],
 		nvtxPushPop, nvtxStartEnd, nvtxtPushPop, nvtxtStartEnd, nvtxDomainCreate)
-	var n nvtxRow
-	return r.scanRows(tableNVTX, q, 7, func(v []driver.Value) error {
-		var err error
-		if n.start, _, err = intCol(v[0]); err != nil {
-			return err
-		}
-		if n.end, n.hasEnd, err = intCol(v[1]); err != nil {
-			return err
-		}
-		if n.eventType, _, err = intCol(v[2]); err != nil {
-			return err
-		}
-		if n.globalTid, _, err = intCol(v[3]); err != nil {
-			return err
-		}
-		switch s := v[4].(type) {
-		case string:
-			n.text, n.hasText = s, true
-		case []byte:
-			n.text, n.hasText = string(s), true
-		default:
-			n.text, n.hasText = "", false
-		}
-		if n.textID, n.hasTextID, err = intCol(v[5]); err != nil {
-			return err
-		}
-		if n.domainID, _, err = intCol(v[6]); err != nil {
-			return err
-		}
-		r.b.nvtx(&n)
-		return nil
-	})
+	return r.scanRows(tableNVTX, q, len(nvtxCols), r.b.nvtxRow)
 }
 
 // lookupStrings fetches StringIds values for ids, by primary key, a chunk
@@ -479,17 +453,13 @@ func (r *reader) readProcessNames() (map[int64]string, error) {
 	if !cols["globalPid"] || !cols["name"] {
 		return out, nil
 	}
-	err = r.scanRows(tableProcesses, `SELECT globalPid, name FROM "`+r.tables[tableProcesses]+`"`, 2, func(v []driver.Value) error {
-		g, ok, err := intCol(v[0])
-		if err != nil || !ok {
-			return err
-		}
-		if s, ok := v[1].(string); ok {
+	err = r.scanRows(tableProcesses, `SELECT globalPid, name FROM "`+r.tables[tableProcesses]+`"`, 2, func(v []driver.Value, _ int64) {
+		g, ok := v[0].(int64)
+		if s, isText := v[1].(string); ok && isText {
 			if _, dup := out[g&pidMask]; !dup {
 				out[g&pidMask] = s
 			}
 		}
-		return nil
 	})
 	return out, err
 }
@@ -501,7 +471,7 @@ func (r *reader) readMeta() error {
 		if !r.has(mt) {
 			continue
 		}
-		err := r.scanRows(mt, `SELECT name, value FROM "`+r.tables[mt]+`" WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')`, 2, func(v []driver.Value) error {
+		err := r.scanRows(mt, `SELECT name, value FROM "`+r.tables[mt]+`" WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')`, 2, func(v []driver.Value, _ int64) {
 			name, _ := v[0].(string)
 			val, _ := v[1].(string)
 			switch name {
@@ -510,7 +480,6 @@ func (r *reader) readMeta() error {
 			case "EXPORT_SCHEMA_VERSION":
 				m.SchemaVersion = val
 			}
-			return nil
 		})
 		if err != nil {
 			return err
@@ -546,21 +515,20 @@ func (r *reader) readDevices() error {
 		if c, _ := r.columns(tableGPU); c["vmId"] {
 			order = " ORDER BY vmId"
 		}
-		err = r.scanRows(tableGPU, "SELECT "+cols+` FROM "`+r.tables[tableGPU]+`"`+order, 4, func(v []driver.Value) error {
-			id, _, err := intCol(v[0])
-			if err != nil {
-				return err
+		err = r.scanRows(tableGPU, "SELECT "+cols+` FROM "`+r.tables[tableGPU]+`"`+order, 4, func(v []driver.Value, _ int64) {
+			id, ok := v[0].(int64)
+			if !ok {
+				return
 			}
 			d := trace.Device{ID: clampInt32(id)}
 			if _, dup := info[d.ID]; dup {
-				return nil
+				return
 			}
 			d.Name, _ = v[1].(string)
-			sm, _, _ := intCol(v[2])
-			mem, _, _ := intCol(v[3])
-			d.SMs, d.MemoryBytes = int(sm), mem
+			sm, _ := v[2].(int64)
+			mem, _ := v[3].(int64)
+			d.SMs, d.MemoryBytes = int(clampInt32(sm)), mem
 			info[d.ID] = d
-			return nil
 		})
 		if err != nil {
 			return err
@@ -585,25 +553,42 @@ func (r *reader) checkGraphs() error {
 	if !r.has(tableGraph) {
 		return nil
 	}
-	var n, graphNs sql.NullInt64
-	err := r.db.QueryRow(`SELECT count(*), sum(max("end" - start, 0)) FROM "`+r.tables[tableGraph]+`"`).Scan(&n, &graphNs)
+	// Summed in Go, over the rows the kernels' rules would keep, and
+	// saturating: SQL's sum() fails on overflow.
+	var n int64
+	var graphNs, kernNs trace.Time
+	err := r.scanRows(tableGraph, `SELECT start, "end" FROM "`+r.tables[tableGraph]+`"`, 2, func(v []driver.Value, _ int64) {
+		start, ok1 := v[0].(int64)
+		end, ok2 := v[1].(int64)
+		if ok1 && ok2 && end >= start && span(start, end) <= uint64(trace.MaxActivityDur) {
+			n++
+			graphNs = addSat(graphNs, end-start)
+		}
+	})
 	if err != nil {
-		return fmt.Errorf("table %s: %w", tableGraph, dbError(err))
+		return err
 	}
-	if n.Int64 == 0 {
+	if n == 0 {
 		return nil
 	}
-	var kernNs int64
 	for i := range r.b.kernels {
-		kernNs += r.b.kernels[i].Dur
+		kernNs = addSat(kernNs, r.b.kernels[i].Dur)
 	}
-	if graphNs.Int64 >= kernNs {
+	if graphNs >= kernNs {
 		return fmt.Errorf("table %s: %w: %d graph executions take %d ns of GPU time, more than the %d ns of the kernels recorded one by one; re-capture with `nsys profile --cuda-graph-trace=node`",
-			tableGraph, ErrWholeGraphs, n.Int64, graphNs.Int64, kernNs)
+			tableGraph, ErrWholeGraphs, n, graphNs, kernNs)
 	}
 	r.b.t.AddAnomaly("cuda graphs traced as whole graphs, their kernels are missing (capture with --cuda-graph-trace=node)",
-		n.Int64, fmt.Sprintf("%s: %d ns of GPU time in graphs", tableGraph, graphNs.Int64))
+		n, fmt.Sprintf("%s: %d ns of GPU time in graphs", tableGraph, graphNs))
 	return nil
+}
+
+// addSat adds a non-negative d to s, stopping at the largest Time.
+func addSat(s trace.Time, d int64) trace.Time {
+	if s > math.MaxInt64-trace.Time(d) {
+		return math.MaxInt64
+	}
+	return s + trace.Time(d)
 }
 
 // checkGraphLaunches counts graph launches that no GPU activity points
