@@ -2,8 +2,8 @@ package parse
 
 import (
 	"bytes"
-	"database/sql"
 	"compress/gzip"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -159,28 +159,5 @@ func TestNsysNoKernelsIs(t *testing.T) {
 	_, err := File(p, Options{})
 	if !errors.Is(err, nsyssqlite.ErrNoKernels) {
 		t.Fatalf("error %v: want errors.Is ErrNoKernels", err)
-	}
-}
-
-func TestExpandDirectory(t *testing.T) {
-	dir := t.TempDir()
-	for _, n := range []string{"b.json.gz", "a.json", "c.sqlite.gz", "notes.txt", "d.sqlite"} {
-		os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644)
-	}
-	got, err := Expand([]string{dir, "x.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"a.json", "b.json.gz", "c.sqlite.gz", "d.sqlite"}
-	if len(got) != 5 || got[4] != "x.json" {
-		t.Fatalf("Expand = %v", got)
-	}
-	for i, w := range want {
-		if filepath.Base(got[i]) != w {
-			t.Errorf("Expand[%d] = %s, want %s", i, got[i], w)
-		}
-	}
-	if _, err := Expand([]string{t.TempDir()}); err == nil {
-		t.Error("Expand of an empty directory: want an error")
 	}
 }
