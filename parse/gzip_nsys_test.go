@@ -54,6 +54,7 @@ func emptyTempDir(t *testing.T) {
 // merged, tests of the final message form skip.
 func nsysNamesPath(t *testing.T) bool {
 	p := filepath.Join(t.TempDir(), "probe.sqlite")
+	os.WriteFile(p, []byte("not SQLite"), 0o644)
 	_, err := nsyssqlite.Open(p, nsyssqlite.Options{})
 	return err != nil && strings.Contains(err.Error(), p)
 }
