@@ -16,7 +16,7 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// Options configures File.
+// Options configures File and Read.
 type Options struct {
 	// Format forces a format ("chrome", "nsys"); "" sniffs the content.
 	Format string
@@ -24,7 +24,8 @@ type Options struct {
 	Names string
 	// Workers bounds the decoding goroutines of one file (0: GOMAXPROCS).
 	Workers int
-	// Progress, if set, wraps the file reader to report bytes read.
+	// Progress, if set, wraps the file reader to report bytes read; size
+	// is the file's size, -1 for a stream.
 	Progress func(r io.Reader, size int64) io.Reader
 }
 
@@ -47,9 +48,9 @@ func File(path string, opt Options) (*trace.Trace, error) {
 	if st.IsDir() {
 		return nil, fileError(path, errors.New("is a directory (give the trace files in it, or use a command that takes directories)"))
 	}
-	in := input{r: f, size: -1}
+	in := input{r: f, name: path, size: -1}
 	if st.Mode().IsRegular() {
-		in = input{r: f, path: path, at: f, size: st.Size()}
+		in = input{r: f, name: path, path: path, at: f, size: st.Size()}
 	}
 	t, err := read(in, opt)
 	return t, fileError(path, err)
@@ -59,13 +60,14 @@ func File(path string, opt Options) (*trace.Trace, error) {
 // errors (Stdin: "standard input"). An nsys export read this way is
 // copied to a temporary file first, since SQLite reads only files.
 func Read(name string, r io.Reader, opt Options) (*trace.Trace, error) {
-	t, err := read(input{r: r, size: -1}, opt)
+	t, err := read(input{r: r, name: name, size: -1}, opt)
 	return t, fileError(name, err)
 }
 
 // input is what read knows of its input.
 type input struct {
 	r    io.Reader
+	name string      // what the user called it
 	path string      // a regular file's path, which SQLite can open; "" for a stream
 	at   io.ReaderAt // a regular file, for the gzip trailer; nil for a stream
 	size int64       // -1 when unknown
@@ -108,7 +110,7 @@ func read(in input, opt Options) (*trace.Trace, error) {
 			return gpu(t, err)
 		case chrometrace.IsGzip(head) || looksJSON(head):
 			format = "chrome"
-		case strings.HasSuffix(in.path, ".nsys-rep") || strings.HasSuffix(in.path, ".qdrep"):
+		case strings.HasSuffix(in.name, ".nsys-rep") || strings.HasSuffix(in.name, ".qdrep"):
 			return nil, errors.New("an nsys report file: export it first with 'nsys export --type sqlite FILE'")
 		default:
 			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with \"%s\")", printable(head))
