@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/traceq/traceq/parse/chrometrace"
@@ -18,7 +16,7 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// Options configures File.
+// Options configures File and Read.
 type Options struct {
 	// Format forces a format ("chrome", "nsys"); "" sniffs the content.
 	Format string
@@ -26,40 +24,57 @@ type Options struct {
 	Names string
 	// Workers bounds the decoding goroutines of one file (0: GOMAXPROCS).
 	Workers int
-	// Progress, if set, wraps the file reader to report bytes read.
+	// Progress, if set, wraps the file reader to report bytes read; size
+	// is the file's size, -1 for a stream.
 	Progress func(r io.Reader, size int64) io.Reader
 }
 
 // ErrNoGPU is returned for a trace that holds no GPU activity at all.
 var ErrNoGPU = errors.New("no GPU activity (kernels, memcpys, memsets) in the trace: was it captured with CUDA activities enabled (torch.profiler activities=[ProfilerActivity.CUDA])?")
 
-// File reads one trace. Errors name the file once.
+// File reads the trace at path. The file is opened once and its format
+// recognised from the first bytes read, so a FIFO works as well as a
+// file. Errors are *FileError naming path.
 func File(path string, opt Options) (*trace.Trace, error) {
-	t, err := file(path, opt)
-	if err != nil {
-		// nsyssqlite.Open takes the path and names it itself.
-		if strings.HasPrefix(err.Error(), path+": ") {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return t, nil
-}
-
-func file(path string, opt Options) (*trace.Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, fileError(path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, fileError(path, err)
 	}
 	if st.IsDir() {
-		return nil, errors.New("is a directory (give the trace files in it, or use a command that takes directories)")
+		return nil, fileError(path, errors.New("is a directory (give the trace files in it, or use a command that takes directories)"))
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	in := input{r: f, name: path, size: -1}
+	if st.Mode().IsRegular() {
+		in = input{r: f, name: path, path: path, at: f, size: st.Size()}
+	}
+	t, err := read(in, opt)
+	return t, fileError(path, err)
+}
+
+// Read reads a trace from r (standard input, a pipe); name names it in
+// errors (Stdin: "standard input"). An nsys export read this way is
+// copied to a temporary file first, since SQLite reads only files.
+func Read(name string, r io.Reader, opt Options) (*trace.Trace, error) {
+	t, err := read(input{r: r, name: name, size: -1}, opt)
+	return t, fileError(name, err)
+}
+
+// input is what read knows of its input.
+type input struct {
+	r    io.Reader
+	name string      // what the user called it
+	path string      // a regular file's path, which SQLite can open; "" for a stream
+	at   io.ReaderAt // a regular file, for the gzip trailer; nil for a stream
+	size int64       // -1 when unknown
+}
+
+func read(in input, opt Options) (*trace.Trace, error) {
+	br := bufio.NewReaderSize(in.r, 64<<10)
 	head, err := br.Peek(16)
 	if err != nil && err != io.EOF {
 		return nil, unwrapPathError(err)
@@ -71,7 +86,7 @@ func file(path string, opt Options) (*trace.Trace, error) {
 		// Only whitespace so far: look further, so that JSON indented
 		// by more than len(head) bytes is still recognised.
 		more, err := br.Peek(br.Size())
-		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if err != nil && err != io.EOF {
 			return nil, unwrapPathError(err)
 		}
 		if len(bytes.TrimLeft(more, " \t\r\n")) == 0 && len(more) < br.Size() {
@@ -79,39 +94,44 @@ func file(path string, opt Options) (*trace.Trace, error) {
 		}
 		head = more
 	}
+	progress := func(r io.Reader) io.Reader {
+		if opt.Progress != nil {
+			return opt.Progress(r, in.size)
+		}
+		return r
+	}
 	format := opt.Format
 	if format == "" {
 		switch {
 		case nsyssqlite.Sniff(head):
 			format = "nsys"
-		case chrometrace.IsGzip(head) && gzippedSQLite(path):
-			return openGzippedNsys(path, opt)
+		case chrometrace.IsGzip(head) && gzippedSQLite(br):
+			t, err := readNsysGzip(progress(br), opt)
+			return gpu(t, err)
 		case chrometrace.IsGzip(head) || looksJSON(head):
 			format = "chrome"
-		case strings.HasSuffix(path, ".nsys-rep") || strings.HasSuffix(path, ".qdrep"):
+		case strings.HasSuffix(in.name, ".nsys-rep") || strings.HasSuffix(in.name, ".qdrep"):
 			return nil, errors.New("an nsys report file: export it first with 'nsys export --type sqlite FILE'")
 		default:
 			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with \"%s\")", printable(head))
 		}
 	}
-	var t *trace.Trace
 	switch format {
 	case "nsys":
-		t, err = nsyssqlite.Open(path, nsyssqlite.Options{Names: opt.Names})
-		if err != nil {
-			return nil, err
+		if in.path == "" {
+			return gpu(spoolNsys(br, opt))
 		}
+		return gpu(nsyssqlite.Open(in.path, nsyssqlite.Options{Names: opt.Names}))
 	case "chrome":
-		var r io.Reader = br
-		if opt.Progress != nil {
-			r = opt.Progress(br, st.Size())
-		}
-		t, err = chrometrace.Parse(r, chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(f, head, st.Size())})
-		if err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("unknown input format %q (want chrome or nsys)", format)
+		return gpu(chrometrace.Parse(progress(br), chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(in, head)}))
+	}
+	return nil, fmt.Errorf("unknown input format %q (want chrome or nsys)", format)
+}
+
+// gpu passes on a parser's outcome, refusing a trace without GPU activity.
+func gpu(t *trace.Trace, err error) (*trace.Trace, error) {
+	if err != nil {
+		return nil, err
 	}
 	if len(t.Activities) == 0 {
 		if t.Truncated != nil {
@@ -152,49 +172,12 @@ func printable(b []byte) string {
 	return sb.String()
 }
 
-// Expand turns the command-line arguments into input files: a directory
-// stands for the trace files directly inside it (*.json, *.json.gz,
-// *.sqlite, *.sqlite.gz), sorted by name, so a directory of rank files is a rank set.
-func Expand(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		ents, err := os.ReadDir(a)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", a, unwrapPathError(err))
-		}
-		var files []string
-		for _, e := range ents {
-			n := e.Name()
-			if e.IsDir() {
-				continue
-			}
-			if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") || strings.HasSuffix(n, ".sqlite") || strings.HasSuffix(n, ".sqlite.gz") {
-				files = append(files, filepath.Join(a, n))
-			}
-		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: directory holds no trace files (*.json, *.json.gz, *.sqlite)", a)
-		}
-		slices.Sort(files)
-		out = append(out, files...)
-	}
-	return out, nil
-}
-
-// gzippedSQLite reports whether the gzip file at path holds an SQLite
-// database (an nsys export compressed for storage or transfer).
-func gzippedSQLite(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+// gzippedSQLite reports whether the gzip stream at the start of br holds
+// an SQLite database (an nsys export compressed for storage or transfer).
+// It decompresses only what br has buffered, so nothing is consumed.
+func gzippedSQLite(br *bufio.Reader) bool {
+	buf, _ := br.Peek(br.Size())
+	zr, err := gzip.NewReader(bytes.NewReader(buf))
 	if err != nil {
 		return false
 	}
@@ -203,53 +186,22 @@ func gzippedSQLite(path string) bool {
 	return nsyssqlite.Sniff(head[:n])
 }
 
-// openGzippedNsys decompresses a gzipped nsys export to a temporary file,
-// since SQLite reads files, not streams, and removes it once read.
-func openGzippedNsys(path string, opt Options) (*trace.Trace, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("corrupt gzip header: %w", err)
-	}
-	tmp, err := os.CreateTemp("", "traceq-*.sqlite")
-	if err != nil {
-		return nil, fmt.Errorf("decompressing the nsys export: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, zr)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("decompressing the nsys export: %w", err)
-	}
-	t, err := nsyssqlite.Open(tmp.Name(), nsyssqlite.Options{Names: opt.Names})
-	if err != nil {
-		// Name the user's file, not the temporary copy.
-		return nil, errors.New(strings.ReplaceAll(err.Error(), tmp.Name(), path))
-	}
-	if len(t.Activities) == 0 {
-		return nil, ErrNoGPU
-	}
-	return t, nil
-}
-
-// jsonSize guesses the size of the JSON in a file, for sizing the model's
-// slices: the file size, or for gzip the size its trailer records (exact
-// for a single-member file under 4 GiB, a hint otherwise).
-func jsonSize(f *os.File, head []byte, size int64) int64 {
-	if !chrometrace.IsGzip(head) {
-		return size
-	}
-	var tail [4]byte
-	if size < 18 {
+// jsonSize guesses the size of the JSON in the input, for sizing the
+// model's slices: the file size, or for gzip the size its trailer records
+// (exact for a single-member file under 4 GiB, a hint otherwise); 0 for a
+// stream.
+func jsonSize(in input, head []byte) int64 {
+	if in.size < 0 {
 		return 0
 	}
-	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+	if !chrometrace.IsGzip(head) {
+		return in.size
+	}
+	var tail [4]byte
+	if in.size < 18 {
+		return 0
+	}
+	if _, err := in.at.ReadAt(tail[:], in.size-4); err != nil {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint32(tail[:]))

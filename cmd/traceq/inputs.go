@@ -59,9 +59,44 @@ func loadInputs(c *cli.Context, e *env) ([]analyze.Input, error) {
 
 // loadArgs is loadInputs for the given arguments (diff loads two sides).
 func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
-	paths, err := parse.Expand(args)
+	groups, err := loadGroups(c, e, args)
 	if err != nil {
 		return nil, err
+	}
+	// Runs are named from the arguments (a directory is a run); see
+	// analyze.AssignRuns.
+	var out []analyze.Input
+	var sources []analyze.Source
+	for _, g := range groups {
+		src := analyze.Source{Arg: g.Arg.Arg, Dir: g.Dir}
+		for _, in := range g.Inputs {
+			src.Inputs = append(src.Inputs, len(out))
+			out = append(out, in)
+		}
+		sources = append(sources, src)
+	}
+	analyze.AssignRuns(out, sources)
+	// Every analysis adds without checking: refuse what would overflow.
+	if err := analyze.CheckSums(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// argInputs is what one input argument stands for: a directory is a
+// group of inputs (a run of ranks), a file a group of one. Inputs is
+// empty when all its files were given before under other names.
+type argInputs struct {
+	parse.Arg
+	Inputs []analyze.Input
+}
+
+// loadGroups is loadArgs keeping the inputs grouped by argument, so that
+// each directory can be a run.
+func loadGroups(c *cli.Context, e *env, args []string) ([]argInputs, error) {
+	set, err := parse.Expand(args)
+	if err != nil {
+		return nil, eachError(e, err)
 	}
 	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
 	if f := opt.Format; f != "" && f != "chrome" && f != "nsys" {
@@ -70,8 +105,15 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
 		return nil, usagef("unknown --names %q (want demangled or short)", n)
 	}
+	for _, s := range set.Skipped {
+		fmt.Fprintf(e.stderr, "traceq: %s\n", s)
+	}
+	for _, r := range set.Repeats {
+		fmt.Fprintf(e.stderr, "traceq: %s\n", r)
+	}
 	// Parse the files concurrently (load.go); report on them in order,
 	// once the progress line is gone.
+	paths := set.Files()
 	outs, cancel := parseFiles(e, paths, opt)
 	done := make([]parsed, len(paths))
 	for i := range paths {
@@ -80,26 +122,42 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 		}
 	}
 	cancel()
-	var out []analyze.Input
-	for i, p := range paths {
-		t, err := done[i].t, done[i].err
-		if err != nil {
-			return nil, err
+	var out []argInputs
+	i := 0
+	for _, a := range set.Args {
+		g := argInputs{Arg: a}
+		for _, p := range a.Files {
+			t, err := done[i].t, done[i].err
+			i++
+			if err != nil {
+				return nil, err
+			}
+			if err := warn(e, c, p, t); err != nil {
+				return nil, err
+			}
+			in := analyze.Input{Path: p, Trace: t}
+			if in.Steps, err = findSteps(c, e, p, t); err != nil {
+				return nil, err
+			}
+			g.Inputs = append(g.Inputs, in)
 		}
-		if err := warn(e, c, p, t); err != nil {
-			return nil, err
-		}
-		in := analyze.Input{Path: p, Trace: t}
-		if in.Steps, err = findSteps(c, e, p, t); err != nil {
-			return nil, err
-		}
-		out = append(out, in)
-	}
-	// Every analysis adds without checking: refuse what would overflow.
-	if err := analyze.CheckSums(out); err != nil {
-		return nil, err
+		out = append(out, g)
 	}
 	return out, nil
+}
+
+// eachError prints all but the last of the errors joined in err, one
+// line each as main prints the last, so every unreadable input is named.
+func eachError(e *env, err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	errs := j.Unwrap()
+	for _, err := range errs[:len(errs)-1] {
+		fmt.Fprintf(e.stderr, "traceq: %v\n", err)
+	}
+	return errs[len(errs)-1]
 }
 
 // warn prints the one-line warnings for a parsed trace.
@@ -109,7 +167,7 @@ func warn(e *env, c *cli.Context, path string, t *trace.Trace) error {
 		if tr.Events == 1 {
 			events = "event"
 		}
-		msg := fmt.Sprintf("%s: truncated: %s; read the %d complete %s before the cut", path, tr.Reason, tr.Events, events)
+		msg := fmt.Sprintf("%s: truncated: %s; read the %d complete %s before the cut", parse.DisplayName(path), tr.Reason, tr.Events, events)
 		if c.Bool("strict") {
 			return fmt.Errorf("%s", msg)
 		}
@@ -129,13 +187,13 @@ func warn(e *env, c *cli.Context, path string, t *trace.Trace) error {
 		odd = "1 odd event"
 	}
 	if c.Bool("verbose") {
-		fmt.Fprintf(e.stderr, "traceq: %s: %s:\n", path, odd)
+		fmt.Fprintf(e.stderr, "traceq: %s: %s:\n", parse.DisplayName(path), odd)
 		for _, a := range t.Anomalies {
 			fmt.Fprintf(e.stderr, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
 		}
 		return nil
 	}
-	fmt.Fprintf(e.stderr, "traceq: %s: %s: %s (--verbose lists them)\n", path, odd, strings.Join(parts, "; "))
+	fmt.Fprintf(e.stderr, "traceq: %s: %s: %s (--verbose lists them)\n", parse.DisplayName(path), odd, strings.Join(parts, "; "))
 	return nil
 }
 
@@ -164,7 +222,7 @@ func findSteps(c *cli.Context, e *env, path string, t *trace.Trace) (*analyze.St
 		if p := c.String("step"); p != "" {
 			what = fmt.Sprintf("no annotation range matches --step %q", p)
 		}
-		fmt.Fprintf(e.stderr, "traceq: %s: %s: the whole trace is one window\n", path, what)
+		fmt.Fprintf(e.stderr, "traceq: %s: %s: the whole trace is one window\n", parse.DisplayName(path), what)
 	}
 	return st, nil
 }

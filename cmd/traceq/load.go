@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/traceq/traceq/parse"
@@ -73,7 +74,7 @@ func parseFiles(e *env, paths []string, opt parse.Options) (outs []chan parsed, 
 				if prog != nil {
 					o.Progress = func(r io.Reader, size int64) io.Reader { return prog.reader(i, r, size) }
 				}
-				t, err := parse.File(p, o)
+				t, err := readInput(e, p, o)
 				if prog != nil {
 					prog.finish(i)
 				}
@@ -92,4 +93,16 @@ func parseFiles(e *env, paths []string, opt parse.Options) (outs []chan parsed, 
 		})
 	}
 	return outs, cancel
+}
+
+// readInput parses one input: a file, or standard input for "-".
+func readInput(e *env, path string, opt parse.Options) (*trace.Trace, error) {
+	if path != parse.Stdin {
+		return parse.File(path, opt)
+	}
+	var in io.Reader = e.stdin
+	if in == nil {
+		in = strings.NewReader("")
+	}
+	return parse.Read(path, in, opt)
 }

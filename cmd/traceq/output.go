@@ -15,11 +15,11 @@ import (
 // inputPaths lists the files the command's arguments name (a directory
 // stands for its trace files), for checking outputs against them.
 func inputPaths(args []string) []string {
-	paths, err := parse.Expand(args)
+	set, err := parse.Expand(args)
 	if err != nil {
 		return args
 	}
-	return append(paths, args...)
+	return append(set.Files(), args...)
 }
 
 // refuseInputs is a usage error when an output path is one of the inputs

@@ -1,0 +1,224 @@
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Inputs is what the input arguments of a command line stand for.
+type Inputs struct {
+	// Args holds one entry per argument, in order.
+	Args []Arg
+	// Skipped lists the files found in directories that are not read.
+	Skipped []Skipped
+	// Repeats lists the spellings of a file (or directory) given before
+	// under another spelling: each file is read once, under its first.
+	Repeats []Repeat
+}
+
+// Arg is one input argument and the trace files it stands for.
+type Arg struct {
+	Arg string // as given
+	// Dir says Arg is a directory: Files are the trace files directly in
+	// it, sorted by name (a directory of rank files is a rank set).
+	Dir bool
+	// Files is Arg itself for a file argument. Files given before under
+	// another spelling are left out, so it may be empty.
+	Files []string
+}
+
+// Skipped is a file in a directory argument that is not read.
+type Skipped struct {
+	Path   string
+	Reason string // "not a trace (a JSON object without traceEvents)"
+}
+
+// String is the message: "DIR/x.json: skipped: not a trace (…)".
+func (s Skipped) String() string { return DisplayName(s.Path) + ": skipped: " + s.Reason }
+
+// Repeat is a file (or directory) given again under another spelling
+// (the same device and inode: a symlink, a hard link, the file given
+// directly and through its directory).
+type Repeat struct {
+	Path  string // the spelling not read
+	First string // the spelling read
+}
+
+// String is the message: "warning: B is the same file as A: read once".
+func (r Repeat) String() string {
+	if r.Path == r.First {
+		return fmt.Sprintf("warning: %s is given twice: read once", DisplayName(r.Path))
+	}
+	return fmt.Sprintf("warning: %s is the same file as %s: read once", DisplayName(r.Path), DisplayName(r.First))
+}
+
+// Files returns every file to read, in order.
+func (in *Inputs) Files() []string {
+	var out []string
+	for _, a := range in.Args {
+		out = append(out, a.Files...)
+	}
+	return out
+}
+
+// traceSuffixes are the names a file in a directory must have to be read.
+var traceSuffixes = []string{".json", ".json.gz", ".sqlite", ".sqlite.gz"}
+
+// Expand turns the command-line input arguments into the files to read.
+// A directory stands for the trace files directly inside it; what else it
+// holds (other names, subdirectories, FIFOs, JSON that is not a trace) is
+// listed in Skipped. A file argument stands for itself whatever it holds,
+// so that reading it reports what is wrong; Stdin stands for standard
+// input. Every file that cannot be read is reported, each as a
+// *FileError, joined into one error (errors.Join).
+func Expand(args []string) (*Inputs, error) {
+	in := &Inputs{}
+	var errs []error
+	seen := map[int64][]seenFile{} // by size, then os.SameFile
+	stdin := ""
+	first := func(path string, st fs.FileInfo) bool {
+		if path == Stdin {
+			if stdin != "" {
+				in.Repeats = append(in.Repeats, Repeat{Path: path, First: stdin})
+				return false
+			}
+			stdin = path
+			return true
+		}
+		for _, s := range seen[st.Size()] {
+			if os.SameFile(s.st, st) {
+				in.Repeats = append(in.Repeats, Repeat{Path: path, First: s.path})
+				return false
+			}
+		}
+		seen[st.Size()] = append(seen[st.Size()], seenFile{path, st})
+		return true
+	}
+	for _, a := range args {
+		arg := Arg{Arg: a}
+		if a == Stdin {
+			if first(a, nil) {
+				arg.Files = []string{a}
+			}
+			in.Args = append(in.Args, arg)
+			continue
+		}
+		st, err := os.Stat(a)
+		switch {
+		case err != nil:
+			errs = append(errs, fileError(a, err))
+		case st.IsDir():
+			arg.Dir = true
+			if first(a, st) {
+				files, skipped, err := dir(a)
+				in.Skipped = append(in.Skipped, skipped...)
+				errs = append(errs, err...)
+				for _, f := range files {
+					if first(f.path, f.st) {
+						arg.Files = append(arg.Files, f.path)
+					}
+				}
+				if len(files) == 0 && len(err) == 0 {
+					errs = append(errs, fileError(a, errors.New("directory holds no trace files (*.json, *.json.gz, *.sqlite)")))
+				}
+			}
+		default:
+			// A FIFO or a device is not opened here: opening a FIFO
+			// waits for its writer, and its data can be read only once.
+			if st.Mode().IsRegular() {
+				if err := readable(a); err != nil {
+					errs = append(errs, fileError(a, err))
+					break
+				}
+			}
+			if first(a, st) {
+				arg.Files = []string{a}
+			}
+		}
+		in.Args = append(in.Args, arg)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return in, nil
+}
+
+type seenFile struct {
+	path string
+	st   fs.FileInfo
+}
+
+// dir lists the trace files directly in a directory, sorted by name, and
+// the entries it skips with the reason.
+func dir(path string) (files []seenFile, skipped []Skipped, errs []error) {
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, nil, []error{fileError(path, err)}
+	}
+	for _, e := range ents { // sorted by name
+		p := filepath.Join(path, e.Name())
+		st, reason, err := skip(p)
+		switch {
+		case err != nil:
+			errs = append(errs, fileError(p, err))
+		case reason != "":
+			skipped = append(skipped, Skipped{Path: p, Reason: reason})
+		default:
+			files = append(files, seenFile{p, st})
+		}
+	}
+	return files, skipped, errs
+}
+
+// skip says why the directory entry at p is not read, or "" to read it.
+func skip(p string) (fs.FileInfo, string, error) {
+	st, err := os.Stat(p) // through a symlink
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case st.IsDir():
+		return st, "a directory (only the files directly in an input directory are read)", nil
+	case !st.Mode().IsRegular():
+		return st, "not a regular file (" + fileKind(st.Mode()) + ")", nil
+	}
+	name := filepath.Base(p)
+	if strings.HasSuffix(name, ".nsys-rep") || strings.HasSuffix(name, ".qdrep") {
+		return st, "an nsys report file: export it first with 'nsys export --type sqlite FILE'", nil
+	}
+	if !slices.ContainsFunc(traceSuffixes, func(s string) bool { return strings.HasSuffix(name, s) }) {
+		return st, "not a trace (named neither *.json, *.json.gz, *.sqlite nor *.sqlite.gz)", nil
+	}
+	why, err := sniffFile(p)
+	if why != "" {
+		why = "not a trace (" + why + ")"
+	}
+	return st, why, err
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// readable checks that a regular file can be opened, so that Expand
+// reports every unreadable input before any is parsed.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
