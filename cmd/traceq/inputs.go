@@ -67,12 +67,9 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
-	if f := opt.Format; f != "" && f != "chrome" && f != "nsys" {
-		return nil, usagef("unknown --input-format %q (want chrome or nsys)", f)
-	}
-	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
-		return nil, usagef("unknown --names %q (want demangled or short)", n)
+	opt, err := parseOptions(c)
+	if err != nil {
+		return nil, err
 	}
 	// A mistyped step kind would select nothing and print an empty
 	// report. (chart's --kind names the chart instead.)
@@ -105,6 +102,18 @@ func loadArgs(c *cli.Context, e *env, args []string) ([]analyze.Input, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// parseOptions reads --input-format and --names.
+func parseOptions(c *cli.Context) (parse.Options, error) {
+	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
+	if f := opt.Format; f != "" && f != "chrome" && f != "nsys" {
+		return opt, usagef("unknown --input-format %q (want chrome or nsys)", f)
+	}
+	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
+		return opt, usagef("unknown --names %q (want demangled or short)", n)
+	}
+	return opt, nil
 }
 
 // report prints the one-line warnings for a parsed trace.
