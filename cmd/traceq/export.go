@@ -88,7 +88,10 @@ func exportCmd(e *env) *cli.Command {
 // runName is --run, or the name of the directory that holds every input.
 func runName(c *cli.Context, paths []string) (string, error) {
 	if r := c.String("run"); r != "" {
-		return r, parquet.CheckRun(r)
+		if err := parquet.CheckRun(r); err != nil {
+			return "", usagef("export: --run: %v", err)
+		}
+		return r, nil
 	}
 	var dir string
 	for _, p := range paths {
