@@ -19,7 +19,7 @@ import (
 )
 
 // RowGroupRows bounds a row group. A million activity rows compress to
-// about 10 MB: large enough for scans to be sequential and statistics to
+// about 5 MB: large enough for scans to be sequential and statistics to
 // prune, small enough that a writer holds little and an engine splits a
 // big file across cores (DuckDB reads row groups in parallel).
 const RowGroupRows = 1 << 20
