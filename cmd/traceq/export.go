@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -75,6 +76,10 @@ func exportCmd(e *env) *cli.Command {
 				if err := x.Add(p, t, steps); err != nil {
 					return err
 				}
+				// Collect this trace before parsing the next, or the heap
+				// grows to hold two (the soft limit is for many ranks).
+				t, steps = nil, nil
+				runtime.GC()
 			}
 			if err := ds.commit(); err != nil {
 				return err
