@@ -20,10 +20,21 @@ type Group struct {
 	ended bool
 }
 
+// groupFile wraps the temporary file rather than embedding it, so that no
+// promoted method (WriteString, ReadFrom) writes around Write's errors.
 type groupFile struct {
-	*os.File
+	file   *os.File
 	path   string
 	closed bool
+}
+
+// Write names the target, not the temporary file, in its errors.
+func (f *groupFile) Write(b []byte) (int, error) {
+	n, err := f.file.Write(b)
+	if err != nil {
+		err = &os.PathError{Op: "write", Path: f.path, Err: unwrap(err)}
+	}
+	return n, err
 }
 
 // Close completes the file: synced, closed, mode 0644, and left under its
@@ -33,11 +44,11 @@ func (f *groupFile) Close() error {
 		return nil
 	}
 	f.closed = true
-	err := f.File.Chmod(0o644)
+	err := f.file.Chmod(0o644)
 	if err == nil {
-		err = f.File.Sync()
+		err = f.file.Sync()
 	}
-	if cerr := f.File.Close(); err == nil {
+	if cerr := f.file.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -62,7 +73,7 @@ func (g *Group) Create(path string) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	gf := &groupFile{File: f, path: path}
+	gf := &groupFile{file: f, path: path}
 	g.files = append(g.files, gf)
 	return gf, nil
 }
@@ -118,10 +129,10 @@ func (g *Group) Commit() error {
 		}
 	}
 	for _, f := range g.files {
-		if err := os.Rename(f.File.Name(), f.path); err != nil {
+		if err := os.Rename(f.file.Name(), f.path); err != nil {
 			return &os.PathError{Op: "write", Path: f.path, Err: unwrap(err)}
 		}
-		untrack(f.File.Name())
+		untrack(f.file.Name())
 		g.done = append(g.done, f.path)
 	}
 	g.ended = true
@@ -138,9 +149,9 @@ func (g *Group) Abort() {
 	for _, f := range g.files {
 		if !f.closed {
 			f.closed = true
-			f.File.Close()
+			f.file.Close()
 		}
-		Remove(f.File.Name())
+		Remove(f.file.Name())
 	}
 	for _, p := range g.done {
 		os.Remove(p)

@@ -1,6 +1,7 @@
 package outfile
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -111,5 +112,24 @@ func TestGroupAbort(t *testing.T) {
 				t.Errorf("%d temporary files still tracked", Temps())
 			}
 		})
+	}
+}
+
+// TestGroupWriteErrorNamesTarget: a failed write names the file the
+// caller asked for, not its temporary name.
+func TestGroupWriteErrorNamesTarget(t *testing.T) {
+	dir := t.TempDir()
+	g := &Group{}
+	defer g.Abort()
+	p := filepath.Join(dir, "x/p0")
+	w, err := g.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.(*groupFile).file.Close() // any write now fails
+	_, err = io.WriteString(w, "data")
+	var pe *os.PathError
+	if !errors.As(err, &pe) || pe.Path != p {
+		t.Errorf("write error %v, want an *os.PathError naming %s", err, p)
 	}
 }
