@@ -73,14 +73,14 @@ func (x *Exporter) activities(path string, t *trace.Trace, steps *analyze.Steps,
 		a := &t.Activities[i]
 		name := t.Names[a.Name]
 		cat, top := cats[a.Name], tops[a.Name]
-		if a.Kind != trace.KindKernel {
-			// A memory operation's category is its kind's, whatever its name.
+		// A memory operation's category is its kind's, whatever its name:
+		// only kernels' are kept per name.
+		if a.Kind != trace.KindKernel || cat == "" {
 			cat = analyze.ActivityCategory(a, name, x.opt.Classifier)
 			top = classify.Top(cat)
-		} else if cat == "" {
-			cat = analyze.ActivityCategory(a, name, x.opt.Classifier)
-			top = classify.Top(cat)
-			cats[a.Name], tops[a.Name] = cat, top
+			if a.Kind == trace.KindKernel {
+				cats[a.Name], tops[a.Name] = cat, top
+			}
 		}
 		row := Activity{Input: path, PID: pidOf(t, a.Proc), Device: a.Device, Stream: a.Stream,
 			Kind: a.Kind.String(), Name: name, Category: cat, Top: top,
