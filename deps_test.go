@@ -25,6 +25,7 @@ var layers = map[string][]string{
 	"render":            {"trace", "classify", "analyze"},
 	"render/chart":      {"trace", "classify", "analyze", "render"},
 	"render/report":     {"trace", "classify", "analyze", "render", "render/chart"},
+	"render/parquet":    {"trace", "classify", "analyze", "render"},
 	"slice":             {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "classify", "analyze"},
 }
 
@@ -35,6 +36,7 @@ var thirdParty = map[string][]string{
 	"github.com/mattn/go-sqlite3":          {"parse/nsyssqlite"},
 	"github.com/urfave/cli/v2":             {"cmd/traceq"},
 	"gonum.org/v1/plot":                    {"render/chart"},
+	"github.com/parquet-go/parquet-go":     {"render/parquet"},
 	"github.com/rogpeppe/go-internal/diff": {"internal/golden"},
 }
 

@@ -98,12 +98,9 @@ func loadGroups(c *cli.Context, e *env, args []string) ([]argInputs, error) {
 	if err != nil {
 		return nil, eachError(e, err)
 	}
-	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
-	if f := opt.Format; f != "" && f != "chrome" && f != "nsys" {
-		return nil, usagef("unknown --input-format %q (want chrome or nsys)", f)
-	}
-	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
-		return nil, usagef("unknown --names %q (want demangled or short)", n)
+	opt, err := parseOptions(c)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range set.Skipped {
 		fmt.Fprintf(e.stderr, "traceq: %s\n", s)
@@ -158,6 +155,18 @@ func eachError(e *env, err error) error {
 		fmt.Fprintf(e.stderr, "traceq: %v\n", err)
 	}
 	return errs[len(errs)-1]
+}
+
+// parseOptions reads --input-format and --names.
+func parseOptions(c *cli.Context) (parse.Options, error) {
+	opt := parse.Options{Format: c.String("input-format"), Names: c.String("names")}
+	if f := opt.Format; f != "" && f != "chrome" && f != "nsys" {
+		return opt, usagef("unknown --input-format %q (want chrome or nsys)", f)
+	}
+	if n := opt.Names; n != "" && n != "demangled" && n != "short" {
+		return opt, usagef("unknown --names %q (want demangled or short)", n)
+	}
+	return opt, nil
 }
 
 // warn prints the one-line warnings for a parsed trace.
