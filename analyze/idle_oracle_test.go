@@ -179,6 +179,11 @@ func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
 		}
 		return g
 	}
+	isComm := func(i int) bool {
+		a := &t.Activities[i]
+		return analyze.ActivityCategory(a, t.Names[a.Name], cl).Top == classify.Communication
+	}
+	others := map[int32][]ispan{} // per device: the union of its non-communication activities
 	for _, w := range wins {
 		si := scopes[scopeOf(w)]
 		var split analyze.IdleSplit
@@ -211,18 +216,23 @@ func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
 		}
 		// Communication: the window's own, against every other activity
 		// of the device.
-		var comm, other []int
+		var comm []int
 		for _, i := range w.acts {
-			a := &t.Activities[i]
-			if analyze.ActivityCategory(a, t.Names[a.Name], cl).Top == classify.Communication {
+			if isComm(i) {
 				comm = append(comm, i)
 			}
 		}
-		for i := range t.Activities {
-			a := &t.Activities[i]
-			if a.Device == w.key.dev && analyze.ActivityCategory(a, t.Names[a.Name], cl).Top != classify.Communication {
-				other = append(other, i)
+		if len(comm) == 0 {
+			continue
+		}
+		if _, ok := others[w.key.dev]; !ok {
+			var other []int
+			for i := range t.Activities {
+				if t.Activities[i].Device == w.key.dev && !isComm(i) {
+					other = append(other, i)
+				}
 			}
+			others[w.key.dev] = unionOf(t, other)
 		}
 		cu := unionOf(t, comm)
 		var busy int64
@@ -230,7 +240,7 @@ func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
 			busy += int64(p.e - p.s)
 		}
 		g.comm.BusyNS += busy
-		g.comm.ExposedNS += busy - overlap(cu, unionOf(t, other))
+		g.comm.ExposedNS += busy - overlap(cu, others[w.key.dev])
 	}
 	// Between steps, per process and device, in order of first activity.
 	if st != nil {
