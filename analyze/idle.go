@@ -12,8 +12,7 @@ import (
 // communication (issue 15; docs/definitions.md, "Idle time by cause").
 // Everything here is gathered during Breakdown's one pass over the
 // activities (idleScan.add, per activity) and finished per input
-// (idleScan.finish); only exposed communication takes a second pass, over
-// the inputs that have communication.
+// (idleScan.finish).
 
 // IdleSplit splits a group's idle time by what the device waited for.
 // LaunchBoundNS + DeviceSideNS + UnknownNS is the group's IdleNS exactly.
@@ -140,6 +139,7 @@ type windowIdle struct {
 	// by piece; commHidden the part of it other activities overlap.
 	comm       []piece
 	commHidden int64
+	nc         *nonComm // the device's
 	launches   map[trace.NameID]*launchAcc
 	// between is the time from the end of the latest-ending earlier step
 	// on the device to this step's first activity; hasPrev is false for a
@@ -180,11 +180,13 @@ type idleScan struct {
 	lastProc int32
 	lastCorr int64
 	lastLi   int
-	hasComm  bool
+	finder   launchFinder
+	nonComm  map[int32]*nonComm
 }
 
 func newIdleScan(t *trace.Trace, stepped bool, byName []catID, cats *catTable) *idleScan {
-	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, byName: byName, lastProc: -1}
+	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, byName: byName, lastProc: -1, nonComm: map[int32]*nonComm{},
+		finder: launchFinder{ls: t.Launches}}
 	ix.isComm = make([]bool, len(cats.cats))
 	for i, c := range cats.cats {
 		ix.isComm[i] = c.Top == classify.Communication
@@ -207,9 +209,67 @@ func (ix *idleScan) launchOf(a *trace.Activity) int {
 	if a.Proc == ix.lastProc && a.Corr == ix.lastCorr {
 		return ix.lastLi
 	}
-	li := launchIndex(ix.t, a.Proc, a.Corr)
+	li := ix.finder.find(a.Proc, a.Corr)
 	ix.lastProc, ix.lastCorr, ix.lastLi = a.Proc, a.Corr, li
 	return li
+}
+
+// launchFinder is launchIndex's lookup, galloping from the last call
+// found: activities mostly come in the order their calls were made, so the
+// next one is near.
+type launchFinder struct {
+	ls  []trace.Launch
+	pos int
+}
+
+// find returns the index of the first call of (proc, corr), or -1.
+func (f *launchFinder) find(proc int32, corr int64) int {
+	ls := f.ls
+	n := len(ls)
+	if n == 0 {
+		return -1
+	}
+	at := func(i int) int { // the call at i against the key
+		if c := cmp.Compare(ls[i].Proc, proc); c != 0 {
+			return c
+		}
+		return cmp.Compare(ls[i].Corr, corr)
+	}
+	// The answer is the first index at or after the key, in [lo, hi].
+	var lo, hi int
+	p := f.pos
+	if at(p) < 0 {
+		lo, hi = p+1, n
+		for step := 1; p+step < n; step *= 2 {
+			if at(p+step) >= 0 {
+				hi = p + step
+				break
+			}
+			lo = p + step + 1
+		}
+	} else {
+		lo, hi = 0, p
+		for step := 1; p-step >= 0; step *= 2 {
+			if at(p-step) < 0 {
+				lo = p - step + 1
+				break
+			}
+			hi = p - step
+		}
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if at(m) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	f.pos = min(lo, n-1)
+	if lo < n && at(lo) == 0 {
+		return lo
+	}
+	return -1
 }
 
 // add takes activity i of window w into the scan: before the window's own
@@ -231,6 +291,11 @@ func (ix *idleScan) add(w *window, i int) {
 		} else {
 			w.scope = &gapScope{proc: w.proc}
 		}
+		w.nc = ix.nonComm[w.device]
+		if w.nc == nil {
+			w.nc = &nonComm{}
+			ix.nonComm[w.device] = w.nc
+		}
 	}
 	sc := w.scope
 	switch {
@@ -251,13 +316,13 @@ func (ix *idleScan) add(w *window, i int) {
 		ix.launchWin[li] = w.seq
 		ix.launchFirst[li] = a.Start
 	}
-	if ix.isComm[ix.byName[a.Name]] {
-		ix.hasComm = true
-		if n := len(w.comm); n > 0 && a.Start <= w.comm[n-1].end {
-			w.comm[n-1].end = max(w.comm[n-1].end, end)
-		} else {
-			w.comm = append(w.comm, piece{a.Start, end})
-		}
+	if !ix.isComm[ix.byName[a.Name]] {
+		w.nc.add(a.Start, end)
+	} else if n := len(w.comm); n > 0 && a.Start <= w.comm[n-1].end {
+		w.comm[n-1].end = max(w.comm[n-1].end, end)
+	} else {
+		w.comm = append(w.comm, piece{a.Start, end})
+		w.nc.live = append(w.nc.live, commRef{w, int32(n)})
 	}
 }
 
@@ -299,8 +364,8 @@ func (ix *idleScan) finish(input int, in Input, wins []*window) []EmptyLaunch {
 		w.idle = w.split.Total()
 	}
 	empty := ix.launchStats(input, in, wins)
-	if ix.hasComm {
-		ix.exposeComm(wins)
+	for _, d := range ix.nonComm {
+		d.close()
 	}
 	if ix.stepped {
 		betweenSteps(in, wins)
@@ -364,94 +429,56 @@ func (ix *idleScan) launchStats(input int, in Input, wins []*window) []EmptyLaun
 
 // commRef is one piece of a window's communication union.
 type commRef struct {
-	piece
-	w *window
+	w   *window
+	idx int32 // in w.comm
 }
 
-// nonComm is the union of one device's non-communication activities,
-// built in start order, and the communication pieces it is matched
-// against.
+// nonComm is the union of one device's non-communication activities (any
+// step, any process), built piece by piece in the pass. When a piece
+// closes (an activity starts after its end), every communication activity
+// that can overlap it has been seen, and whatever comes later starts after
+// it: its overlap with the communication pieces met so far is final.
 type nonComm struct {
-	open   bool
-	cur    piece
-	comm   []commRef // by start
-	next   int       // comm[next:] start after every piece seen so far
-	active []commRef // pieces that may overlap the next union piece
+	open bool
+	cur  piece
+	// live are the communication pieces that may overlap the current
+	// piece or later ones: those that end after the last closed piece. A
+	// piece that ends before cannot grow: what would extend it starts
+	// before its end, and every activity to come starts after.
+	live []commRef
 }
 
-// exposeComm measures, for each window, how much of its communication
-// union other activities on the device (any step, any process) overlap:
-// a second pass over the activities, building each device's union of
-// non-communication activities and intersecting its pieces with the
-// communication pieces in one sweep.
-func (ix *idleScan) exposeComm(wins []*window) {
-	devs := map[int32]*nonComm{}
-	for _, w := range wins {
-		if len(w.comm) == 0 {
-			continue
-		}
-		d := devs[w.device]
-		if d == nil {
-			d = &nonComm{}
-			devs[w.device] = d
-		}
-		for _, p := range w.comm {
-			d.comm = append(d.comm, commRef{p, w})
-		}
-	}
-	for _, d := range devs {
-		slices.SortStableFunc(d.comm, func(a, b commRef) int { return cmp.Compare(a.start, b.start) })
-	}
-	var last *nonComm
-	lastDev := int32(-1)
-	for i := range ix.t.Activities {
-		a := &ix.t.Activities[i]
-		if ix.isComm[ix.byName[a.Name]] {
-			continue
-		}
-		d := last
-		if d == nil || a.Device != lastDev {
-			d = devs[a.Device]
-			last, lastDev = d, a.Device
-		}
-		if d == nil {
-			continue
-		}
-		end := a.End()
-		switch {
-		case !d.open:
-			d.open, d.cur = true, piece{a.Start, end}
-		case a.Start > d.cur.end:
-			d.overlap(d.cur)
-			d.cur = piece{a.Start, end}
-		case end > d.cur.end:
-			d.cur.end = end
-		}
-	}
-	for _, d := range devs {
-		if d.open {
-			d.overlap(d.cur)
-		}
+// add takes a non-communication activity into the union.
+func (d *nonComm) add(start, end trace.Time) {
+	switch {
+	case !d.open:
+		d.open, d.cur = true, piece{start, end}
+	case start > d.cur.end:
+		d.close()
+		d.cur = piece{start, end}
+	case end > d.cur.end:
+		d.cur.end = end
 	}
 }
 
-// overlap adds the overlap of union piece p with each communication piece
-// to the piece's window; the union's next pieces start after p.end.
-func (d *nonComm) overlap(p piece) {
-	for d.next < len(d.comm) && d.comm[d.next].start < p.end {
-		d.active = append(d.active, d.comm[d.next])
-		d.next++
+// close adds the current piece's overlap with each live communication
+// piece to the piece's window, and drops the pieces it has passed.
+func (d *nonComm) close() {
+	if !d.open || len(d.live) == 0 {
+		return
 	}
-	keep := d.active[:0]
-	for _, c := range d.active {
+	p := d.cur
+	keep := d.live[:0]
+	for _, r := range d.live {
+		c := r.w.comm[r.idx]
 		if ov := min(c.end, p.end) - max(c.start, p.start); ov > 0 {
-			c.w.commHidden += int64(ov)
+			r.w.commHidden += int64(ov)
 		}
 		if c.end > p.end {
-			keep = append(keep, c)
+			keep = append(keep, r)
 		}
 	}
-	d.active = keep
+	d.live = keep
 }
 
 // betweenSteps sets, for each step window, the time since the end of the
@@ -537,9 +564,7 @@ func (ig *idleGroup) fill(g *Group, t *trace.Trace) {
 	slices.SortFunc(g.BetweenFrom, func(a, b StepGapStat) int { return cmp.Compare(a.From, b.From) })
 	g.Launches = []LaunchStat{}
 	for id, l := range ig.launches {
-		slices.Sort(l.latency)
-		g.Launches = append(g.Launches, LaunchStat{API: t.Names[id], Calls: l.calls, CPUNS: l.cpu,
-			LaunchToStart: Latency{P50: Percentile(l.latency, 50), P90: Percentile(l.latency, 90), Max: l.latency[len(l.latency)-1]}})
+		g.Launches = append(g.Launches, LaunchStat{API: t.Names[id], Calls: l.calls, CPUNS: l.cpu, LaunchToStart: latency(l.latency)})
 		g.LaunchCPUNS += l.cpu
 	}
 	slices.SortFunc(g.Launches, func(a, b LaunchStat) int {

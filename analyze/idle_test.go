@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/traceq/traceq/trace"
@@ -280,5 +282,52 @@ func TestExposedCommunication(t *testing.T) {
 	r, _ = Breakdown([]Input{in}, Options{})
 	if g := r.Groups[0]; g.Comm != (CommStat{BusyNS: 140, ExposedNS: 60}) {
 		t.Errorf("whole trace comm %+v", g.Comm)
+	}
+}
+
+// TestLaunchFinder checks the galloping lookup against a binary search
+// from every starting point, for keys present and absent.
+func TestLaunchFinder(t *testing.T) {
+	tr := &trace.Trace{}
+	for _, k := range [][2]int64{{0, 1}, {0, 3}, {0, 3}, {0, 4}, {0, 9}, {1, 2}, {1, 3}, {1, 3}, {1, 3}, {1, 10}, {2, 1}} {
+		tr.Launches = append(tr.Launches, trace.Launch{Proc: int32(k[0]), Corr: k[1], Start: trace.Time(len(tr.Launches))})
+	}
+	for start := range tr.Launches {
+		for proc := int32(-1); proc <= 3; proc++ {
+			for corr := int64(0); corr <= 11; corr++ {
+				f := launchFinder{ls: tr.Launches, pos: start}
+				if got, want := f.find(proc, corr), launchIndex(tr, proc, corr); got != want {
+					t.Errorf("from %d: find(%d, %d) = %d, want %d", start, proc, corr, got, want)
+				}
+			}
+		}
+	}
+	if (&launchFinder{}).find(0, 1) != -1 {
+		t.Error("no calls: found one")
+	}
+}
+
+// TestLatencySelection checks the selection-based percentiles against
+// Percentile on the sorted sample.
+func TestLatencySelection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n < 300; n++ {
+		for _, spread := range []int64{1, 3, 1000, 1 << 40} {
+			xs := make([]int64, n)
+			for i := range xs {
+				xs[i] = rng.Int64N(spread) - spread/3
+			}
+			sorted := slices.Clone(xs)
+			slices.Sort(sorted)
+			want := Latency{P50: Percentile(sorted, 50), P90: Percentile(sorted, 90), Max: sorted[n-1]}
+			got := latency(xs)
+			if !near(got.P50, want.P50) || !near(got.P90, want.P90) || got.Max != want.Max {
+				t.Fatalf("n %d spread %d: %+v, want %+v", n, spread, got, want)
+			}
+			slices.Sort(xs)
+			if !slices.Equal(xs, sorted) {
+				t.Fatalf("n %d: the sample changed", n)
+			}
+		}
 	}
 }
