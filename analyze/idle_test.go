@@ -331,3 +331,39 @@ func TestLatencySelection(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareIdle checks diff's idle split per step: sums over a side's
+// windows, divided by its windows.
+func TestCompareIdle(t *testing.T) {
+	const launch = "cudaLaunchKernel"
+	// Before: two decode steps; step 0 has a 50 ns launch-bound gap and a
+	// 40 ns device-side one, step 1 an unknown 25 ns one.
+	before := idleInput(t, []ia{
+		{start: 100, end: 150, corr: 1}, {start: 200, end: 260, corr: 2}, {start: 300, end: 320, corr: 3},
+		{start: 400, end: 410, corr: 4, step: 1}, {start: 435, end: 440, corr: 0, step: 1},
+	}, []il{{launch, 1, 90, 5, 0}, {launch, 2, 170, 5, 0}, {launch, 3, 120, 5, 0}, {launch, 4, 390, 5, 0}},
+		[]StepKind{KindDecode, KindDecode})
+	// After: one decode step with a 31 ns device-side gap.
+	after := idleInput(t, []ia{{start: 100, end: 150, corr: 1}, {start: 181, end: 200, corr: 2}},
+		[]il{{launch, 1, 90, 5, 0}, {launch, 2, 100, 5, 0}}, []StepKind{KindDecode})
+	d := Compare([]Input{before}, []Input{after}, Options{})
+	if len(d.Kinds) != 1 {
+		t.Fatalf("kinds %+v", d.Kinds)
+	}
+	id := d.Kinds[0].Idle
+	for _, c := range []struct {
+		name                   string
+		got                    CategoryDiff
+		before, after, perStep int64 // perStep: before's
+	}{
+		{"total", id.Total, 115, 31, 58},
+		{"launch-bound", id.LaunchBound, 50, 0, 25},
+		{"device-side", id.DeviceSide, 40, 31, 20},
+		{"unknown", id.Unknown, 25, 0, 13},
+	} {
+		if c.got.BeforeNS != c.before || c.got.AfterNS != c.after || c.got.BeforePerStepNS != c.perStep ||
+			c.got.AfterPerStepNS != c.after || c.got.DeltaNS != c.after-c.perStep {
+			t.Errorf("%s: %+v, want %d → %d (%d per step before)", c.name, c.got, c.before, c.after, c.perStep)
+		}
+	}
+}
