@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -364,6 +365,25 @@ func TestCompareIdle(t *testing.T) {
 		if c.got.BeforeNS != c.before || c.got.AfterNS != c.after || c.got.BeforePerStepNS != c.perStep ||
 			c.got.AfterPerStepNS != c.after || c.got.DeltaNS != c.after-c.perStep {
 			t.Errorf("%s: %+v, want %d → %d (%d per step before)", c.name, c.got, c.before, c.after, c.perStep)
+		}
+	}
+}
+
+// TestCheckSumsLaunches checks that launch calls whose summed durations or
+// distance to the activities overflow are refused before any analysis.
+func TestCheckSumsLaunches(t *testing.T) {
+	acts := []ia{{start: 100, end: 150, corr: 1}}
+	ok := idleInput(t, acts, []il{{"cudaLaunchKernel", 1, 90, 5, 0}}, nil)
+	if err := CheckSums([]Input{ok}); err != nil {
+		t.Fatal(err)
+	}
+	const big = int64(1) << 62
+	for name, calls := range map[string][]il{
+		"durations": {{"cudaLaunchKernel", 1, 90, big, 0}, {"cudaLaunchKernel", 2, 91, big, 0}},
+		"distance":  {{"cudaLaunchKernel", 1, -big - 1<<61, 5, 0}, {"cudaLaunchKernel", 2, big + 1<<61, 5, 0}},
+	} {
+		if err := CheckSums([]Input{idleInput(t, acts, calls, nil)}); !errors.Is(err, ErrOverflow) {
+			t.Errorf("%s: %v, want ErrOverflow", name, err)
 		}
 	}
 }
