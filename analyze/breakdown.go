@@ -75,6 +75,21 @@ type Group struct {
 	// StepStats describes the group's steps one by one; nil for the
 	// whole-trace and unattributed groups.
 	StepStats *StepStats
+	// Idle splits IdleNS by cause (idle.go).
+	Idle IdleSplit
+	// BetweenStepsNS is the time between steps that ends in the group's
+	// steps: from the end of the latest-ending earlier step of the device
+	// to each step's first activity, summed over BetweenStepGaps steps,
+	// split by the kind of the step before in BetweenFrom.
+	BetweenStepsNS  int64
+	BetweenStepGaps int
+	BetweenFrom     []StepGapStat
+	// Launches describes the launch calls of the group's activities per
+	// API, most CPU time first; LaunchCPUNS sums their CPU time.
+	Launches    []LaunchStat
+	LaunchCPUNS int64
+	// Comm is the group's communication time and the part of it exposed.
+	Comm CommStat
 
 	Input int   // index of the input in the analysis
 	Proc  int32 // index of the process in the input's trace
@@ -87,6 +102,9 @@ type GroupTable struct {
 	// CrossRank compares the ranks of each run (see CrossRank); empty for
 	// runs of one rank.
 	CrossRank []RankRow
+	// EmptyLaunches counts the launch calls whose correlation id matches
+	// no recorded GPU activity, per input, process and API.
+	EmptyLaunches []EmptyLaunch
 }
 
 // window accumulates one (input, proc, device, step).
@@ -100,10 +118,12 @@ type window struct {
 	kernel int64
 	busy   union
 	// idle is the time in [first, last) when the device ran nothing at
-	// all; set by deviceIdle for stepped inputs.
+	// all (stepped inputs), or the window's own activities nothing (the
+	// whole trace): the gaps idleScan splits by cause.
 	idle  int64
 	cats  map[catID]*catAcc
 	names map[trace.NameID]*nameAcc
+	windowIdle
 }
 
 type catAcc struct {
@@ -128,6 +148,7 @@ type accumulation struct {
 	wins   []*window
 	cats   *catTable
 	byName [][]catID // per input, per NameID
+	empty  []EmptyLaunch
 }
 
 func accumulate(inputs []Input, cl *classify.Classifier) *accumulation {
@@ -136,6 +157,7 @@ func accumulate(inputs []Input, cl *classify.Classifier) *accumulation {
 		t := in.Trace
 		byName := acc.cats.byName(t, cl)
 		acc.byName[ii] = byName
+		scan := newIdleScan(t, in.Steps != nil, byName, acc.cats)
 		m := map[winKey]*window{}
 		var lastKey winKey
 		var last *window
@@ -157,6 +179,7 @@ func accumulate(inputs []Input, cl *classify.Classifier) *accumulation {
 				}
 				last, lastKey = w, k
 			}
+			scan.add(w, i)
 			end := a.End()
 			w.last = max(w.last, end)
 			w.kernel += a.Dur
@@ -177,33 +200,10 @@ func accumulate(inputs []Input, cl *classify.Classifier) *accumulation {
 			na.n++
 			na.total += a.Dur
 		}
-		if in.Steps != nil {
-			deviceIdle(t, inWins)
-		} else {
-			for _, w := range inWins {
-				w.idle = int64(w.last-w.first) - w.busy.sum()
-			}
-		}
+		acc.empty = append(acc.empty, scan.finish(ii, in, inWins)...)
 		acc.wins = append(acc.wins, inWins...)
 	}
 	return acc
-}
-
-// deviceIdle sets each window's idle time: the part of its span when the
-// device ran no activity of any step. Steps of one device can overlap
-// (a step's kernels still running when the next step's start), so a
-// window's own busy time does not tell.
-func deviceIdle(t *trace.Trace, wins []*window) {
-	byDev := map[int32][]*window{}
-	for _, w := range wins {
-		byDev[w.device] = append(byDev[w.device], w)
-	}
-	for dev, ws := range byDev {
-		busy := deviceBusy(t, dev)
-		for _, w := range ws {
-			w.idle = int64(w.last-w.first) - busy.within(w.first, w.last)
-		}
-	}
 }
 
 // Breakdown computes the per-group figures of the inputs and their step
@@ -219,6 +219,7 @@ func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
 		r.Inputs = append(r.Inputs, Describe(in))
 	}
 	r.Groups = acc.groups(top, opt)
+	r.EmptyLaunches = acc.empty
 	st := acc.stepTable()
 	st.addStats(r.Groups)
 	r.CrossRank = CrossRank(r)
@@ -251,6 +252,7 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		cats  map[catID]*CategoryStat
 		names map[trace.NameID]*nameAcc
 		steps map[int32]bool
+		idle  idleGroup
 	}
 	m := map[groupKey]*gacc{}
 	var order []groupKey
@@ -276,6 +278,7 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		ga.g.BusyNS += w.busy.sum()
 		ga.g.SpanNS += int64(w.last - w.first)
 		ga.g.IdleNS += w.idle
+		ga.idle.add(w)
 		for ci, ca := range w.cats {
 			cs := ga.cats[ci]
 			if cs == nil {
@@ -304,6 +307,7 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		windows := max(g.Steps, 1)
 		g.KernelPerStepNS = perStep(g.KernelNS, windows)
 		g.StepShare = Ratio(g.BusyNS, g.SpanNS)
+		ga.idle.fill(&g, acc.inputs[k.input].Trace)
 		for _, cs := range ga.cats {
 			cs.Share = Ratio(cs.KernelNS, g.KernelNS)
 			cs.KernelPerStepNS = perStep(cs.KernelNS, windows)

@@ -43,6 +43,18 @@ type KindDiff struct {
 	Categories []CategoryDiff
 	// Kernels are the kernels whose time per step changed most.
 	Kernels []KernelDiff
+	// Idle compares the idle time per step by cause.
+	Idle IdleDiff
+}
+
+// IdleDiff compares the idle time of one step kind per step (window), in
+// total and by cause (IdleSplit), each divided and rounded as a category's
+// time per step.
+type IdleDiff struct {
+	Total       CategoryDiff // the category is empty
+	LaunchBound CategoryDiff
+	DeviceSide  CategoryDiff
+	Unknown     CategoryDiff
 }
 
 // CategoryDiff compares one category of one step kind.
@@ -97,6 +109,8 @@ type sideKind struct {
 	windows, steps, devices int
 	kernel                  int64
 	cats                    map[classify.Category]int64
+	idle                    int64
+	split                   IdleSplit
 	names                   map[string]*nameStat
 }
 
@@ -192,6 +206,8 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKin
 		s.steps = max(s.steps, g.Steps)
 		s.devices++
 		s.kernel += g.KernelNS
+		s.idle += g.IdleNS
+		s.split.add(g.Idle)
 		for _, c := range g.Categories {
 			s.cats[c.Category] += c.KernelNS
 		}
@@ -271,6 +287,11 @@ func compareKind(kind StepKind, b, a *sideKind, top int) KindDiff {
 		return classify.Compare(x.Category, y.Category)
 	})
 	kd.Kernels = kernelDiffs(b, a, top)
+	idle := func(bns, ans int64) CategoryDiff {
+		return categoryDiff(classify.Category{}, bns, ans, b.windows, a.windows, b.idle, a.idle)
+	}
+	kd.Idle = IdleDiff{Total: idle(b.idle, a.idle), LaunchBound: idle(b.split.LaunchBoundNS, a.split.LaunchBoundNS),
+		DeviceSide: idle(b.split.DeviceSideNS, a.split.DeviceSideNS), Unknown: idle(b.split.UnknownNS, a.split.UnknownNS)}
 	return kd
 }
 

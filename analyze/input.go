@@ -79,8 +79,10 @@ var ErrOverflow = errors.New("the summed GPU time overflows 64-bit nanoseconds (
 // CheckSums reports whether every figure the analyses compute fits an
 // int64: the summed durations of all activities of all inputs (every
 // kernel, busy and per-category time is a sum of a subset of them), each
-// activity's end, and each input's span. Analyses can then add without
-// checking. Called once on the inputs, before any analysis.
+// activity's end, each input's span, and the summed durations of its
+// launch calls and the time from any call to any activity (launch CPU
+// time, launch-to-start latency). Analyses can then add without checking.
+// Called once on the inputs, before any analysis.
 func CheckSums(inputs []Input) error {
 	var total int64
 	for _, in := range inputs {
@@ -96,6 +98,15 @@ func CheckSums(inputs []Input) error {
 			}
 			total += a.Dur
 			last = max(last, a.End())
+		}
+		var calls int64
+		for i := range in.Trace.Launches {
+			l := &in.Trace.Launches[i]
+			if l.Dur > math.MaxInt64-calls {
+				return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
+			}
+			calls += l.Dur
+			first, last = min(first, l.Start), max(last, l.Start)
 		}
 		if first < 0 && last > math.MaxInt64+first {
 			return fmt.Errorf("%s: %w", in.Path, ErrOverflow)

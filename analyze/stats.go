@@ -94,3 +94,75 @@ func perStep(ns int64, windows int) int64 {
 	}
 	return (ns + w/2) / w
 }
+
+// latency summarises xs (any order; it reorders xs) as Percentile would
+// on the sorted sample, by selection instead of a sort: O(n) expected.
+func latency(xs []int64) Latency {
+	if len(xs) == 0 {
+		return Latency{}
+	}
+	// rank returns the k-th smallest of xs[from:], which selection leaves
+	// partitioned around it, so that later ranks are found to its right.
+	from := 0
+	rank := func(k int) int64 {
+		selectRank(xs[from:], k-from)
+		from = k
+		return xs[k]
+	}
+	pct := func(p float64) float64 {
+		h := p / 100 * float64(len(xs)-1)
+		lo := int(math.Floor(h))
+		x := rank(lo)
+		if lo+1 >= len(xs) {
+			return float64(x)
+		}
+		next := slices.Min(xs[lo+1:])
+		return float64(x) + (h-float64(lo))*float64(next-x)
+	}
+	l := Latency{P50: pct(50), P90: pct(90)}
+	l.Max = slices.Max(xs[from:])
+	return l
+}
+
+// selectRank reorders xs so that xs[k] is its k-th smallest element, with
+// nothing larger before it and nothing smaller after (Hoare's selection,
+// median-of-three pivots).
+func selectRank(xs []int64, k int) {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		// Median of three into xs[m].
+		if xs[m] < xs[lo] {
+			xs[m], xs[lo] = xs[lo], xs[m]
+		}
+		if xs[hi] < xs[lo] {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if xs[hi] < xs[m] {
+			xs[hi], xs[m] = xs[m], xs[hi]
+		}
+		pivot := xs[m]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}

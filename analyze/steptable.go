@@ -39,6 +39,8 @@ type StepRow struct {
 	// of any step.
 	IdleNS   int64
 	KernelNS int64
+	// Idle splits IdleNS by cause.
+	Idle IdleSplit
 	// Categories split KernelNS, largest first.
 	Categories []StepCat
 	Outlier    bool
@@ -178,6 +180,7 @@ func (acc *accumulation) stepTable() *StepTable {
 			PID: procPID(t, w.proc), Device: w.device,
 			Start: w.first, Offset: int64(w.first - t.Activities[0].Start),
 			SpanNS: int64(w.last - w.first), BusyNS: w.busy.sum(), IdleNS: w.idle, KernelNS: w.kernel,
+			Idle: w.split,
 		}
 		for ci, ca := range w.cats {
 			row.Categories = append(row.Categories, StepCat{Category: acc.cats.cats[ci], KernelNS: ca.kernel,

@@ -82,7 +82,7 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt 
 	switch opt.Format {
 	case "json":
 		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Inputs), Groups: jsonGroups(r.Groups),
-			Kernels: jsonKernels(ks), CrossRank: jsonRanks(r.CrossRank)})
+			Kernels: jsonKernels(ks), CrossRank: jsonRanks(r.CrossRank), EmptyLaunches: jsonEmptyLaunches(r.EmptyLaunches)})
 	case "csv":
 		if err := breakdownCSV(w, r); err != nil {
 			return err
@@ -108,6 +108,10 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt 
 		if ss := g.StepStats; ss != nil {
 			summary += "\n" + StepStatsLine(ss)
 		}
+		if md {
+			summary += "\n" // a paragraph of its own
+		}
+		summary += "\n" + IdleLine(g)
 		sb.WriteString(summary + "\n\n")
 		ct := &Table{Head: []string{"category", "kernel ms", "share", "busy ms", "instances"},
 			Right: []bool{false, true, true, true, true}}

@@ -72,16 +72,27 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 		}
 		if md {
 			ct.Markdown(&sb)
+			sb.WriteString("\n" + idleDiffLine(&k.Idle) + "\n")
 			sb.WriteString("\nKernels that changed most:\n\n")
 			kt.Markdown(&sb)
 		} else {
 			ct.Text(&sb, "  ")
+			sb.WriteString("\n  " + idleDiffLine(&k.Idle) + "\n")
 			sb.WriteString("\n  kernels that changed most:\n")
 			kt.Text(&sb, "  ")
 		}
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// idleDiffLine says how the idle time per step and its causes changed.
+func idleDiffLine(d *analyze.IdleDiff) string {
+	arrow := func(c analyze.CategoryDiff) string {
+		return MS(c.BeforePerStepNS) + " → " + MS(c.AfterPerStepNS)
+	}
+	return "idle per step: " + arrow(d.Total) + " ms (launch-bound " + arrow(d.LaunchBound) + " · device-side " +
+		arrow(d.DeviceSide) + " · unknown " + arrow(d.Unknown) + ")"
 }
 
 func diffKindTitle(k *analyze.KindDiff) string {
@@ -162,6 +173,14 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 			cw.Write([]string{k.StepKind.String(), row, "", rowCategory(j == 0, c.Category), "", "", i64(c.BeforeNS), i64(c.AfterNS),
 				i64(c.BeforePerStepNS), i64(c.AfterPerStepNS), i64(c.DeltaNS), pct(c.DeltaPct),
 				ftoa(c.BeforeShare), ftoa(c.AfterShare), ftoa(c.ShareChange), "", "", bw, aw})
+		}
+		for _, c := range []struct {
+			name string
+			d    analyze.CategoryDiff
+		}{{"idle", k.Idle.Total}, {"launch_bound", k.Idle.LaunchBound}, {"device_side", k.Idle.DeviceSide}, {"unknown", k.Idle.Unknown}} {
+			cw.Write([]string{k.StepKind.String(), "idle", c.name, "", "", "", i64(c.d.BeforeNS), i64(c.d.AfterNS),
+				i64(c.d.BeforePerStepNS), i64(c.d.AfterPerStepNS), i64(c.d.DeltaNS), pct(c.d.DeltaPct),
+				ftoa(c.d.BeforeShare), ftoa(c.d.AfterShare), ftoa(c.d.ShareChange), "", "", bw, aw})
 		}
 		for _, kd := range k.Kernels {
 			cw.Write([]string{k.StepKind.String(), "kernel", csvText(kd.Name), kd.Category.String(), kd.Match, kd.Change, i64(kd.BeforeNS), i64(kd.AfterNS),

@@ -117,6 +117,62 @@ type jsonGroup struct {
 	StepShare       float64  `json:"step_share"`
 	PeriodNSP50     *float64 `json:"period_ns_p50,omitempty"`
 	GapNSP50        *float64 `json:"gap_ns_p50,omitempty"`
+	// Idle time by cause (docs/definitions.md).
+	Idle             jsonIdle          `json:"idle"`
+	BetweenStepsNS   int64             `json:"between_steps_ns"`
+	BetweenStepsGaps int               `json:"between_steps_gaps"`
+	BetweenFrom      []jsonStepGap     `json:"between_steps_by_kind"`
+	Launches         []jsonLaunch      `json:"launches"`
+	LaunchCPUNS      int64             `json:"launch_cpu_ns"`
+	Communication    jsonCommunication `json:"communication"`
+}
+
+type jsonIdle struct {
+	LaunchBoundNS int64 `json:"launch_bound_ns"`
+	DeviceSideNS  int64 `json:"device_side_ns"`
+	UnknownNS     int64 `json:"unknown_ns"`
+}
+
+func jsonIdleOf(s analyze.IdleSplit) jsonIdle { return jsonIdle(s) }
+
+type jsonStepGap struct {
+	From    string `json:"from"`
+	Gaps    int    `json:"gaps"`
+	TotalNS int64  `json:"total_ns"`
+}
+
+type jsonLatency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	Max int64   `json:"max"`
+}
+
+type jsonLaunch struct {
+	API           string      `json:"api"`
+	Calls         int64       `json:"calls"`
+	CPUNS         int64       `json:"cpu_ns"`
+	LaunchToStart jsonLatency `json:"launch_to_start_ns"`
+}
+
+type jsonCommunication struct {
+	BusyNS    int64 `json:"busy_ns"`
+	ExposedNS int64 `json:"exposed_ns"`
+}
+
+type jsonEmptyLaunch struct {
+	Path  string `json:"path"`
+	PID   int64  `json:"pid"`
+	API   string `json:"api"`
+	Calls int64  `json:"calls"`
+	CPUNS int64  `json:"cpu_ns"`
+}
+
+func jsonEmptyLaunches(es []analyze.EmptyLaunch) []jsonEmptyLaunch {
+	out := make([]jsonEmptyLaunch, len(es))
+	for i, e := range es {
+		out[i] = jsonEmptyLaunch{Path: e.Path, PID: e.PID, API: e.API, Calls: e.Calls, CPUNS: e.CPUNS}
+	}
+	return out
 }
 
 func jsonGroups(gs []analyze.Group) []jsonGroup {
@@ -137,6 +193,18 @@ func jsonGroups(gs []analyze.Group) []jsonGroup {
 			j.Top = append(j.Top, jsonTopKernel{Name: k.Name, Category: k.Category.String(), Instances: k.Instances,
 				TotalNS: k.TotalNS, Share: k.Share})
 		}
+		j.Idle = jsonIdleOf(g.Idle)
+		j.BetweenStepsNS, j.BetweenStepsGaps, j.LaunchCPUNS = g.BetweenStepsNS, g.BetweenStepGaps, g.LaunchCPUNS
+		j.BetweenFrom = []jsonStepGap{}
+		for _, b := range g.BetweenFrom {
+			j.BetweenFrom = append(j.BetweenFrom, jsonStepGap{From: b.From.String(), Gaps: b.Gaps, TotalNS: b.TotalNS})
+		}
+		j.Launches = []jsonLaunch{}
+		for _, l := range g.Launches {
+			j.Launches = append(j.Launches, jsonLaunch{API: l.API, Calls: l.Calls, CPUNS: l.CPUNS,
+				LaunchToStart: jsonLatency(l.LaunchToStart)})
+		}
+		j.Communication = jsonCommunication(g.Comm)
 		out[i] = j
 	}
 	return out
@@ -211,6 +279,8 @@ type jsonBreakdownDoc struct {
 	Groups    []jsonGroup   `json:"groups"`
 	Kernels   []jsonKernel  `json:"kernels"`
 	CrossRank []jsonRankRow `json:"cross_rank"`
+	// EmptyLaunches are the launch calls that launched no recorded work.
+	EmptyLaunches []jsonEmptyLaunch `json:"launches_without_gpu_work"`
 }
 
 // jsonKernelsDoc is the document of traceq kernels --format json.
@@ -246,6 +316,7 @@ type jsonStep struct {
 	TopCategory string        `json:"top_category"`
 	TopShare    float64       `json:"top_share"`
 	Outlier     bool          `json:"outlier"`
+	Idle        jsonIdle      `json:"idle"`
 }
 
 func jsonSteps(rows []analyze.StepRow) []jsonStep {
@@ -254,7 +325,7 @@ func jsonSteps(rows []analyze.StepRow) []jsonStep {
 		j := jsonStep{Path: r.Path, Rank: r.Rank, PID: r.PID, Device: r.Device, Index: r.Step.Index,
 			Kind: r.Step.Kind.String(), Marker: r.Step.Marker, MarkerStart: int64(r.Step.Start), MarkerEnd: int64(r.Step.End),
 			StartNS: int64(r.Start), OffsetNS: r.Offset, SpanNS: r.SpanNS, BusyNS: r.BusyNS, IdleNS: r.IdleNS,
-			KernelNS: r.KernelNS, Outlier: r.Outlier}
+			KernelNS: r.KernelNS, Outlier: r.Outlier, Idle: jsonIdleOf(r.Idle)}
 		for _, c := range r.Categories {
 			j.Categories = append(j.Categories, jsonStepCat{Category: c.Category.String(), KernelNS: c.KernelNS,
 				ShareOfKernel: c.ShareOfKernel, ShareOfSpan: c.ShareOfSpan})
@@ -356,6 +427,26 @@ type jsonKindDiff struct {
 	Total         jsonCategoryDiff   `json:"total"`
 	Categories    []jsonCategoryDiff `json:"categories"`
 	Kernels       []jsonKernelDiff   `json:"kernels"`
+	Idle          jsonIdleDiff       `json:"idle"`
+}
+
+// jsonIdleDiff compares the idle time per step, in total and by cause;
+// the shares are of the side's idle time.
+type jsonIdleDiff struct {
+	Total       jsonCategoryDiff `json:"total"`
+	LaunchBound jsonCategoryDiff `json:"launch_bound"`
+	DeviceSide  jsonCategoryDiff `json:"device_side"`
+	Unknown     jsonCategoryDiff `json:"unknown"`
+}
+
+func jsonIdleDiffOf(d analyze.IdleDiff) jsonIdleDiff {
+	c := func(name string, x analyze.CategoryDiff) jsonCategoryDiff {
+		j := jsonCatDiff(x, false)
+		j.Category = name
+		return j
+	}
+	return jsonIdleDiff{Total: c("idle", d.Total), LaunchBound: c("launch_bound", d.LaunchBound),
+		DeviceSide: c("device_side", d.DeviceSide), Unknown: c("unknown", d.Unknown)}
 }
 
 // jsonDiffDoc is the document of traceq diff --format json.
@@ -373,7 +464,8 @@ func diffDoc(d *analyze.Diff) jsonDiffDoc {
 	for _, k := range d.Kinds {
 		j := jsonKindDiff{StepKind: k.StepKind.String(), BeforeWindows: k.BeforeWindows, AfterWindows: k.AfterWindows,
 			BeforeDevices: k.BeforeDevices, AfterDevices: k.AfterDevices, BeforeSteps: k.BeforeSteps, AfterSteps: k.AfterSteps,
-			Total: jsonCatDiff(k.Total, true), Categories: []jsonCategoryDiff{}, Kernels: []jsonKernelDiff{}}
+			Total: jsonCatDiff(k.Total, true), Categories: []jsonCategoryDiff{}, Kernels: []jsonKernelDiff{},
+			Idle: jsonIdleDiffOf(k.Idle)}
 		for _, c := range k.Categories {
 			j.Categories = append(j.Categories, jsonCatDiff(c, false))
 		}

@@ -47,7 +47,8 @@ func Steps(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Option
 	case "csv":
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"path", "rank", "pid", "device", "index", "kind", "marker", "marker_start_ns", "marker_end_ns",
-			"start_ns", "offset_ns", "span_ns", "busy_ns", "idle_ns", "kernel_ns", "top_category", "top_share", "outlier"})
+			"start_ns", "offset_ns", "span_ns", "busy_ns", "idle_ns", "kernel_ns", "top_category", "top_share", "outlier",
+			"launch_bound_ns", "device_side_ns", "unknown_ns"})
 		if st != nil {
 			for _, s := range jsonSteps(st.Rows) {
 				cw.Write([]string{csvText(s.Path), intOrEmpty(s.Rank), strconv.FormatInt(s.PID, 10), strconv.Itoa(int(s.Device)),
@@ -55,7 +56,8 @@ func Steps(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Option
 					strconv.FormatInt(s.MarkerEnd, 10), strconv.FormatInt(s.StartNS, 10),
 					strconv.FormatInt(s.OffsetNS, 10), strconv.FormatInt(s.SpanNS, 10), strconv.FormatInt(s.BusyNS, 10),
 					strconv.FormatInt(s.IdleNS, 10), strconv.FormatInt(s.KernelNS, 10), s.TopCategory, ftoa(s.TopShare),
-					strconv.FormatBool(s.Outlier)})
+					strconv.FormatBool(s.Outlier), strconv.FormatInt(s.Idle.LaunchBoundNS, 10),
+					strconv.FormatInt(s.Idle.DeviceSideNS, 10), strconv.FormatInt(s.Idle.UnknownNS, 10)})
 			}
 		}
 		cw.Flush()
@@ -82,8 +84,8 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 		}
 		heading(&sb, Printable(sum.Path+" · "+StepCount(sum.Steps, analyze.KindAny)), opt)
 		t := &Table{Head: []string{"step", "kind", "marker", "dev", "start ms", "span ms", "busy ms", "idle ms",
-			"top category", "share", "of span", "outlier"},
-			Right: []bool{true, false, false, true, true, true, true, true, false, true, true, false}}
+			"launch-bound ms", "device-side ms", "top category", "share", "of span", "outlier"},
+			Right: []bool{true, false, false, true, true, true, true, true, true, true, false, true, true, false}}
 		for _, s := range st.Rows {
 			if s.Path != sum.Path {
 				continue
@@ -97,7 +99,7 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 				top, share, ofSpan = c.Category.String(), Pct(c.ShareOfKernel), Pct(c.ShareOfSpan)
 			}
 			t.Add(strconv.Itoa(s.Step.Index), s.Step.Kind.String(), clip(s.Step.Marker, width), strconv.Itoa(int(s.Device)), MS(s.Offset),
-				MS(s.SpanNS), MS(s.BusyNS), MS(s.IdleNS), top, share, ofSpan, out)
+				MS(s.SpanNS), MS(s.BusyNS), MS(s.IdleNS), MS(s.Idle.LaunchBoundNS), MS(s.Idle.DeviceSideNS), top, share, ofSpan, out)
 		}
 		t.Write(&sb, md)
 		sb.WriteByte('\n')
@@ -130,10 +132,38 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 				MSf(s.SpanNS.P99), MS(s.SpanNS.Max), MSf(s.SpanNS.Mean), strings.Join(outs, " "))
 		}
 		kt.Write(&sb, md)
+		betweenSteps(&sb, r, sum.Path, md)
 	}
 	if len(st.Inputs) == 0 {
 		sb.WriteString("no steps\n")
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// betweenSteps writes the time between the steps of one input, per
+// device and pair of step kinds: the host's time between steps, apart
+// from the idle time inside them.
+func betweenSteps(sb *strings.Builder, r *analyze.GroupTable, path string, md bool) {
+	t := &Table{Head: []string{"dev", "from", "to", "gaps", "mean ms", "total ms"},
+		Right: []bool{true, false, false, true, true, true}}
+	for _, g := range r.Groups {
+		if g.Path != path {
+			continue
+		}
+		for _, b := range g.BetweenFrom {
+			t.Add(strconv.Itoa(int(g.Device)), b.From.String(), g.StepKind.String(), strconv.Itoa(b.Gaps),
+				MSf(float64(b.TotalNS)/float64(b.Gaps)), MS(b.TotalNS))
+		}
+	}
+	if len(t.rows) == 0 {
+		return
+	}
+	note := "time between steps: from the end of one step's GPU span to the start of the next step's on the device"
+	if md {
+		sb.WriteString("\n" + note + ":\n\n")
+	} else {
+		sb.WriteString("\n  " + note + ":\n")
+	}
+	t.Write(sb, md)
 }

@@ -133,6 +133,7 @@ func (w *writer) write() error {
 	if err := w.beforeAfter(); err != nil {
 		return err
 	}
+	w.idleSection()
 
 	sb.WriteString(w.h(1) + "Top kernels\n\n")
 	link, err = w.drawKind("top", Top, 0, 0, "top kernels")

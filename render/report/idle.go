@@ -1,0 +1,97 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/render"
+)
+
+// idleSection writes why the GPU was idle: a verdict over all groups and
+// one row per group (docs/definitions.md, "Idle time by cause").
+func (w *writer) idleSection() {
+	gs := w.groups.Groups
+	var span, idle, kernel, launchCPU, between int64
+	var split analyze.IdleSplit
+	var comm analyze.CommStat
+	gaps, launches := 0, false
+	for _, g := range gs {
+		span += g.SpanNS
+		idle += g.IdleNS
+		kernel += g.KernelNS
+		launchCPU += g.LaunchCPUNS
+		split.LaunchBoundNS += g.Idle.LaunchBoundNS
+		split.DeviceSideNS += g.Idle.DeviceSideNS
+		split.UnknownNS += g.Idle.UnknownNS
+		comm.BusyNS += g.Comm.BusyNS
+		comm.ExposedNS += g.Comm.ExposedNS
+		between += g.BetweenStepsNS
+		gaps += g.BetweenStepGaps
+		launches = launches || len(g.Launches) > 0
+	}
+	if span == 0 {
+		return
+	}
+	sb := &w.sb
+	sb.WriteString(w.h(1) + "Why the GPU was idle\n\n")
+	say := []string{idleVerdict(span, idle, split)}
+	if launches {
+		say = append(say, fmt.Sprintf("Launch calls took %s ms of CPU time per ms of GPU kernel time.",
+			strconv.FormatFloat(analyze.Ratio(launchCPU, kernel), 'f', 2, 64)))
+	}
+	if gaps > 0 {
+		say = append(say, fmt.Sprintf("Between steps the device waited %s ms per step for the host, outside the steps' spans.",
+			render.MSf(float64(between)/float64(gaps))))
+	}
+	if comm.BusyNS > 0 {
+		say = append(say, fmt.Sprintf("Of %s ms of communication, %s was exposed: no other work ran on the device alongside it.",
+			render.MS(comm.BusyNS), render.Pct(analyze.Ratio(comm.ExposedNS, comm.BusyNS))))
+	}
+	sb.WriteString(strings.Join(say, " ") + "\n\n")
+	t := render.Table{Head: []string{"group", "idle ms", "of span", "launch-bound ms", "device-side ms", "unknown ms",
+		"between steps ms/step", "launch CPU / GPU", "communication exposed"},
+		Right: []bool{false, true, true, true, true, true, true, true, true}}
+	names := render.GroupNames(gs)
+	for i, g := range gs {
+		bs, lr, ce := "", "", ""
+		if g.BetweenStepGaps > 0 {
+			bs = render.MSf(float64(g.BetweenStepsNS) / float64(g.BetweenStepGaps))
+		}
+		if len(g.Launches) > 0 {
+			lr = render.LaunchRatio(&g)
+		}
+		if g.Comm.BusyNS > 0 {
+			ce = render.Pct(analyze.Ratio(g.Comm.ExposedNS, g.Comm.BusyNS))
+		}
+		t.Add(names[i], render.MS(g.IdleNS), render.Pct(analyze.Ratio(g.IdleNS, g.SpanNS)), render.MS(g.Idle.LaunchBoundNS),
+			render.MS(g.Idle.DeviceSideNS), render.MS(g.Idle.UnknownNS), bs, lr, ce)
+	}
+	t.Markdown(sb)
+	sb.WriteString("\n*Idle: time in a span when the device ran nothing. Each gap is put on the work that ended it: launch-bound when that work's launch call " +
+		"started after the device ran dry (the host was late), device-side when it was already queued (a dependency, an event, a sync, another stream), " +
+		"unknown when the trace holds no launch call for it. Between steps: from the end of one step's GPU span to the start of the next. " +
+		"Communication exposed: the part of its time when no other kind of work ran on the device.*\n\n")
+}
+
+// idleVerdict says in a sentence or two what the idle time was.
+func idleVerdict(span, idle int64, s analyze.IdleSplit) string {
+	share := analyze.Ratio(idle, span)
+	head := fmt.Sprintf("The GPU was idle %s of the time (%s of %s ms).", render.Pct(share), render.MS(idle), render.MS(span))
+	if share < 0.05 {
+		return head + " Idle time is not where the time goes."
+	}
+	lb, ds, un := analyze.Ratio(s.LaunchBoundNS, idle), analyze.Ratio(s.DeviceSideNS, idle), analyze.Ratio(s.UnknownNS, idle)
+	switch {
+	case lb >= 0.5:
+		return head + fmt.Sprintf(" %s of it was launch-bound: the device had finished its work before the host launched the next. "+
+			"CUDA graphs, fewer and larger kernels or faster host code would shorten it.", render.Pct(lb))
+	case ds >= 0.5:
+		return head + fmt.Sprintf(" %s of it was device-side: the next work was already queued and waited on a dependency, "+
+			"an event, a synchronisation or another stream.", render.Pct(ds))
+	case un >= 0.5:
+		return head + fmt.Sprintf(" %s of it ended with work whose launch call the trace does not hold: its cause is unknown.", render.Pct(un))
+	}
+	return head + fmt.Sprintf(" No single cause: %s launch-bound, %s device-side, %s unknown.", render.Pct(lb), render.Pct(ds), render.Pct(un))
+}
