@@ -29,6 +29,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/render"
 )
 
 // Formats lists the output formats.
@@ -157,6 +158,55 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(s.c, pts)
 }
 
+// safeText makes s fit for any chart: render.Printable's escapes for
+// control characters and invalid UTF-8 (a kernel name holding \x01 made
+// an SVG that was not XML), and the same escape for the two
+// noncharacters XML also forbids, U+FFFE and U+FFFF.
+func safeText(s string) string {
+	s = render.Printable(s)
+	if strings.ContainsAny(s, "\ufffe\uffff") {
+		s = strings.NewReplacer("\ufffe", `\ufffe`, "\uffff", `\uffff`).Replace(s)
+	}
+	return s
+}
+
+// safeTicks makes a tick marker's labels safeText.
+type safeTicks struct{ plot.Ticker }
+
+func (s safeTicks) Ticks(min, max float64) []plot.Tick {
+	ts := s.Ticker.Ticks(min, max)
+	for i := range ts {
+		ts[i].Label = safeText(ts[i].Label)
+	}
+	return ts
+}
+
+// sanitize passes every text of f through safeText: titles, axis labels,
+// tick labels, legend entries and the texts the data layer draws. It is
+// the one gate between trace-controlled strings and the canvas.
+func (f *figure) sanitize() {
+	p := f.p
+	p.Title.Text = safeText(p.Title.Text)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.Text = safeText(a.Label.Text)
+		if _, done := a.Tick.Marker.(safeTicks); !done {
+			a.Tick.Marker = safeTicks{a.Tick.Marker}
+		}
+	}
+	f.legendTitle = safeText(f.legendTitle)
+	for i := range f.legend {
+		f.legend[i].text = safeText(f.legend[i].text)
+	}
+	if l := f.data; l != nil {
+		for i := range l.rects {
+			l.rects[i].text = safeText(l.rects[i].text)
+		}
+		for i := range l.vlines {
+			l.vlines[i].label = safeText(l.vlines[i].label)
+		}
+	}
+}
+
 // margin surrounds the plot inside the figure.
 const margin = vg.Length(8)
 
@@ -165,6 +215,7 @@ func (f *figure) write(w io.Writer, format string) error {
 	if err := CheckFormat(format); err != nil {
 		return err
 	}
+	f.sanitize()
 	leg := plot.NewLegend()
 	leg.TextStyle.Font = font.From(sans, 9)
 	leg.Left, leg.Top = true, true
