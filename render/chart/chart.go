@@ -188,7 +188,12 @@ func (f *figure) sanitize() {
 	p := f.p
 	p.Title.Text = safeText(p.Title.Text)
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.Text = safeText(a.Label.Text)
+		// An axis label may carry a note on a second line (withNote).
+		lines := strings.Split(a.Label.Text, "\n")
+		for i := range lines {
+			lines[i] = safeText(lines[i])
+		}
+		a.Label.Text = strings.Join(lines, "\n")
 		if _, done := a.Tick.Marker.(safeTicks); !done {
 			a.Tick.Marker = safeTicks{a.Tick.Marker}
 		}
@@ -205,6 +210,24 @@ func (f *figure) sanitize() {
 			l.vlines[i].label = safeText(l.vlines[i].label)
 		}
 	}
+}
+
+// MaxRows is the most rows a bar chart draws (kernels, groups, diff
+// rows) and MaxLanes the most lanes a timeline draws. Past them a figure
+// outgrows any screen and a PNG canvas grows with the input (2·10^4
+// shares bars asked for a 4.8 GB canvas); what is left out is summed in a
+// note under the chart (withNote).
+const (
+	MaxRows  = 60
+	MaxLanes = 40
+)
+
+// withNote adds note to an axis label as a second line.
+func withNote(label, note string) string {
+	if note == "" {
+		return label
+	}
+	return label + "\n" + note
 }
 
 // margin surrounds the plot inside the figure.

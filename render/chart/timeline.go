@@ -1,8 +1,10 @@
 package chart
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -54,6 +56,7 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 		p.X.Label.Text = fmt.Sprintf("time since the first kernel (ms); GPU span %s ms", fmtMS(ms(span)))
 	}
 	p.X.Tick.Marker = niceTicks{}
+	tl, note := busiestLanes(tl, MaxLanes)
 	n := len(tl.Lanes)
 	pids := map[int64]bool{}
 	for _, ln := range tl.Lanes {
@@ -83,6 +86,7 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 		// Too many activities to draw one by one: say how to read columns.
 		p.X.Label.Text = fmt.Sprintf("time (ms); GPU span %s ms; %d columns: height = busy fraction, colour = main category", fmtMS(ms(span)), timelineResolution)
 	}
+	p.X.Label.Text = withNote(p.X.Label.Text, note)
 	p.Add(l)
 	p.X.Min, p.X.Max = 0, ms(span)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
@@ -183,4 +187,46 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 		}
 	}
 	return rects, true
+}
+
+// busiestLanes keeps the n lanes of tl with the most GPU time (ties: the
+// earlier), in their order, and says what it left out. The time axis
+// stays the whole of tl.
+func busiestLanes(tl *analyze.Timeline, n int) (*analyze.Timeline, string) {
+	if len(tl.Lanes) <= n {
+		return tl, ""
+	}
+	busy := make([]int64, len(tl.Lanes))
+	for _, sp := range tl.Spans {
+		busy[sp.Lane] += int64(sp.End - sp.Start)
+	}
+	idx := make([]int, len(tl.Lanes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(busy[b], busy[a]) })
+	keep := idx[:n]
+	slices.Sort(keep)
+	newIdx := make([]int, len(tl.Lanes))
+	for i := range newIdx {
+		newIdx[i] = -1
+	}
+	out := &analyze.Timeline{Path: tl.Path, Step: tl.Step, Start: tl.Start, End: tl.End, Lanes: make([]analyze.TimelineLane, n)}
+	for i, j := range keep {
+		out.Lanes[i] = tl.Lanes[j]
+		newIdx[j] = i
+	}
+	var restNS int64
+	var restN int
+	for _, sp := range tl.Spans {
+		if k := newIdx[sp.Lane]; k >= 0 {
+			sp.Lane = k
+			out.Spans = append(out.Spans, sp)
+			continue
+		}
+		restNS += int64(sp.End - sp.Start)
+		restN++
+	}
+	return out, fmt.Sprintf("showing the %d busiest of %d streams; the other %d: %d activities, %s ms of GPU time",
+		n, len(tl.Lanes), len(tl.Lanes)-n, restN, fmtMS(ms(restNS)))
 }

@@ -18,7 +18,8 @@ import (
 const TopLabelRunes = 56
 
 // Top draws ks (analyze.Kernels rows, most expensive first; pass only the
-// rows to draw) as horizontal bars, the largest on top: bar length is the
+// rows to draw; past MaxRows the rest is summed in a note) as horizontal
+// bars, the largest on top: bar length is the
 // kernel's total time (KernelStat.Total), coloured by its category's top
 // level, labelled with analyze.ShortName clipped to TopLabelRunes runes
 // and, right of the bar, its total ms and share of all kernel time.
@@ -34,12 +35,24 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	if len(ks) == 0 {
 		return nil, fmt.Errorf("top chart: no kernels")
 	}
+	note := ""
+	if len(ks) > MaxRows {
+		var ns int64
+		var share float64
+		for _, k := range ks[MaxRows:] {
+			ns += k.Total
+			share += k.Share
+		}
+		note = fmt.Sprintf("showing %d of %d kernels; the other %d: %s ms (%.1f%% of kernel time)",
+			MaxRows, len(ks), len(ks)-MaxRows, fmtMS(ms(ns)), 100*share)
+		ks = ks[:MaxRows]
+	}
 	title := fmt.Sprintf("Top %d kernels by total GPU time", len(ks))
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = "total GPU time (ms)"
+	p.X.Label.Text = withNote("total GPU time (ms)", note)
 	p.X.Tick.Marker = niceTicks{}
 	n := len(ks)
 	l := newLayer()
