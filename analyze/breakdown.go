@@ -38,7 +38,10 @@ type CategoryStat struct {
 
 // TopKernel is one of a group's most expensive kernel names.
 type TopKernel struct {
-	Name      string
+	Name string
+	// Label is the kernel's short label, unique over every kernel name of
+	// the inputs (KernelLabels).
+	Label     string
 	Category  classify.Category
 	Instances int64
 	TotalNS   int64
@@ -210,6 +213,7 @@ func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
 		r.Inputs = append(r.Inputs, Describe(in))
 	}
 	r.Groups = acc.groups(top, opt)
+	labelTops(r.Groups, inputs)
 	st := acc.stepTable()
 	st.addStats(r.Groups)
 	r.CrossRank = CrossRank(r)

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/trace"
@@ -196,94 +194,4 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return tl, nil
-}
-
-// hintStop are template-argument words too common to tell kernels apart.
-var hintStop = map[string]bool{"at": true, "native": true, "c10": true, "std": true, "detail": true,
-	"anonymous": true, "namespace": true, "void": true, "const": true, "unsigned": true, "int": true,
-	"long": true, "char": true, "Array": true, "array": true, "lambda": true, "operator": true, "ul": true}
-
-// hintWords splits the part of a kernel name after its short name into
-// identifier-like words, in order, without the common ones.
-func hintWords(name, short string) []string {
-	rest := name
-	if i := strings.Index(name, short); i >= 0 {
-		rest = name[i+len(short):]
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool {
-		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) {
-		if hintStop[w] || seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-	}
-	return out
-}
-
-// DisplayNames returns a short, distinct label for each kernel name, for
-// chart axes where a full template name cannot fit: ShortName, and where
-// several different names share a short name, the first word of the
-// template arguments that only this one has, in angle brackets
-// ("at::native::vectorized_elementwise_kernel<CUDAFunctor_add>"); a name
-// with no such word gets "#2", "#3"… in list order.
-func DisplayNames(names []string) []string {
-	short := make([]string, len(names))
-	members := map[string][]int{}
-	for i, n := range names {
-		short[i] = ShortName(n)
-		members[short[i]] = append(members[short[i]], i)
-	}
-	out := slices.Clone(short)
-	for i := range names {
-		group := members[short[i]]
-		if len(group) < 2 {
-			continue
-		}
-		words := hintWords(names[i], short[i])
-		others := map[string]bool{}
-		for _, j := range group {
-			if j == i || names[j] == names[i] {
-				continue
-			}
-			for _, w := range hintWords(names[j], short[j]) {
-				others[w] = true
-			}
-		}
-		for _, w := range words {
-			if !others[w] && !isDigits(w) {
-				out[i] = short[i] + "<" + w + ">"
-				break
-			}
-		}
-		if out[i] == short[i] {
-			for _, w := range words {
-				if !others[w] {
-					out[i] = short[i] + "<" + w + ">"
-					break
-				}
-			}
-		}
-	}
-	// Whatever still collides gets a number, in list order.
-	seen := map[string]int{}
-	for i := range out {
-		seen[out[i]]++
-		if k := seen[out[i]]; k > 1 {
-			out[i] += " #" + strconv.Itoa(k)
-		}
-	}
-	return out
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -24,7 +24,10 @@ type KernelOptions struct {
 
 // KernelStat is one row of the per-kernel table.
 type KernelStat struct {
-	Name     string
+	Name string
+	// Label is the kernel's short label, unique over every kernel name of
+	// the inputs (KernelLabels), whatever Limit keeps.
+	Label    string
 	Category classify.Category
 	Dist
 	// Share is Total over the sum of Total of all rows of the table
@@ -164,6 +167,10 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	})
 	if opt.Limit > 0 && len(out) > opt.Limit {
 		out = out[:opt.Limit]
+	}
+	labels := KernelLabels(ActivityNames(inputs), LabelRunes)
+	for i := range out {
+		out[i].Label = labels[out[i].Name]
 	}
 	return out
 }
