@@ -41,7 +41,10 @@ type TopKernel struct {
 	Name string
 	// Label is the kernel's short label, unique over every kernel name of
 	// the inputs (KernelLabels).
-	Label     string
+	Label string
+	// Mangled is the raw name the trace recorded when parse demangled it
+	// (trace.Trace.Mangled); "" otherwise.
+	Mangled   string
 	Category  classify.Category
 	Instances int64
 	TotalNS   int64
@@ -325,7 +328,7 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		}
 		for _, id := range ids {
 			na := ga.names[id]
-			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Category: acc.cats.cats[acc.byName[k.input][id]],
+			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Mangled: t.Mangled[id], Category: acc.cats.cats[acc.byName[k.input][id]],
 				Instances: na.n, TotalNS: na.total, Share: Ratio(na.total, g.KernelNS)})
 		}
 		out = append(out, g)

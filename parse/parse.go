@@ -36,6 +36,9 @@ var ErrNoGPU = errors.New("no GPU activity (kernels, memcpys, memsets) in the tr
 // File reads one trace. Errors name the file once.
 func File(path string, opt Options) (*trace.Trace, error) {
 	t, err := file(path, opt)
+	if err == nil {
+		Demangle(t)
+	}
 	if err != nil {
 		// nsyssqlite.Open takes the path and names it itself.
 		if strings.HasPrefix(err.Error(), path+": ") {
