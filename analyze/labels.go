@@ -151,7 +151,11 @@ func clipRunes(s string, n int) string {
 }
 
 // hintedNames returns ShortName of each of names (sorted, distinct), with
-// a template-argument hint where several share a short name.
+// a hint where several share a short name: the first template word only
+// this one has; else the template arguments at the positions where the
+// group's members differ, if that tells it apart ("<256,16,true>": its
+// words are its namesake's, in another order); else a pair of words only
+// it has.
 func hintedNames(names []string) []string {
 	short := make([]string, len(names))
 	members := map[string][]int{}
@@ -169,13 +173,123 @@ func hintedNames(names []string) []string {
 			words[k] = hintWords(names[i], short[i])
 		}
 		g := newWordGroup(words)
+		var rest []int // members without a distinct word
 		for k, i := range group {
-			if h := g.distinct(k, isDigits); h != "" {
+			if h := g.single(k, isDigits); h != "" {
+				out[i] = short[i] + "<" + h + ">"
+			} else {
+				rest = append(rest, k)
+			}
+		}
+		if len(rest) == 0 {
+			continue
+		}
+		pos := positionalHints(names, short, group)
+		seen := map[string]int{}
+		for _, k := range rest {
+			seen[pos[k]]++
+		}
+		for _, k := range rest {
+			i := group[k]
+			if pos[k] != "" && seen[pos[k]] == 1 && !slices.Contains(out, short[i]+"<"+pos[k]+">") {
+				out[i] = short[i] + "<" + pos[k] + ">"
+			} else if h := g.pair(k); h != "" {
 				out[i] = short[i] + "<" + h + ">"
 			}
 		}
 	}
 	return out
+}
+
+// maxPositions is the most differing template arguments a hint shows.
+const maxPositions = 3
+
+// positionalHints returns, per member of group, its top-level template
+// arguments (shortened by argWord) at the first maxPositions positions
+// where the members' arguments differ, joined by commas.
+func positionalHints(names, short []string, group []int) []string {
+	args := make([][]string, len(group))
+	width := 0
+	for k, i := range group {
+		args[k] = templateArgs(names[i], short[i])
+		width = max(width, len(args[k]))
+	}
+	var varying []int
+	for p := 0; p < width && len(varying) < maxPositions; p++ {
+		at := func(k int) string {
+			if p < len(args[k]) {
+				return args[k][p]
+			}
+			return ""
+		}
+		for k := 1; k < len(group); k++ {
+			if at(k) != at(0) {
+				varying = append(varying, p)
+				break
+			}
+		}
+	}
+	out := make([]string, len(group))
+	for k := range group {
+		parts := make([]string, 0, len(varying))
+		for _, p := range varying {
+			a := "–" // the member has no argument there
+			if p < len(args[k]) {
+				a = argWord(args[k][p])
+			}
+			parts = append(parts, a)
+		}
+		out[k] = strings.Join(parts, ",")
+	}
+	return out
+}
+
+// templateArgs splits the top-level template argument list that follows
+// short in name ("void f<4, X<int>, 3>(…)" gives "4", "X<int>", "3").
+func templateArgs(name, short string) []string {
+	i := strings.Index(name, short)
+	if i < 0 || i+len(short) >= len(name) || name[i+len(short)] != '<' {
+		return nil
+	}
+	var out []string
+	depth, start := 0, i+len(short)+1
+	for j := start; j < len(name); j++ {
+		switch name[j] {
+		case '<', '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '>':
+			if depth == 0 {
+				return append(out, strings.TrimSpace(name[start:j]))
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(name[start:j]))
+				start = j + 1
+			}
+		}
+	}
+	return out // unterminated: what was read
+}
+
+// argWord shortens a template argument for a hint: without its own
+// template arguments and namespaces ("at::native::FillFunctor<float>"
+// reads FillFunctor), a cast without its type ("(vllm::Kind)5" reads 5).
+func argWord(a string) string {
+	if strings.HasPrefix(a, "(") {
+		if j := strings.LastIndexByte(a, ')'); j >= 0 && j+1 < len(a) {
+			return a[j+1:]
+		}
+	}
+	if j := strings.IndexByte(a, '<'); j > 0 {
+		a = a[:j]
+	}
+	if j := strings.LastIndex(a, "::"); j >= 0 && j+2 < len(a) {
+		a = a[j+2:]
+	}
+	return a
 }
 
 // wordGroup is the words of the members of a group of alike labels.
@@ -200,19 +314,31 @@ func newWordGroup(words [][]string) *wordGroup {
 // 10^5 names with one short name.
 const maxPairGroup = 64
 
-// distinct returns the first word of member k that no other member has,
-// or the first pair of its words no other member has both of, joined by a
-// comma; "" when there is none. Words for which weak reports true (bare
-// numbers) are taken only when no other word serves.
+// distinct returns single(k, weak), or else pair(k).
 func (g *wordGroup) distinct(k int, weak func(string) bool) string {
-	mine := g.words[k]
+	if w := g.single(k, weak); w != "" {
+		return w
+	}
+	return g.pair(k)
+}
+
+// single returns the first word of member k that no other member has, or
+// "". Words for which weak reports true (bare numbers) are taken only when
+// no other word serves.
+func (g *wordGroup) single(k int, weak func(string) bool) string {
 	for _, pass := range []bool{false, true} {
-		for _, w := range mine {
+		for _, w := range g.words[k] {
 			if g.count[w] == 1 && weak(w) == pass {
 				return w
 			}
 		}
 	}
+	return ""
+}
+
+// pair returns the first pair of member k's words that no other member
+// has both of, joined by a comma, or "".
+func (g *wordGroup) pair(k int) string {
 	if len(g.words) > maxPairGroup {
 		return ""
 	}
@@ -226,7 +352,7 @@ func (g *wordGroup) distinct(k int, weak func(string) bool) string {
 		}
 	}
 	const maxWords = 24 // bounds the search on huge names
-	mine = mine[:min(len(mine), maxWords)]
+	mine := g.words[k][:min(len(g.words[k]), maxWords)]
 	for a := range mine {
 		for b := a + 1; b < len(mine); b++ {
 			shared := false

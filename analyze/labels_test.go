@@ -168,3 +168,36 @@ func BenchmarkKernelLabelsOneShortName(b *testing.B) {
 		analyze.KernelLabels(names, analyze.LabelRunes)
 	}
 }
+
+// TestDemangledRows checks a ROCm trace end to end: its mangled kernel
+// names reach the tables demangled and classified, with labels that tell
+// the three add_rmsnorm_quant_kernel variants apart, and the raw name kept
+// in Mangled for JSON.
+func TestDemangledRows(t *testing.T) {
+	tr, err := parse.File("../testdata/traces/torch/sglang_decode.json.gz", parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []analyze.Input{{Path: "sglang", Trace: tr}}
+	var labels []string
+	for _, k := range analyze.Kernels(in, analyze.KernelOptions{MemOps: true}) {
+		if strings.HasPrefix(k.Name, "_Z") || strings.HasPrefix(k.Label, "_Z") {
+			t.Errorf("row %q (label %q) is still mangled", k.Name, k.Label)
+		}
+		if !strings.Contains(k.Name, "aiter::add_rmsnorm_quant_kernel<") {
+			continue
+		}
+		labels = append(labels, k.Label)
+		if !strings.HasPrefix(k.Mangled, "_ZN5aiter24add_rmsnorm_quant_kernel") {
+			t.Errorf("%q: Mangled = %q", k.Name, k.Mangled)
+		}
+		if k.Category.String() != "norm/rocm" {
+			t.Errorf("%q classified %s, want norm/rocm", k.Name, k.Category)
+		}
+	}
+	slices.Sort(labels)
+	want := []string{"aiter::add_rmsnorm_quant_kernel<256,16,false>", "aiter::add_rmsnorm_quant_kernel<256,16,true>", "aiter::add_rmsnorm_quant_kernel<64>"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+}
