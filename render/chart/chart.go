@@ -13,10 +13,12 @@ package chart
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -391,15 +393,16 @@ type rect struct {
 	text           string
 	textColour     color.Color
 	textRight      bool // text right of the rectangle rather than centred in it
+	textAbove      bool // text centred above the rectangle
 }
 
-// vline is a vertical line in data coordinates with a label at its top.
+// vline is a vertical line in data coordinates with a label at its top;
+// labels of close lines go on separate rows (labelRows).
 type vline struct {
 	x      float64
 	colour color.Color
 	dashed bool
 	label  string
-	row    int // label line from the top, so close lines' labels do not overlap
 }
 
 // hmark is a short horizontal line across [x0, x1] at y.
@@ -461,6 +464,11 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		st.YAlign = draw.YCenter
 		y := (trY(r.y0) + trY(r.y1)) / 2
+		if r.textAbove {
+			st.XAlign, st.YAlign = draw.XCenter, draw.YBottom
+			c.FillText(st, vg.Point{X: (trX(r.x0) + trX(r.x1)) / 2, Y: trY(r.y1) + vg.Points(2)}, r.text)
+			continue
+		}
 		if r.textRight {
 			st.XAlign = draw.XLeft
 			c.FillText(st, vg.Point{X: trX(r.x1) + vg.Points(3), Y: y}, r.text)
@@ -469,21 +477,79 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillText(st, vg.Point{X: (trX(r.x0) + trX(r.x1)) / 2, Y: y}, r.text)
 		}
 	}
-	for _, v := range l.vlines {
+	xs := make([]vg.Length, len(l.vlines))
+	ws := make([]vg.Length, len(l.vlines))
+	for i, v := range l.vlines {
 		ls := draw.LineStyle{Color: v.colour, Width: vg.Points(1.2)}
 		if v.dashed {
 			ls.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
-		x := trX(v.x)
-		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
+		xs[i] = trX(v.x)
+		c.StrokeLine2(ls, xs[i], c.Min.Y, xs[i], c.Max.Y)
 		if v.label != "" {
-			st := sty
-			st.Color = v.colour
-			st.XAlign = draw.XLeft
-			st.YAlign = draw.YTop
-			c.FillText(st, vg.Point{X: x + vg.Points(2), Y: c.Max.Y - vg.Points(2) - vg.Length(v.row)*vg.Points(10)}, v.label)
+			ws[i] = sty.Width(v.label)
 		}
 	}
+	rows, left := labelRows(xs, ws, c.Min.X, c.Max.X, labelGap)
+	for i, v := range l.vlines {
+		if v.label == "" {
+			continue
+		}
+		st := sty
+		st.Color = v.colour
+		st.XAlign, st.YAlign = draw.XLeft, draw.YTop
+		x := xs[i] + labelGap
+		if left[i] {
+			st.XAlign = draw.XRight
+			x = xs[i] - labelGap
+		}
+		c.FillText(st, vg.Point{X: x, Y: c.Max.Y - labelGap - vg.Length(rows[i])*labelRow}, v.label)
+	}
+}
+
+// labelGap separates a line's label from the line and from other labels;
+// labelRow is the height of a row of line labels.
+const (
+	labelGap = vg.Length(2)
+	labelRow = vg.Length(10)
+)
+
+// labelRows places the labels of vertical lines at xs, ws wide, in rows
+// from the top of [minX, maxX]: each label right of its line, or left of
+// it where it would run past maxX, on the first row where it overlaps no
+// label already placed (nearest lines first, in order of x). Zero-width
+// labels take no place.
+func labelRows(xs, ws []vg.Length, minX, maxX, gap vg.Length) (rows []int, left []bool) {
+	rows = make([]int, len(xs))
+	left = make([]bool, len(xs))
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	var placed [][][2]vg.Length // per row, the extents taken
+	for _, i := range order {
+		if ws[i] == 0 {
+			continue
+		}
+		x0, x1 := xs[i]+gap, xs[i]+gap+ws[i]
+		if x1 > maxX && xs[i]-gap-ws[i] >= minX {
+			left[i] = true
+			x0, x1 = xs[i]-gap-ws[i], xs[i]-gap
+		}
+		r := 0
+		for ; r < len(placed); r++ {
+			if !slices.ContainsFunc(placed[r], func(e [2]vg.Length) bool { return x0 < e[1]+gap && e[0] < x1+gap }) {
+				break
+			}
+		}
+		if r == len(placed) {
+			placed = append(placed, nil)
+		}
+		placed[r] = append(placed[r], [2]vg.Length{x0, x1})
+		rows[i] = r
+	}
+	return rows, left
 }
 
 // countTicks marks whole numbers only: a count axis has no half steps.
