@@ -85,6 +85,9 @@ type TimelineSpan struct {
 	Start, End trace.Time // absolute, as in the trace
 	Category   classify.Category
 	Name       string
+	// Label is the activity's short label, unique over every activity
+	// name of the input (KernelLabels).
+	Label string
 }
 
 // Timeline is the activities of one step (or of a whole trace without
@@ -94,10 +97,80 @@ type Timeline struct {
 	// Step is the step drawn; nil when the input has no steps and the
 	// whole trace is drawn.
 	Step *Step
-	// Start and End bound the activities: first start to last end.
+	// Start and End bound what is drawn: the first start and last end of
+	// the activities, or the window (Between).
 	Start, End trace.Time
-	Lanes      []TimelineLane
-	Spans      []TimelineSpan
+	// Origin is the zero of the time axis: the first start of the step's
+	// activities, for a window of it too, so that times read the same in
+	// the whole step and in any window.
+	Origin trace.Time
+	// Window is the window drawn, nil for the whole step.
+	Window *TimelineWindow
+	Lanes  []TimelineLane
+	Spans  []TimelineSpan
+}
+
+// TimelineWindow is a part of a timeline: [From, To) ns since its Origin.
+type TimelineWindow struct {
+	From, To int64
+}
+
+// Between returns the part of tl from offset from to offset to, in ns since
+// tl.Origin (the chart's zero: the step's first kernel start); to <= 0
+// means to the end. Activities that cross an edge are cut at it; lanes
+// with no activity in the window are left out. A window that holds no
+// activity is an error naming what the timeline covers.
+func (tl *Timeline) Between(from, to int64) (*Timeline, error) {
+	whole := fmt.Sprintf("the timeline covers 0 to %s ms", msText(int64(tl.End-tl.Origin)))
+	if to <= 0 {
+		to = int64(tl.End - tl.Origin)
+	}
+	if from < 0 || to <= from {
+		return nil, fmt.Errorf("window %s to %s ms is empty or negative: %s", msText(from), msText(to), whole)
+	}
+	lo, hi := max(tl.Origin+trace.Time(from), tl.Start), min(tl.Origin+trace.Time(to), tl.End)
+	out := &Timeline{Path: tl.Path, Step: tl.Step, Start: lo, End: hi, Origin: tl.Origin,
+		Window: &TimelineWindow{From: from, To: to}}
+	lane := make([]int, len(tl.Lanes))
+	for i := range lane {
+		lane[i] = -1
+	}
+	for _, sp := range tl.Spans {
+		// A zero-length activity at lo counts; otherwise [Start, End)
+		// must meet [lo, hi).
+		if sp.End < lo || sp.Start >= hi || (sp.End == lo && sp.Start < lo) {
+			continue
+		}
+		if lane[sp.Lane] < 0 {
+			lane[sp.Lane] = 0 // numbered below, in lane order
+		}
+		out.Spans = append(out.Spans, sp)
+	}
+	if len(out.Spans) == 0 {
+		return nil, fmt.Errorf("no GPU activity between %s and %s ms: %s", msText(from), msText(to), whole)
+	}
+	for i, l := range tl.Lanes {
+		if lane[i] == 0 {
+			lane[i] = len(out.Lanes)
+			out.Lanes = append(out.Lanes, l)
+		}
+	}
+	for i := range out.Spans {
+		sp := &out.Spans[i]
+		sp.Lane = lane[sp.Lane]
+		sp.Start, sp.End = max(sp.Start, lo), min(sp.End, hi)
+	}
+	return out, nil
+}
+
+// msText formats ns as ms with three decimals, from the integer.
+func msText(ns int64) string {
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	us := (ns + 500) / 1000
+	return fmt.Sprintf("%s%d.%03d", sign, us/1000, us%1000)
 }
 
 // StepActivities returns the indices (in Trace.Activities) of the
@@ -148,6 +221,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 	}
 	cats := newCatTable()
 	byName := cats.byName(t, cl)
+	labels := KernelLabels(ActivityNames([]Input{in}), LabelRunes)
 	lanes := map[TimelineLane]int{}
 	for _, i := range idx {
 		a := &t.Activities[i]
@@ -173,7 +247,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 		a := &t.Activities[i]
 		l := lanes[TimelineLane{PID: procPID(t, a.Proc), Device: a.Device, Stream: a.Stream}]
 		tl.Spans = append(tl.Spans, TimelineSpan{Lane: l, Start: a.Start, End: a.End(),
-			Category: cats.cats[byName[a.Name]], Name: t.Names[a.Name]})
+			Category: cats.cats[byName[a.Name]], Name: t.Names[a.Name], Label: labels[t.Names[a.Name]]})
 		if k == 0 || a.Start < tl.Start {
 			tl.Start = a.Start
 		}
@@ -181,6 +255,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 			tl.End = a.End()
 		}
 	}
+	tl.Origin = tl.Start
 	slices.SortFunc(tl.Spans, func(a, b TimelineSpan) int {
 		if c := cmp.Compare(a.Lane, b.Lane); c != 0 {
 			return c

@@ -52,6 +52,24 @@ type Options struct {
 	// Title names what is drawn (the trace); the chart prefixes what it
 	// shows, e.g. "Top kernels — vllm.json.gz".
 	Title string
+	// Longest is how many kernels the timeline numbers and names under its
+	// axis: the longest instance of each of the Longest names whose
+	// longest instances are longest. 0 means DefaultLongest; a negative
+	// number, none.
+	Longest int
+}
+
+// DefaultLongest is the number of longest kernels a timeline names.
+const DefaultLongest = 5
+
+func (o Options) longest() int {
+	switch {
+	case o.Longest == 0:
+		return DefaultLongest
+	case o.Longest < 0:
+		return 0
+	}
+	return o.Longest
 }
 
 func (o Options) format() string {
@@ -125,8 +143,15 @@ type figure struct {
 	width, height vg.Length
 	legend        []legendEntry
 	legendTitle   string
-	data          *layer // what the plot draws, for tests
+	// caption is lines of text under the plot, left-aligned (the
+	// timeline's key to its numbered kernels); the figure grows by
+	// captionLine for each.
+	caption []string
+	data    *layer // what the plot draws, for tests
 }
+
+// captionLine is the height of a caption line.
+const captionLine = vg.Length(12)
 
 type legendEntry struct {
 	text string
@@ -201,6 +226,9 @@ func (f *figure) sanitize() {
 		}
 	}
 	f.legendTitle = safeText(f.legendTitle)
+	for i := range f.caption {
+		f.caption[i] = safeText(f.caption[i])
+	}
 	for i := range f.legend {
 		f.legend[i].text = safeText(f.legend[i].text)
 	}
@@ -210,6 +238,9 @@ func (f *figure) sanitize() {
 		}
 		for i := range l.vlines {
 			l.vlines[i].label = safeText(l.vlines[i].label)
+		}
+		for i := range l.texts {
+			l.texts[i].text = safeText(l.texts[i].text)
 		}
 	}
 }
@@ -293,7 +324,14 @@ func (f *figure) write(w io.Writer, format string) error {
 	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: 0, Y: f.height}, {X: f.width, Y: f.height}, {X: f.width, Y: 0}})
 	// A small margin all round: long tick labels end flush with the left
 	// edge otherwise.
-	f.p.Draw(draw.Crop(dc, margin, -legW, margin/2, -margin/2))
+	capH := vg.Length(len(f.caption)) * captionLine
+	f.p.Draw(draw.Crop(dc, margin, -legW, margin/2+capH, -margin/2))
+	if len(f.caption) > 0 {
+		st := draw.TextStyle{Color: color.Black, Font: font.From(sans, 9), Handler: f.p.TextHandler, XAlign: draw.XLeft, YAlign: draw.YTop}
+		for i, line := range f.caption {
+			dc.FillText(st, vg.Point{X: margin + vg.Points(4), Y: margin/2 + capH - vg.Length(i)*captionLine}, line)
+		}
+	}
 	if len(f.legend) > 0 {
 		// Align the legend with the top of the data area: below the title.
 		top := vg.Points(6)
@@ -405,6 +443,13 @@ type vline struct {
 	label  string
 }
 
+// textMark is text centred on a point in data coordinates.
+type textMark struct {
+	x, y   float64
+	text   string
+	colour color.Color
+}
+
 // hmark is a short horizontal line across [x0, x1] at y.
 type hmark struct {
 	x0, x1, y float64
@@ -415,6 +460,7 @@ type hmark struct {
 // the charts control bar widths in data units and colour each bar itself.
 type layer struct {
 	rects  []rect
+	texts  []textMark
 	marks  []hmark
 	vlines []vline
 	font   font.Font
@@ -454,6 +500,12 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(draw.LineStyle{Color: m.colour, Width: vg.Points(1.5)}, trX(m.x0), trY(m.y), trX(m.x1), trY(m.y))
 	}
 	sty := draw.TextStyle{Color: color.Black, Font: font.From(l.font, 8), Handler: p.TextHandler}
+	for _, m := range l.texts {
+		st := sty
+		st.Color = m.colour
+		st.XAlign, st.YAlign = draw.XCenter, draw.YCenter
+		c.FillText(st, vg.Point{X: trX(m.x), Y: trY(m.y)}, m.text)
+	}
 	for _, r := range l.rects {
 		if r.text == "" {
 			continue

@@ -157,3 +157,62 @@ func TestLabelRows(t *testing.T) {
 		byRow[rows[i]] = append(byRow[rows[i]], e)
 	}
 }
+
+// TestTimelineWindow draws 5 to 7 ms of dlrm8 rank 0's step: the axis
+// keeps the step's zero, the title says the window, and every rectangle
+// lies inside it.
+func TestTimelineWindow(t *testing.T) {
+	in := load(t, "dlrm8/rank0.json.gz")[0]
+	whole, err := analyze.StepTimeline(in, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := whole.Between(5_000_000, 7_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := timelineFigure(tl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.p.X.Min != 5 || f.p.X.Max != 7 {
+		t.Errorf("axis %v to %v ms, want 5 to 7", f.p.X.Min, f.p.X.Max)
+	}
+	if !strings.Contains(f.p.Title.Text, ", 5.000–7.000 ms") || !strings.Contains(f.p.X.Label.Text, "window 5.000 to 7.000 ms") {
+		t.Errorf("title %q, axis %q: the window is not named", f.p.Title.Text, f.p.X.Label.Text)
+	}
+	for _, r := range f.data.rects {
+		if r.x0 < 5-1e-9 || r.x1 > 7+1e-9 {
+			t.Errorf("rectangle %v–%v ms outside the window", r.x0, r.x1)
+		}
+	}
+}
+
+// TestTimelineLongest: the key names the longest instance of each of the
+// k names with the longest instances, and the chart numbers each at its
+// middle.
+func TestTimelineLongest(t *testing.T) {
+	gemm, comm := classify.MustCategory("gemm/cublas"), classify.MustCategory("communication/allreduce")
+	tl := &analyze.Timeline{Start: 1000, End: 2_001_000, Origin: 1000,
+		Lanes: []analyze.TimelineLane{{Stream: 7}, {Stream: 9}},
+		Spans: []analyze.TimelineSpan{
+			{Lane: 0, Start: 1000, End: 301_000, Category: gemm, Name: "void g<1>(int)", Label: "g<1>"},
+			{Lane: 0, Start: 400_000, End: 900_000, Category: gemm, Name: "void g<1>(int)", Label: "g<1>"}, // g's longest: 500 µs
+			{Lane: 0, Start: 1_000_000, End: 1_100_000, Category: gemm, Name: "void g<2>(int)", Label: "g<2>"},
+			{Lane: 1, Start: 1000, End: 2_001_000, Category: comm, Name: "nccl", Label: "nccl"},
+		}}
+	f, err := timelineFigure(tl, Options{Longest: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"longest kernels (numbered on the chart, each name once):", "1   2.000 ms   nccl", "2   0.500 ms   g<1>"}
+	if !slices.Equal(f.caption, want) {
+		t.Errorf("key %q, want %q", f.caption, want)
+	}
+	if len(f.data.texts) != 2 || f.data.texts[0].x != 1 || f.data.texts[0].y != 0 || f.data.texts[1].x != 0.649 || f.data.texts[1].y != 1 {
+		t.Errorf("numbers %+v: want 1 at 1 ms on lane 1 (y 0), 2 at 0.649 ms on lane 0 (y 1)", f.data.texts)
+	}
+	if f, _ := timelineFigure(tl, Options{Longest: -1}); len(f.caption) != 0 || len(f.data.texts) != 0 {
+		t.Errorf("Longest -1 still numbers kernels: %q", f.caption)
+	}
+}
