@@ -155,7 +155,8 @@ func clipRunes(s string, n int) string {
 // this one has; else the template arguments at the positions where the
 // group's members differ, if that tells it apart ("<256,16,true>": its
 // words are its namesake's, in another order); else a pair of words only
-// it has.
+// it has; else the tokens where its name first differs from the others'
+// (sequenceHint).
 func hintedNames(names []string) []string {
 	short := make([]string, len(names))
 	members := map[string][]int{}
@@ -186,19 +187,77 @@ func hintedNames(names []string) []string {
 		}
 		pos := positionalHints(names, short, group)
 		seen := map[string]int{}
-		for _, k := range rest {
+		taken := map[string]bool{}
+		for k, i := range group {
 			seen[pos[k]]++
+			taken[out[i]] = true
 		}
+		var seqs [][]string // token sequences, made when first needed
 		for _, k := range rest {
 			i := group[k]
-			if pos[k] != "" && seen[pos[k]] == 1 && !slices.Contains(out, short[i]+"<"+pos[k]+">") {
-				out[i] = short[i] + "<" + pos[k] + ">"
-			} else if h := g.pair(k); h != "" {
+			h := ""
+			if pos[k] != "" && seen[pos[k]] == 1 && !taken[short[i]+"<"+pos[k]+">"] {
+				h = pos[k]
+			}
+			if h == "" {
+				h = g.pair(k)
+			}
+			if h == "" && len(group) <= maxPairGroup {
+				if seqs == nil {
+					seqs = make([][]string, len(group))
+					for j, m := range group {
+						seqs[j] = tokenSeq(names[m])
+					}
+				}
+				h = sequenceHint(seqs, k)
+			}
+			if h != "" && !taken[short[i]+"<"+h+">"] {
 				out[i] = short[i] + "<" + h + ">"
+				taken[out[i]] = true
 			}
 		}
 	}
 	return out
+}
+
+// tokenSeq splits a name into its alphanumeric runs, in order, repeats
+// kept.
+func tokenSeq(name string) []string {
+	return strings.FieldsFunc(name, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_')
+	})
+}
+
+// sequenceHint tells member k of a group apart by where its token
+// sequence first differs from each other member's: the tokens there (up
+// to maxPositions of those places), a number or boolean led by the token
+// before it ("Rmsnorm2dFusedAddEnum=1": two ck_tile kernels that differ in
+// one enum value deep in their template arguments).
+func sequenceHint(seqs [][]string, k int) string {
+	mine := seqs[k]
+	var at []int
+	for j, other := range seqs {
+		if j == k {
+			continue
+		}
+		d := 0
+		for d < len(mine) && d < len(other) && mine[d] == other[d] {
+			d++
+		}
+		if d < len(mine) && !slices.Contains(at, d) {
+			at = append(at, d)
+		}
+	}
+	slices.Sort(at)
+	var parts []string
+	for _, d := range at[:min(len(at), maxPositions)] {
+		tok := mine[d]
+		if (isDigits(tok) || tok == "true" || tok == "false") && d > 0 {
+			tok = mine[d-1] + "=" + tok
+		}
+		parts = append(parts, tok)
+	}
+	return strings.Join(parts, ",")
 }
 
 // maxPositions is the most differing template arguments a hint shows.

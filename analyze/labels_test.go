@@ -201,3 +201,17 @@ func TestDemangledRows(t *testing.T) {
 		t.Errorf("labels %q, want %q", labels, want)
 	}
 }
+
+// TestSequenceHint: two ck_tile kernels (vllm_mixed_piecewise) whose
+// names differ in one enum value deep in their template arguments.
+func TestSequenceHint(t *testing.T) {
+	ck := func(fusedAdd string) string {
+		return "void ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<ck_tile::Rmsnorm2dFwdPipelineOnePass<ck_tile::Rmsnorm2dFwdTraits<true, false, (ck_tile::Rmsnorm2dFusedAddEnum)" +
+			fusedAdd + ", (ck_tile::Rmsnorm2dFusedQuantEnum)0> > >, ck_tile::Rmsnorm2dFwd<ck_tile::Rmsnorm2dFwdTraits<true, false, (ck_tile::Rmsnorm2dFusedAddEnum)" + fusedAdd + "> >::Kargs>(int)"
+	}
+	got := analyze.DisplayNames([]string{ck("0"), ck("1")}, analyze.LabelRunes)
+	want := []string{"ck_tile::kentry<Rmsnorm2dFusedAddEnum=0>", "ck_tile::kentry<Rmsnorm2dFusedAddEnum=1>"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+}
