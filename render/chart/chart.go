@@ -500,11 +500,34 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(draw.LineStyle{Color: m.colour, Width: vg.Points(1.5)}, trX(m.x0), trY(m.y), trX(m.x1), trY(m.y))
 	}
 	sty := draw.TextStyle{Color: color.Black, Font: font.From(l.font, 8), Handler: p.TextHandler}
-	for _, m := range l.texts {
-		st := sty
-		st.Color = m.colour
-		st.XAlign, st.YAlign = draw.XCenter, draw.YCenter
-		c.FillText(st, vg.Point{X: trX(m.x), Y: trY(m.y)}, m.text)
+	// Marks close together on one row (numbered kernels a few µs apart)
+	// stack: centre, above, below, and on.
+	byY := map[float64][]int{}
+	var ys []float64
+	for i, m := range l.texts {
+		if byY[m.y] == nil {
+			ys = append(ys, m.y)
+		}
+		byY[m.y] = append(byY[m.y], i)
+	}
+	for _, y := range ys {
+		idx := byY[y]
+		ext := make([][2]vg.Length, len(idx))
+		for k, i := range idx {
+			x, w := trX(l.texts[i].x), sty.Width(l.texts[i].text)
+			ext[k] = [2]vg.Length{x - w/2, x + w/2}
+		}
+		for k, r := range packRows(ext, labelGap) {
+			m := l.texts[idx[k]]
+			st := sty
+			st.Color = m.colour
+			st.XAlign, st.YAlign = draw.XCenter, draw.YCenter
+			off := vg.Length((r+1)/2) * labelRow
+			if r%2 == 0 {
+				off = -off
+			}
+			c.FillText(st, vg.Point{X: trX(m.x), Y: trY(m.y) + off}, m.text)
+		}
 	}
 	for _, r := range l.rects {
 		if r.text == "" {
@@ -579,7 +602,8 @@ func labelRows(xs, ws []vg.Length, minX, maxX, gap vg.Length) (rows []int, left 
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
-	var placed [][][2]vg.Length // per row, the extents taken
+	var ext [][2]vg.Length
+	var which []int
 	for _, i := range order {
 		if ws[i] == 0 {
 			continue
@@ -589,19 +613,34 @@ func labelRows(xs, ws []vg.Length, minX, maxX, gap vg.Length) (rows []int, left 
 			left[i] = true
 			x0, x1 = xs[i]-gap-ws[i], xs[i]-gap
 		}
+		ext = append(ext, [2]vg.Length{x0, x1})
+		which = append(which, i)
+	}
+	for k, r := range packRows(ext, gap) {
+		rows[which[k]] = r
+	}
+	return rows, left
+}
+
+// packRows puts each extent [x0, x1], in order, on the first row where it
+// keeps gap from every extent already there, and returns the rows.
+func packRows(ext [][2]vg.Length, gap vg.Length) []int {
+	rows := make([]int, len(ext))
+	var placed [][][2]vg.Length // per row, the extents taken
+	for i, e := range ext {
 		r := 0
 		for ; r < len(placed); r++ {
-			if !slices.ContainsFunc(placed[r], func(e [2]vg.Length) bool { return x0 < e[1]+gap && e[0] < x1+gap }) {
+			if !slices.ContainsFunc(placed[r], func(o [2]vg.Length) bool { return e[0] < o[1]+gap && o[0] < e[1]+gap }) {
 				break
 			}
 		}
 		if r == len(placed) {
 			placed = append(placed, nil)
 		}
-		placed[r] = append(placed[r], [2]vg.Length{x0, x1})
+		placed[r] = append(placed[r], e)
 		rows[i] = r
 	}
-	return rows, left
+	return rows
 }
 
 // countTicks marks whole numbers only: a count axis has no half steps.

@@ -133,6 +133,11 @@ func TestLabelRows(t *testing.T) {
 	if rows, left := labelRows([]vg.Length{100, 495}, w[:2], 0, 500, 2); !slices.Equal(left, []bool{false, true}) || rows[1] != 0 {
 		t.Errorf("at the edge: rows %v left %v", rows, left)
 	}
+	// Centred marks of close kernels: the 2nd and 3rd overlap the 1st,
+	// the 4th is clear of all.
+	if rows := packRows([][2]vg.Length{{100, 106}, {103, 109}, {104, 110}, {120, 126}}, 2); !slices.Equal(rows, []int{0, 1, 2, 0}) {
+		t.Errorf("packRows: %v", rows)
+	}
 	var xs, ws []vg.Length
 	for i := range 200 {
 		xs = append(xs, vg.Length((i*7919)%480+10))
