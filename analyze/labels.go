@@ -15,7 +15,8 @@ const LabelRunes = 64
 // KernelLabels gives each distinct name of names a short label, unique
 // among all of them and at most width runes long (0: no limit):
 //
-//   - ShortName ("at::native::vectorized_elementwise_kernel");
+//   - ShortName ("at::native::vectorized_elementwise_kernel"), with what
+//     a dispatching template runs ("ck_tile::kentry<Rmsnorm2dFwd>");
 //   - where several names share a short name, the first word of the
 //     template arguments that only this one has, in angle brackets
 //     ("…_kernel<CUDAFunctor_add>"), or the first pair of words only it
@@ -121,13 +122,17 @@ func ClipLabel(s string, n int) string {
 	if i <= 0 {
 		return clipRunes(s, n)
 	}
-	tail := clipRunes(s[i:], n/2)
-	room := max(8, n-utf8.RuneCountInString(tail))
+	// The head keeps what the whole tail leaves, at least half; the tail
+	// gets the rest.
+	head, tail := s[:i], s[i:]
+	keep := min(utf8.RuneCountInString(head), max(n-utf8.RuneCountInString(tail), n/2))
 	if strings.HasPrefix(tail, "…") {
 		// The tail brings its own ellipsis.
-		return firstRunes(s[:i], room) + tail
+		head = firstRunes(head, keep)
+	} else {
+		head = clipRunes(head, keep)
 	}
-	return clipRunes(s[:i], room) + tail
+	return head + clipRunes(tail, n-utf8.RuneCountInString(head))
 }
 
 // firstRunes returns the first n runes of s.
@@ -165,6 +170,20 @@ func hintedNames(names []string) []string {
 		members[short[i]] = append(members[short[i]], i)
 	}
 	out := slices.Clone(short)
+	wrap := make([]string, len(names))
+	for i, n := range names {
+		// "ck_tile::kentry" says nothing: what it runs does.
+		if wrap[i] = wrapped(n, short[i]); wrap[i] != "" {
+			out[i] = short[i] + "<" + wrap[i] + ">"
+		}
+	}
+	// hinted is name i's label with hint h, after what it wraps.
+	hinted := func(i int, h string) string {
+		if wrap[i] != "" {
+			h = wrap[i] + "," + h
+		}
+		return short[i] + "<" + h + ">"
+	}
 	for _, group := range members {
 		if len(group) < 2 {
 			continue
@@ -175,9 +194,16 @@ func hintedNames(names []string) []string {
 		}
 		g := newWordGroup(words)
 		var rest []int // members without a distinct word
+		wraps := map[string]int{}
+		for _, i := range group {
+			wraps[out[i]]++
+		}
 		for k, i := range group {
+			if out[i] != short[i] && wraps[out[i]] == 1 {
+				continue // told apart by what it wraps
+			}
 			if h := g.single(k, isDigits); h != "" {
-				out[i] = short[i] + "<" + h + ">"
+				out[i] = hinted(i, h)
 			} else {
 				rest = append(rest, k)
 			}
@@ -196,7 +222,7 @@ func hintedNames(names []string) []string {
 		for _, k := range rest {
 			i := group[k]
 			h := ""
-			if pos[k] != "" && seen[pos[k]] == 1 && !taken[short[i]+"<"+pos[k]+">"] {
+			if pos[k] != "" && seen[pos[k]] == 1 && !taken[hinted(i, pos[k])] {
 				h = pos[k]
 			}
 			if h == "" {
@@ -211,8 +237,8 @@ func hintedNames(names []string) []string {
 				}
 				h = sequenceHint(seqs, k)
 			}
-			if h != "" && !taken[short[i]+"<"+h+">"] {
-				out[i] = short[i] + "<" + h + ">"
+			if h != "" && !taken[hinted(i, h)] {
+				out[i] = hinted(i, h)
 				taken[out[i]] = true
 			}
 		}
@@ -258,6 +284,26 @@ func sequenceHint(seqs [][]string, k int) string {
 		parts = append(parts, tok)
 	}
 	return strings.Join(parts, ",")
+}
+
+// wrappers are kernel templates that only dispatch to their first
+// template argument: CK's kentry, CUTLASS's Kernel and device_kernel.
+var wrappers = map[string]bool{"kentry": true, "Kernel": true, "Kernel2": true, "device_kernel": true}
+
+// wrapped returns the word of the first non-numeric template argument of
+// a wrapper kernel ("void ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<…>,
+// …>" gives Rmsnorm2dFwd), or "".
+func wrapped(name, short string) string {
+	last := short[strings.LastIndex(short, ":")+1:]
+	if !wrappers[last] {
+		return ""
+	}
+	for _, a := range templateArgs(name, short) {
+		if w := argWord(a); w != "" && !isDigits(w) {
+			return w
+		}
+	}
+	return ""
 }
 
 // maxPositions is the most differing template arguments a hint shows.

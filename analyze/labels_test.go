@@ -54,6 +54,11 @@ func TestKernelLabels(t *testing.T) {
 		// numbers, in name order.
 		{"numbers", []string{"void k<1>(int)", "void k<1>( int)", "void k<1>(int )"}, 0,
 			[]string{"k #3", "k", "k #2"}},
+		// Dispatching templates say what they run.
+		{"wrappers", []string{
+			"void ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<ck_tile::Rmsnorm2dFwdPipelineOnePass<int> >, int>(int)",
+			"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4::Params)",
+		}, analyze.LabelRunes, []string{"ck_tile::kentry<Rmsnorm2dFwd>", "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_a…"}},
 		{"clipped plain names", []string{strings.Repeat("y", 100)}, 20, []string{strings.Repeat("y", 19) + "…"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,14 +208,15 @@ func TestDemangledRows(t *testing.T) {
 }
 
 // TestSequenceHint: two ck_tile kernels (vllm_mixed_piecewise) whose
-// names differ in one enum value deep in their template arguments.
+// names differ in one enum value deep in their template arguments; the
+// label keeps what the wrapper runs.
 func TestSequenceHint(t *testing.T) {
 	ck := func(fusedAdd string) string {
 		return "void ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<ck_tile::Rmsnorm2dFwdPipelineOnePass<ck_tile::Rmsnorm2dFwdTraits<true, false, (ck_tile::Rmsnorm2dFusedAddEnum)" +
 			fusedAdd + ", (ck_tile::Rmsnorm2dFusedQuantEnum)0> > >, ck_tile::Rmsnorm2dFwd<ck_tile::Rmsnorm2dFwdTraits<true, false, (ck_tile::Rmsnorm2dFusedAddEnum)" + fusedAdd + "> >::Kargs>(int)"
 	}
 	got := analyze.DisplayNames([]string{ck("0"), ck("1")}, analyze.LabelRunes)
-	want := []string{"ck_tile::kentry<Rmsnorm2dFusedAddEnum=0>", "ck_tile::kentry<Rmsnorm2dFusedAddEnum=1>"}
+	want := []string{"ck_tile::kentry<Rmsnorm2dFwd,Rmsnorm2dFusedAddEnum=0>", "ck_tile::kentry<Rmsnorm2dFwd,Rmsnorm2dFusedAddEnum=1>"}
 	if !slices.Equal(got, want) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
