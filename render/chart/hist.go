@@ -36,8 +36,10 @@ func StepHist(rows []analyze.StepRow) (bins []HistBin, sorted []int64) {
 	nb = min(40, max(5, nb))
 	lo, hi := float64(sorted[0]), float64(sorted[len(sorted)-1])
 	if hi == lo {
-		// One value: centre it in a bin 1 µs wide.
-		lo, hi, nb = lo-500, hi+500, 1
+		// One value: centre it in one bin 4% of it wide (at least 1 µs),
+		// so that the axis reads in round numbers.
+		half := max(500, math.Round(lo*0.02))
+		lo, hi, nb = lo-half, hi+half, 1
 	}
 	w := (hi - lo) / float64(nb)
 	bins = make([]HistBin, nb)
@@ -89,7 +91,11 @@ func histFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 	}
 	rows, kind, left := oneKind(rows)
 	bins, sorted := StepHist(rows)
-	title := fmt.Sprintf("Distribution of %s time (%d steps)", kindName(kind), len(rows))
+	steps := "steps"
+	if len(rows) == 1 {
+		steps = "step"
+	}
+	title := fmt.Sprintf("Distribution of %s time (%d %s)", kindName(kind), len(rows), steps)
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}

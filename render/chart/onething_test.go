@@ -210,7 +210,7 @@ func TestTimelineLongest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"longest kernels (numbered on the chart, each name once):", "1   2.000 ms   nccl", "2   0.500 ms   g<1>"}
+	want := []string{"longest GPU activities (numbered on the chart, each name once):", "1   2.000 ms   nccl", "2   0.500 ms   g<1>"}
 	if !slices.Equal(f.caption, want) {
 		t.Errorf("key %q, want %q", f.caption, want)
 	}

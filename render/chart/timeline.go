@@ -161,7 +161,7 @@ func longestKernels(tl *analyze.Timeline, n, k int, coverage bool, l *layer) []s
 		key = append(key, num+"   "+fmtMS(ms(int64(sp.End-sp.Start)))+" ms   "+label)
 	}
 	if len(key) > 0 {
-		key = append([]string{"longest kernels (numbered on the chart, each name once):"}, key...)
+		key = append([]string{"longest GPU activities (numbered on the chart, each name once):"}, key...)
 	}
 	return key
 }
