@@ -477,8 +477,9 @@ func (g *wordGroup) pair(k int) string {
 
 // tokenHints tells apart labels that are still equal, mostly because
 // clipping made them so: each member of such a group gets the first token
-// of its full name that no other member has, after the ellipsis (or as a
-// "<hint>" when the label was not clipped).
+// of its full name that no other member has, or else the tokens where it
+// first parts from each of them (sequenceHint), after the ellipsis (or as
+// a "<hint>" when the label was not clipped).
 func tokenHints(names, label []string, width int) {
 	members := map[string][]int{}
 	for i, l := range label {
@@ -493,10 +494,22 @@ func tokenHints(names, label []string, width int) {
 			toks[k] = tokens(names[i])
 		}
 		g := newWordGroup(toks)
+		var seqs [][]string // made when first needed
 		for k, i := range group {
-			tok := g.distinct(k, func(string) bool { return false })
-			if tok == "" || strings.Contains(tok, ",") {
-				continue // a pair of tokens reads as noise; a number serves
+			tok := g.single(k, func(string) bool { return false })
+			if tok == "" && len(group) <= maxPairGroup {
+				// Where the name first parts from each namesake:
+				// "tilesize128x128x32,t1r3s3" for TensorRT's sm80_xmma_….
+				if seqs == nil {
+					seqs = make([][]string, len(group))
+					for j, m := range group {
+						seqs[j] = alnumSeq(names[m])
+					}
+				}
+				tok = sequenceHint(seqs, k)
+			}
+			if tok == "" {
+				continue // a number serves
 			}
 			if !strings.Contains(l, "…") {
 				// Not clipped, just alike (words hintWords skips, such
@@ -504,11 +517,19 @@ func tokenHints(names, label []string, width int) {
 				label[i] = ClipLabel(l+"<"+tok+">", width)
 				continue
 			}
-			tok = "…" + clipRunes(tok, width/3)
+			tok = "…" + clipRunes(tok, width/2)
 			head := strings.TrimSuffix(l, "…")
 			label[i] = firstRunes(head, max(8, width-utf8.RuneCountInString(tok))) + tok
 		}
 	}
+}
+
+// alnumSeq splits a name into its alphanumeric runs, in order, repeats
+// kept.
+func alnumSeq(name string) []string {
+	return strings.FieldsFunc(name, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
 }
 
 // tokens splits a name into its alphanumeric runs, in order, each once:

@@ -221,3 +221,30 @@ func TestSequenceHint(t *testing.T) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
 }
+
+// TestLabelsWithoutNumbers: TensorRT's sm80_xmma kernels (from an nsys
+// export) are equal for 64 runes and differ in tiles and suffixes; each
+// label says where, none falls back to a number.
+func TestLabelsWithoutNumbers(t *testing.T) {
+	const p = "sm80_xmma_fprop_implicit_gemm_f16f16_f16f16_f16_nhwckrsc_nhwc_"
+	names := []string{
+		p + "tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16_t1r3s3_aACCESS_execute_kernel_trt",
+		p + "tilesize128x64x64_stage3_warpsize2x2x1_g1_tensor16x8x16_t1r3s3_aACCESS_execute_kernel_trt",
+		p + "tilesize256x64x32_stage3_warpsize4x1x1_g1_tensor16x8x16_t1r3s3_execute_kernel_trt",
+		p + "tilesize256x64x32_stage3_warpsize4x1x1_g1_tensor16x8x16_t1r3s3_aACCESS_execute_kernel_trt",
+		p + "tilesize256x128x32_stage3_warpsize4x2x1_g1_tensor16x8x16_t1r3s3_execute_kernel_trt",
+		p + "tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16_execute_kernel_trt",
+		p + "tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16_t1r1s1_execute_kernel_trt",
+	}
+	got := analyze.DisplayNames(names, analyze.LabelRunes)
+	seen := map[string]bool{}
+	for i, l := range got {
+		if seen[l] || strings.Contains(l, " #") || utf8.RuneCountInString(l) > analyze.LabelRunes {
+			t.Errorf("label %q of %q: duplicate, numbered or too long", l, names[i])
+		}
+		seen[l] = true
+	}
+	if want := "sm80_xmma_fprop_implicit_gemm_f16f16_f…tilesize128x128x32,t1r3s3"; got[0] != want {
+		t.Errorf("label %q, want %q", got[0], want)
+	}
+}
