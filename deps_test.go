@@ -34,6 +34,7 @@ var layers = map[string][]string{
 var thirdParty = map[string][]string{
 	"github.com/tidwall/gjson":             {"parse/chrometrace"},
 	"github.com/mattn/go-sqlite3":          {"parse/nsyssqlite"},
+	"github.com/ianlancetaylor/demangle":   {"parse"},
 	"github.com/urfave/cli/v2":             {"cmd/traceq"},
 	"gonum.org/v1/plot":                    {"render/chart"},
 	"github.com/parquet-go/parquet-go":     {"render/parquet"},

@@ -43,7 +43,13 @@ type CategoryStat struct {
 
 // TopKernel is one of a group's most expensive kernel names.
 type TopKernel struct {
-	Name      string
+	Name string
+	// Label is the kernel's short label, unique over every kernel name of
+	// the inputs (KernelLabels).
+	Label string
+	// Mangled is the raw name the trace recorded when parse demangled it
+	// (trace.Trace.Mangled); "" otherwise.
+	Mangled   string
 	Category  classify.Category
 	Instances int64
 	TotalNS   int64
@@ -220,6 +226,7 @@ func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
 	}
 	r.Groups = acc.groups(top, opt)
 	r.EmptyLaunches = acc.empty
+	labelTops(r.Groups, inputs)
 	st := acc.stepTable()
 	st.addStats(r.Groups)
 	r.CrossRank = CrossRank(r)
@@ -339,7 +346,7 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		}
 		for _, id := range ids {
 			na := ga.names[id]
-			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Category: acc.cats.cats[acc.byName[k.input][id]],
+			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Mangled: t.Mangled[id], Category: acc.cats.cats[acc.byName[k.input][id]],
 				Instances: na.n, TotalNS: na.total, Share: Ratio(na.total, g.KernelNS)})
 		}
 		out = append(out, g)

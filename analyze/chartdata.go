@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/trace"
@@ -87,6 +85,9 @@ type TimelineSpan struct {
 	Start, End trace.Time // absolute, as in the trace
 	Category   classify.Category
 	Name       string
+	// Label is the activity's short label, unique over every activity
+	// name of the input (KernelLabels).
+	Label string
 }
 
 // Timeline is the activities of one step (or of a whole trace without
@@ -96,10 +97,80 @@ type Timeline struct {
 	// Step is the step drawn; nil when the input has no steps and the
 	// whole trace is drawn.
 	Step *Step
-	// Start and End bound the activities: first start to last end.
+	// Start and End bound what is drawn: the first start and last end of
+	// the activities, or the window (Between).
 	Start, End trace.Time
-	Lanes      []TimelineLane
-	Spans      []TimelineSpan
+	// Origin is the zero of the time axis: the first start of the step's
+	// activities, for a window of it too, so that times read the same in
+	// the whole step and in any window.
+	Origin trace.Time
+	// Window is the window drawn, nil for the whole step.
+	Window *TimelineWindow
+	Lanes  []TimelineLane
+	Spans  []TimelineSpan
+}
+
+// TimelineWindow is a part of a timeline: [From, To) ns since its Origin.
+type TimelineWindow struct {
+	From, To int64
+}
+
+// Between returns the part of tl from offset from to offset to, in ns since
+// tl.Origin (the chart's zero: the step's first kernel start); to <= 0
+// means to the end. Activities that cross an edge are cut at it; lanes
+// with no activity in the window are left out. A window that holds no
+// activity is an error naming what the timeline covers.
+func (tl *Timeline) Between(from, to int64) (*Timeline, error) {
+	whole := fmt.Sprintf("the timeline covers 0 to %s ms", msText(int64(tl.End-tl.Origin)))
+	if to <= 0 {
+		to = int64(tl.End - tl.Origin)
+	}
+	if from < 0 || to <= from {
+		return nil, fmt.Errorf("window %s to %s ms is empty or negative: %s", msText(from), msText(to), whole)
+	}
+	lo, hi := max(tl.Origin+trace.Time(from), tl.Start), min(tl.Origin+trace.Time(to), tl.End)
+	out := &Timeline{Path: tl.Path, Step: tl.Step, Start: lo, End: hi, Origin: tl.Origin,
+		Window: &TimelineWindow{From: from, To: to}}
+	lane := make([]int, len(tl.Lanes))
+	for i := range lane {
+		lane[i] = -1
+	}
+	for _, sp := range tl.Spans {
+		// A zero-length activity at lo counts; otherwise [Start, End)
+		// must meet [lo, hi).
+		if sp.End < lo || sp.Start >= hi || (sp.End == lo && sp.Start < lo) {
+			continue
+		}
+		if lane[sp.Lane] < 0 {
+			lane[sp.Lane] = 0 // numbered below, in lane order
+		}
+		out.Spans = append(out.Spans, sp)
+	}
+	if len(out.Spans) == 0 {
+		return nil, fmt.Errorf("no GPU activity between %s and %s ms: %s", msText(from), msText(to), whole)
+	}
+	for i, l := range tl.Lanes {
+		if lane[i] == 0 {
+			lane[i] = len(out.Lanes)
+			out.Lanes = append(out.Lanes, l)
+		}
+	}
+	for i := range out.Spans {
+		sp := &out.Spans[i]
+		sp.Lane = lane[sp.Lane]
+		sp.Start, sp.End = max(sp.Start, lo), min(sp.End, hi)
+	}
+	return out, nil
+}
+
+// msText formats ns as ms with three decimals, from the integer.
+func msText(ns int64) string {
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	us := (ns + 500) / 1000
+	return fmt.Sprintf("%s%d.%03d", sign, us/1000, us%1000)
 }
 
 // StepActivities returns the indices (in Trace.Activities) of the
@@ -150,6 +221,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 	}
 	cats := newCatTable()
 	byName := cats.byName(t, cl)
+	labels := KernelLabels(ActivityNames([]Input{in}), LabelRunes)
 	lanes := map[TimelineLane]int{}
 	for _, i := range idx {
 		a := &t.Activities[i]
@@ -175,7 +247,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 		a := &t.Activities[i]
 		l := lanes[TimelineLane{PID: procPID(t, a.Proc), Device: a.Device, Stream: a.Stream}]
 		tl.Spans = append(tl.Spans, TimelineSpan{Lane: l, Start: a.Start, End: a.End(),
-			Category: cats.cats[byName[a.Name]], Name: t.Names[a.Name]})
+			Category: cats.cats[byName[a.Name]], Name: t.Names[a.Name], Label: labels[t.Names[a.Name]]})
 		if k == 0 || a.Start < tl.Start {
 			tl.Start = a.Start
 		}
@@ -183,6 +255,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 			tl.End = a.End()
 		}
 	}
+	tl.Origin = tl.Start
 	slices.SortFunc(tl.Spans, func(a, b TimelineSpan) int {
 		if c := cmp.Compare(a.Lane, b.Lane); c != 0 {
 			return c
@@ -196,94 +269,4 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return tl, nil
-}
-
-// hintStop are template-argument words too common to tell kernels apart.
-var hintStop = map[string]bool{"at": true, "native": true, "c10": true, "std": true, "detail": true,
-	"anonymous": true, "namespace": true, "void": true, "const": true, "unsigned": true, "int": true,
-	"long": true, "char": true, "Array": true, "array": true, "lambda": true, "operator": true, "ul": true}
-
-// hintWords splits the part of a kernel name after its short name into
-// identifier-like words, in order, without the common ones.
-func hintWords(name, short string) []string {
-	rest := name
-	if i := strings.Index(name, short); i >= 0 {
-		rest = name[i+len(short):]
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool {
-		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) {
-		if hintStop[w] || seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-	}
-	return out
-}
-
-// DisplayNames returns a short, distinct label for each kernel name, for
-// chart axes where a full template name cannot fit: ShortName, and where
-// several different names share a short name, the first word of the
-// template arguments that only this one has, in angle brackets
-// ("at::native::vectorized_elementwise_kernel<CUDAFunctor_add>"); a name
-// with no such word gets "#2", "#3"… in list order.
-func DisplayNames(names []string) []string {
-	short := make([]string, len(names))
-	members := map[string][]int{}
-	for i, n := range names {
-		short[i] = ShortName(n)
-		members[short[i]] = append(members[short[i]], i)
-	}
-	out := slices.Clone(short)
-	for i := range names {
-		group := members[short[i]]
-		if len(group) < 2 {
-			continue
-		}
-		words := hintWords(names[i], short[i])
-		others := map[string]bool{}
-		for _, j := range group {
-			if j == i || names[j] == names[i] {
-				continue
-			}
-			for _, w := range hintWords(names[j], short[j]) {
-				others[w] = true
-			}
-		}
-		for _, w := range words {
-			if !others[w] && !isDigits(w) {
-				out[i] = short[i] + "<" + w + ">"
-				break
-			}
-		}
-		if out[i] == short[i] {
-			for _, w := range words {
-				if !others[w] {
-					out[i] = short[i] + "<" + w + ">"
-					break
-				}
-			}
-		}
-	}
-	// Whatever still collides gets a number, in list order.
-	seen := map[string]int{}
-	for i := range out {
-		seen[out[i]]++
-		if k := seen[out[i]]; k > 1 {
-			out[i] += " #" + strconv.Itoa(k)
-		}
-	}
-	return out
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/traceq/traceq/classify"
@@ -101,5 +102,51 @@ func TestStepTimeline(t *testing.T) {
 	}
 	if _, err := StepTimeline(Input{Path: "x", Trace: tr}, 1, nil); err == nil {
 		t.Error("step 1 of a trace without steps accepted")
+	}
+}
+
+// TestTimelineBetween cuts a window out of a three-lane timeline: spans
+// that cross an edge are cut at it, a lane with nothing in the window is
+// left out, and the origin stays the step's.
+func TestTimelineBetween(t *testing.T) {
+	gemm := classify.MustCategory("gemm/cublas")
+	tl := &Timeline{Start: 1000, End: 2000, Origin: 1000,
+		Lanes: []TimelineLane{{Stream: 7}, {Stream: 9}, {Stream: 20}},
+		Spans: []TimelineSpan{
+			{Lane: 0, Start: 1000, End: 1300, Category: gemm, Name: "a"},
+			{Lane: 0, Start: 1400, End: 1500, Category: gemm, Name: "b"},
+			{Lane: 1, Start: 1050, End: 1100, Category: gemm, Name: "c"}, // before the window
+			{Lane: 2, Start: 1450, End: 2000, Category: gemm, Name: "d"},
+			{Lane: 2, Start: 1600, End: 1600, Category: gemm, Name: "zero"}, // zero length at the end: out
+		}}
+	w, err := tl.Between(200, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Start != 1200 || w.End != 1600 || w.Origin != 1000 || w.Window == nil || *w.Window != (TimelineWindow{200, 600}) {
+		t.Errorf("window bounds %d..%d origin %d %+v", w.Start, w.End, w.Origin, w.Window)
+	}
+	if !slices.Equal(w.Lanes, []TimelineLane{{Stream: 7}, {Stream: 20}}) {
+		t.Errorf("lanes %+v", w.Lanes)
+	}
+	want := []TimelineSpan{
+		{Lane: 0, Start: 1200, End: 1300, Category: gemm, Name: "a"},
+		{Lane: 0, Start: 1400, End: 1500, Category: gemm, Name: "b"},
+		{Lane: 1, Start: 1450, End: 1600, Category: gemm, Name: "d"},
+	}
+	if !slices.Equal(w.Spans, want) {
+		t.Errorf("spans\n got %+v\nwant %+v", w.Spans, want)
+	}
+	// to 0: to the end; the original is left as it was.
+	if w, err := tl.Between(900, 0); err != nil || w.End != 2000 || len(w.Spans) != 1 || tl.Spans[0].Start != 1000 {
+		t.Errorf("Between(900, 0) = %+v, %v", w, err)
+	}
+	for _, bad := range [][2]int64{{-1, 100}, {500, 500}, {600, 200}, {1001, 5000}} {
+		if _, err := tl.Between(bad[0], bad[1]); err == nil {
+			t.Errorf("Between(%d, %d) accepted", bad[0], bad[1])
+		}
+	}
+	if _, err := tl.Between(310, 390); err == nil || !strings.Contains(err.Error(), "no GPU activity between 0.000 and 0.000 ms: the timeline covers 0 to 0.001 ms") {
+		t.Errorf("a window holding nothing: %v", err)
 	}
 }

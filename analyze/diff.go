@@ -85,7 +85,10 @@ const (
 // by ShortName.
 type KernelDiff struct {
 	// Name is the kernel name, or the short name for a short-name match.
-	Name     string
+	Name string
+	// Label is the kernel's short label, unique over every kernel name of
+	// both sides (KernelLabels); a short-name match's is its Name.
+	Label    string
 	Category classify.Category
 	// Match is "name" or "short_name"; "" for a kernel on one side only.
 	Match           string
@@ -173,6 +176,7 @@ func Compare(before, after []Input, opt Options) *Diff {
 	if len(common) > 0 && !d.Comparable {
 		d.Notes = append(d.Notes, "not comparable: the common step kinds share no category")
 	}
+	labelDiff(d, before, after)
 	return d
 }
 

@@ -24,7 +24,13 @@ type KernelOptions struct {
 
 // KernelStat is one row of the per-kernel table.
 type KernelStat struct {
-	Name     string
+	Name string
+	// Label is the kernel's short label, unique over every kernel name of
+	// the inputs (KernelLabels), whatever Limit keeps.
+	Label string
+	// Mangled is the raw name the trace recorded when parse demangled it
+	// (trace.Trace.Mangled); "" otherwise.
+	Mangled  string
 	Category classify.Category
 	Dist
 	// Share is Total over the sum of Total of all rows of the table
@@ -55,6 +61,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	var counts []int
 	var long []bool // a duration of the key needs more than 32 bits
 	var cats []classify.Category
+	var mangled []string
 	l2g := make([]map[local]int, len(inputs)) // per input: local key -> global index
 	for ii, in := range inputs {
 		t := in.Trace
@@ -79,8 +86,12 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 					counts = append(counts, 0)
 					long = append(long, false)
 					cats = append(cats, classify.Category{})
+					mangled = append(mangled, "")
 				}
 				l2g[ii][l] = g
+				if m, ok := t.Mangled[a.Name]; ok && mangled[g] == "" {
+					mangled[g] = m
+				}
 			}
 			counts[g]++
 			if a.Dur > math.MaxInt32 {
@@ -131,7 +142,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			durs32[g] = nil
 		}
 		k := keys[g]
-		ks := KernelStat{Name: k.name, Category: cats[g], Dist: distribution(ds)}
+		ks := KernelStat{Name: k.name, Mangled: mangled[g], Category: cats[g], Dist: distribution(ds)}
 		durs[g] = nil // summarized: let it go
 		total += ks.Total
 		if opt.PerDevice {
@@ -164,6 +175,10 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	})
 	if opt.Limit > 0 && len(out) > opt.Limit {
 		out = out[:opt.Limit]
+	}
+	labels := KernelLabels(ActivityNames(inputs), LabelRunes)
+	for i := range out {
+		out[i].Label = labels[out[i].Name]
 	}
 	return out
 }

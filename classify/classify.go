@@ -77,14 +77,8 @@ func (c *Classifier) Match(name string) (Rule, bool) {
 }
 
 func (c *Classifier) match(name string) int {
-	// Mangled names ("_ZN5aiter24add_rmsnorm_quant_kernel...") are tried in a
-	// readable form first, since rules are written against demangled names,
-	// then as they are.
-	if strings.HasPrefix(name, "_Z") {
-		if i := c.first(readable(name)); i >= 0 {
-			return i
-		}
-	}
+	// Rules are written against demangled names: parse demangles the
+	// mangled names of ROCm traces before anything classifies them.
 	return c.first(name)
 }
 
@@ -344,59 +338,4 @@ func minLen(ss []string) int {
 		m = min(m, len(s))
 	}
 	return m
-}
-
-// readable turns an Itanium-mangled name into a rough readable form that
-// keeps what rules look for: "_ZN5aiter24add_rmsnorm_quant_kernelI..." reads
-// "aiter::add_rmsnorm_quant_kernel<...". It is not a demangler (types,
-// substitutions and literals become noise or vanish); it only recovers the
-// identifiers, joining nested names with "::".
-func readable(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	prevIdent := false
-	for i := 2; i < len(s); {
-		c := s[i]
-		if c < '0' || c > '9' {
-			if c == 'I' && prevIdent {
-				b.WriteByte('<')
-			}
-			prevIdent = false
-			i++
-			continue
-		}
-		j, n := i, 0
-		for j < len(s) && '0' <= s[j] && s[j] <= '9' && n <= len(s) {
-			n = n*10 + int(s[j]-'0')
-			j++
-		}
-		if n > 0 && j+n <= len(s) && isIdent(s[j:j+n]) {
-			switch {
-			case prevIdent:
-				b.WriteString("::")
-			case b.Len() > 0 && !strings.HasSuffix(b.String(), "<"):
-				b.WriteByte(' ')
-			}
-			b.WriteString(s[j : j+n])
-			prevIdent = true
-			i = j + n
-			continue
-		}
-		prevIdent = false
-		i = j
-	}
-	return b.String()
-}
-
-func isIdent(s string) bool {
-	if s[0] >= '0' && s[0] <= '9' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }

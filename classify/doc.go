@@ -32,10 +32,9 @@
 // rules come before the communication keywords; rules.txt explains each such
 // choice next to the rules concerned.
 //
-// Mangled names ("_Z...") are also tried in a rough readable form, in which
-// nested names are joined by "::" ("aiter::add_rmsnorm_quant_kernel<..."),
-// before being tried as they are, so rules can be written against demangled
-// names only.
+// Rules are written against demangled names only: package parse demangles
+// the Itanium-mangled kernel names ("_ZN5aiter…") of ROCm traces before
+// they reach a classifier (parse.DemangleName for names from elsewhere).
 //
 // # Extending and replacing
 //

@@ -128,7 +128,8 @@ func read(in input, opt Options) (*trace.Trace, error) {
 	return nil, fmt.Errorf("unknown input format %q (want chrome or nsys)", format)
 }
 
-// gpu passes on a parser's outcome, refusing a trace without GPU activity.
+// gpu passes on a parser's outcome, refusing a trace without GPU activity;
+// every trace read leaves here, with its mangled names demangled.
 func gpu(t *trace.Trace, err error) (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
@@ -143,6 +144,7 @@ func gpu(t *trace.Trace, err error) (*trace.Trace, error) {
 		}
 		return nil, ErrNoGPU
 	}
+	Demangle(t)
 	return t, nil
 }
 

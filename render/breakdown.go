@@ -121,11 +121,11 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt 
 		kt := &Table{Head: []string{"top kernel", "total ms", "share", "instances", "category"},
 			Right: []bool{false, true, true, true, false}}
 		topk := g.Top[:min(len(g.Top), opt.top())]
-		names := make([]string, len(topk))
+		names, labels := make([]string, len(topk)), make([]string, len(topk))
 		for j, k := range topk {
-			names[j] = k.Name
+			names[j], labels[j] = k.Name, k.Label
 		}
-		shown := displayNames(names, opt.nameWidth())
+		shown := displayNames(names, labels, opt.nameWidth())
 		for j, k := range topk {
 			kt.Add(shown[j], MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category.String())
 		}
@@ -208,11 +208,11 @@ func kernelTable(ks []analyze.KernelStat, opt Options) *Table {
 	head = append(head, "Category", "Name")
 	right = append(right, false, false)
 	t := &Table{Head: head, Right: right}
-	names := make([]string, len(ks))
+	names, labels := make([]string, len(ks)), make([]string, len(ks))
 	for i, k := range ks {
-		names[i] = k.Name
+		names[i], labels[i] = k.Name, k.Label
 	}
-	shown := displayNames(names, opt.nameWidth())
+	shown := displayNames(names, labels, opt.nameWidth())
 	for i, k := range ks {
 		row := []string{Pct(k.Share), MS(k.Total), strconv.FormatInt(k.N, 10), MSf(k.Mean), MSf(k.Median),
 			MS(k.Min), MS(k.Max), MSf(k.StdDev)}

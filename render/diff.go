@@ -58,11 +58,11 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 		}
 		kt := &Table{Head: []string{"change", "before ms/step", "after ms/step", "delta ms", "delta %", "category", "kernel"},
 			Right: []bool{false, true, true, true, true, false, false}}
-		names := make([]string, len(k.Kernels))
+		names, labels := make([]string, len(k.Kernels)), make([]string, len(k.Kernels))
 		for j, kd := range k.Kernels {
-			names[j] = kd.Name
+			names[j], labels[j] = kd.Name, kd.Label
 		}
-		shown := displayNames(names, opt.nameWidth())
+		shown := displayNames(names, labels, opt.nameWidth())
 		for j, kd := range k.Kernels {
 			name := shown[j]
 			if kd.Match == "short_name" {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -234,26 +235,18 @@ func Code(s string) string {
 	return fence + s + fence
 }
 
-// displayNames returns the names to show for a list of kernel names: the
-// readable short form, or the clipped full name where two different names
-// share a short form (at::native::elementwise_kernel has dozens).
-func displayNames(names []string, width int) []string {
-	short := make([]string, len(names))
-	count := map[string]map[string]bool{}
-	for i, n := range names {
-		short[i] = analyze.ShortName(n)
-		if count[short[i]] == nil {
-			count[short[i]] = map[string]bool{}
-		}
-		count[short[i]][n] = true
+// displayNames returns the names to show for rows of kernels: each row's
+// analyze label (KernelStat.Label and the like: unique over every kernel
+// name of the input, so the same whatever --top keeps), clipped to width
+// by analyze.ClipLabel. Rows without a label (made by hand) are labelled
+// among themselves by the same rule, analyze.DisplayNames.
+func displayNames(names, labels []string, width int) []string {
+	if slices.Contains(labels, "") || len(labels) != len(names) {
+		return analyze.DisplayNames(names, width)
 	}
-	out := make([]string, len(names))
-	for i, n := range names {
-		if len(count[short[i]]) > 1 {
-			out[i] = clip(n, width)
-		} else {
-			out[i] = clip(short[i], width)
-		}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = analyze.ClipLabel(l, width)
 	}
 	return out
 }

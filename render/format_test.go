@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,10 +31,17 @@ func TestDisplayNames(t *testing.T) {
 	a := "void at::native::elementwise_kernel<128, 2, Foo>(int, Foo)"
 	b := "void at::native::elementwise_kernel<128, 4, Bar>(int, Bar)"
 	c := "void vllm::rms_norm_kernel<c10::BFloat16>(float)"
-	got := displayNames([]string{a, b, c}, 200)
-	// a and b share a short form, so they keep their full names.
-	if got[0] != a || got[1] != b || got[2] != "vllm::rms_norm_kernel" {
-		t.Errorf("displayNames = %q", got)
+	// Rows without labels (made by hand) are labelled among themselves:
+	// a and b share a short form, so each gets the word only it has.
+	got := displayNames([]string{a, b, c}, []string{"", "", ""}, 200)
+	if want := []string{"at::native::elementwise_kernel<Foo>", "at::native::elementwise_kernel<Bar>", "vllm::rms_norm_kernel"}; !slices.Equal(got, want) {
+		t.Errorf("displayNames = %q, want %q", got, want)
+	}
+	// Rows from analysis carry labels made over the whole input: they are
+	// shown as they are, only clipped to the width, hint kept.
+	got = displayNames([]string{a, c}, []string{"at::native::elementwise_kernel<Foo>", "vllm::rms_norm_kernel"}, 20)
+	if want := []string{"at::native::el…<Foo>", "vllm::rms_norm_kern…"}; !slices.Equal(got, want) {
+		t.Errorf("displayNames with labels = %q, want %q", got, want)
 	}
 }
 

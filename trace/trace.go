@@ -220,6 +220,10 @@ type Trace struct {
 	Collectives []Collective
 	Anomalies   []Anomaly
 	Truncated   *Truncation // nil when the input was complete
+	// Mangled holds the raw spelling of the names parse demangled: the
+	// Itanium-mangled kernel names ("_ZN5aiter…") of ROCm traces, whose
+	// Names entry reads demangled. nil when no name was mangled.
+	Mangled map[NameID]string
 }
 
 // Name returns the string of id.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
 )
 
@@ -172,7 +173,7 @@ func classifyCmd(e *env) *cli.Command {
 			for sc.Scan() {
 				n++
 				name := sc.Text()
-				fmt.Fprintf(w, "%s\t%s\n", name, cl.Classify(name))
+				fmt.Fprintf(w, "%s\t%s\n", name, cl.Classify(parse.DemangleName(name)))
 			}
 			if err := sc.Err(); err != nil {
 				if errors.Is(err, bufio.ErrTooLong) {

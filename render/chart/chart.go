@@ -13,10 +13,12 @@ package chart
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,6 +31,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/render"
 )
 
 // Formats lists the output formats.
@@ -49,6 +52,24 @@ type Options struct {
 	// Title names what is drawn (the trace); the chart prefixes what it
 	// shows, e.g. "Top kernels — vllm.json.gz".
 	Title string
+	// Longest is how many kernels the timeline numbers and names under its
+	// axis: the longest instance of each of the Longest names whose
+	// longest instances are longest. 0 means DefaultLongest; a negative
+	// number, none.
+	Longest int
+}
+
+// DefaultLongest is the number of longest kernels a timeline names.
+const DefaultLongest = 5
+
+func (o Options) longest() int {
+	switch {
+	case o.Longest == 0:
+		return DefaultLongest
+	case o.Longest < 0:
+		return 0
+	}
+	return o.Longest
 }
 
 func (o Options) format() string {
@@ -122,8 +143,15 @@ type figure struct {
 	width, height vg.Length
 	legend        []legendEntry
 	legendTitle   string
-	data          *layer // what the plot draws, for tests
+	// caption is lines of text under the plot, left-aligned (the
+	// timeline's key to its numbered kernels); the figure grows by
+	// captionLine for each.
+	caption []string
+	data    *layer // what the plot draws, for tests
 }
+
+// captionLine is the height of a caption line.
+const captionLine = vg.Length(12)
 
 type legendEntry struct {
 	text string
@@ -157,6 +185,84 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(s.c, pts)
 }
 
+// safeText makes s fit for any chart: render.Printable's escapes for
+// control characters and invalid UTF-8 (a kernel name holding \x01 made
+// an SVG that was not XML), and the same escape for the two
+// noncharacters XML also forbids, U+FFFE and U+FFFF.
+func safeText(s string) string {
+	s = render.Printable(s)
+	if strings.ContainsAny(s, "\ufffe\uffff") {
+		s = strings.NewReplacer("\ufffe", `\ufffe`, "\uffff", `\uffff`).Replace(s)
+	}
+	return s
+}
+
+// safeTicks makes a tick marker's labels safeText.
+type safeTicks struct{ plot.Ticker }
+
+func (s safeTicks) Ticks(min, max float64) []plot.Tick {
+	ts := s.Ticker.Ticks(min, max)
+	for i := range ts {
+		ts[i].Label = safeText(ts[i].Label)
+	}
+	return ts
+}
+
+// sanitize passes every text of f through safeText: titles, axis labels,
+// tick labels, legend entries and the texts the data layer draws. It is
+// the one gate between trace-controlled strings and the canvas.
+func (f *figure) sanitize() {
+	p := f.p
+	p.Title.Text = safeText(p.Title.Text)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		// An axis label may carry a note on a second line (withNote).
+		lines := strings.Split(a.Label.Text, "\n")
+		for i := range lines {
+			lines[i] = safeText(lines[i])
+		}
+		a.Label.Text = strings.Join(lines, "\n")
+		if _, done := a.Tick.Marker.(safeTicks); !done {
+			a.Tick.Marker = safeTicks{a.Tick.Marker}
+		}
+	}
+	f.legendTitle = safeText(f.legendTitle)
+	for i := range f.caption {
+		f.caption[i] = safeText(f.caption[i])
+	}
+	for i := range f.legend {
+		f.legend[i].text = safeText(f.legend[i].text)
+	}
+	if l := f.data; l != nil {
+		for i := range l.rects {
+			l.rects[i].text = safeText(l.rects[i].text)
+		}
+		for i := range l.vlines {
+			l.vlines[i].label = safeText(l.vlines[i].label)
+		}
+		for i := range l.texts {
+			l.texts[i].text = safeText(l.texts[i].text)
+		}
+	}
+}
+
+// MaxRows is the most rows a bar chart draws (kernels, groups, diff
+// rows) and MaxLanes the most lanes a timeline draws. Past them a figure
+// outgrows any screen and a PNG canvas grows with the input (2·10^4
+// shares bars asked for a 4.8 GB canvas); what is left out is summed in a
+// note under the chart (withNote).
+const (
+	MaxRows  = 60
+	MaxLanes = 40
+)
+
+// withNote adds note to an axis label as a second line.
+func withNote(label, note string) string {
+	if note == "" {
+		return label
+	}
+	return label + "\n" + note
+}
+
 // margin surrounds the plot inside the figure.
 const margin = vg.Length(8)
 
@@ -165,6 +271,7 @@ func (f *figure) write(w io.Writer, format string) error {
 	if err := CheckFormat(format); err != nil {
 		return err
 	}
+	f.sanitize()
 	leg := plot.NewLegend()
 	leg.TextStyle.Font = font.From(sans, 9)
 	leg.Left, leg.Top = true, true
@@ -217,7 +324,14 @@ func (f *figure) write(w io.Writer, format string) error {
 	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: 0, Y: f.height}, {X: f.width, Y: f.height}, {X: f.width, Y: 0}})
 	// A small margin all round: long tick labels end flush with the left
 	// edge otherwise.
-	f.p.Draw(draw.Crop(dc, margin, -legW, margin/2, -margin/2))
+	capH := vg.Length(len(f.caption)) * captionLine
+	f.p.Draw(draw.Crop(dc, margin, -legW, margin/2+capH, -margin/2))
+	if len(f.caption) > 0 {
+		st := draw.TextStyle{Color: color.Black, Font: font.From(sans, 9), Handler: f.p.TextHandler, XAlign: draw.XLeft, YAlign: draw.YTop}
+		for i, line := range f.caption {
+			dc.FillText(st, vg.Point{X: margin + vg.Points(4), Y: margin/2 + capH - vg.Length(i)*captionLine}, line)
+		}
+	}
 	if len(f.legend) > 0 {
 		// Align the legend with the top of the data area: below the title.
 		top := vg.Points(6)
@@ -317,15 +431,23 @@ type rect struct {
 	text           string
 	textColour     color.Color
 	textRight      bool // text right of the rectangle rather than centred in it
+	textAbove      bool // text centred above the rectangle
 }
 
-// vline is a vertical line in data coordinates with a label at its top.
+// vline is a vertical line in data coordinates with a label at its top;
+// labels of close lines go on separate rows (labelRows).
 type vline struct {
 	x      float64
 	colour color.Color
 	dashed bool
 	label  string
-	row    int // label line from the top, so close lines' labels do not overlap
+}
+
+// textMark is text centred on a point in data coordinates.
+type textMark struct {
+	x, y   float64
+	text   string
+	colour color.Color
 }
 
 // hmark is a short horizontal line across [x0, x1] at y.
@@ -338,6 +460,7 @@ type hmark struct {
 // the charts control bar widths in data units and colour each bar itself.
 type layer struct {
 	rects  []rect
+	texts  []textMark
 	marks  []hmark
 	vlines []vline
 	font   font.Font
@@ -377,6 +500,35 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(draw.LineStyle{Color: m.colour, Width: vg.Points(1.5)}, trX(m.x0), trY(m.y), trX(m.x1), trY(m.y))
 	}
 	sty := draw.TextStyle{Color: color.Black, Font: font.From(l.font, 8), Handler: p.TextHandler}
+	// Marks close together on one row (numbered kernels a few µs apart)
+	// stack: centre, above, below, and on.
+	byY := map[float64][]int{}
+	var ys []float64
+	for i, m := range l.texts {
+		if byY[m.y] == nil {
+			ys = append(ys, m.y)
+		}
+		byY[m.y] = append(byY[m.y], i)
+	}
+	for _, y := range ys {
+		idx := byY[y]
+		ext := make([][2]vg.Length, len(idx))
+		for k, i := range idx {
+			x, w := trX(l.texts[i].x), sty.Width(l.texts[i].text)
+			ext[k] = [2]vg.Length{x - w/2, x + w/2}
+		}
+		for k, r := range packRows(ext, labelGap) {
+			m := l.texts[idx[k]]
+			st := sty
+			st.Color = m.colour
+			st.XAlign, st.YAlign = draw.XCenter, draw.YCenter
+			off := vg.Length((r+1)/2) * labelRow
+			if r%2 == 0 {
+				off = -off
+			}
+			c.FillText(st, vg.Point{X: trX(m.x), Y: trY(m.y) + off}, m.text)
+		}
+	}
 	for _, r := range l.rects {
 		if r.text == "" {
 			continue
@@ -387,6 +539,11 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		st.YAlign = draw.YCenter
 		y := (trY(r.y0) + trY(r.y1)) / 2
+		if r.textAbove {
+			st.XAlign, st.YAlign = draw.XCenter, draw.YBottom
+			c.FillText(st, vg.Point{X: (trX(r.x0) + trX(r.x1)) / 2, Y: trY(r.y1) + vg.Points(2)}, r.text)
+			continue
+		}
 		if r.textRight {
 			st.XAlign = draw.XLeft
 			c.FillText(st, vg.Point{X: trX(r.x1) + vg.Points(3), Y: y}, r.text)
@@ -395,21 +552,95 @@ func (l *layer) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillText(st, vg.Point{X: (trX(r.x0) + trX(r.x1)) / 2, Y: y}, r.text)
 		}
 	}
-	for _, v := range l.vlines {
+	xs := make([]vg.Length, len(l.vlines))
+	ws := make([]vg.Length, len(l.vlines))
+	for i, v := range l.vlines {
 		ls := draw.LineStyle{Color: v.colour, Width: vg.Points(1.2)}
 		if v.dashed {
 			ls.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
-		x := trX(v.x)
-		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
+		xs[i] = trX(v.x)
+		c.StrokeLine2(ls, xs[i], c.Min.Y, xs[i], c.Max.Y)
 		if v.label != "" {
-			st := sty
-			st.Color = v.colour
-			st.XAlign = draw.XLeft
-			st.YAlign = draw.YTop
-			c.FillText(st, vg.Point{X: x + vg.Points(2), Y: c.Max.Y - vg.Points(2) - vg.Length(v.row)*vg.Points(10)}, v.label)
+			ws[i] = sty.Width(v.label)
 		}
 	}
+	rows, left := labelRows(xs, ws, c.Min.X, c.Max.X, labelGap)
+	for i, v := range l.vlines {
+		if v.label == "" {
+			continue
+		}
+		st := sty
+		st.Color = v.colour
+		st.XAlign, st.YAlign = draw.XLeft, draw.YTop
+		x := xs[i] + labelGap
+		if left[i] {
+			st.XAlign = draw.XRight
+			x = xs[i] - labelGap
+		}
+		c.FillText(st, vg.Point{X: x, Y: c.Max.Y - labelGap - vg.Length(rows[i])*labelRow}, v.label)
+	}
+}
+
+// labelGap separates a line's label from the line and from other labels;
+// labelRow is the height of a row of line labels.
+const (
+	labelGap = vg.Length(2)
+	labelRow = vg.Length(10)
+)
+
+// labelRows places the labels of vertical lines at xs, ws wide, in rows
+// from the top of [minX, maxX]: each label right of its line, or left of
+// it where it would run past maxX, on the first row where it overlaps no
+// label already placed (nearest lines first, in order of x). Zero-width
+// labels take no place.
+func labelRows(xs, ws []vg.Length, minX, maxX, gap vg.Length) (rows []int, left []bool) {
+	rows = make([]int, len(xs))
+	left = make([]bool, len(xs))
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	var ext [][2]vg.Length
+	var which []int
+	for _, i := range order {
+		if ws[i] == 0 {
+			continue
+		}
+		x0, x1 := xs[i]+gap, xs[i]+gap+ws[i]
+		if x1 > maxX && xs[i]-gap-ws[i] >= minX {
+			left[i] = true
+			x0, x1 = xs[i]-gap-ws[i], xs[i]-gap
+		}
+		ext = append(ext, [2]vg.Length{x0, x1})
+		which = append(which, i)
+	}
+	for k, r := range packRows(ext, gap) {
+		rows[which[k]] = r
+	}
+	return rows, left
+}
+
+// packRows puts each extent [x0, x1], in order, on the first row where it
+// keeps gap from every extent already there, and returns the rows.
+func packRows(ext [][2]vg.Length, gap vg.Length) []int {
+	rows := make([]int, len(ext))
+	var placed [][][2]vg.Length // per row, the extents taken
+	for i, e := range ext {
+		r := 0
+		for ; r < len(placed); r++ {
+			if !slices.ContainsFunc(placed[r], func(o [2]vg.Length) bool { return e[0] < o[1]+gap && o[0] < e[1]+gap }) {
+				break
+			}
+		}
+		if r == len(placed) {
+			placed = append(placed, nil)
+		}
+		placed[r] = append(placed[r], e)
+		rows[i] = r
+	}
+	return rows
 }
 
 // countTicks marks whole numbers only: a count axis has no half steps.

@@ -269,34 +269,34 @@ func TestSharesMatchAnalyze(t *testing.T) {
 	}
 }
 
-// TestTopLabels checks the top chart's labels: short names, told apart,
-// never longer than TopLabelRunes.
+// TestTopLabels checks the top chart's labels: those analysis made over
+// every kernel name of the input (KernelStat.Label), clipped to
+// TopLabelRunes; rows without labels are labelled among themselves.
 func TestTopLabels(t *testing.T) {
-	names := []string{
-		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
-		"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
-		"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float)",
-		"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 32, true, 1>(float)",
-		"volta_sgemm_64x64_nt",
-		strings.Repeat("x", 1000),
+	ks := []analyze.KernelStat{
+		{Name: "void k<Add>(int)", Label: "k<Add>", Dist: analyze.Dist{Total: 3}},
+		{Name: strings.Repeat("x", 100), Label: strings.Repeat("x", 30) + "…NTA4", Dist: analyze.Dist{Total: 2}},
 	}
-	got := analyze.DisplayNames(names)
-	want := []string{
-		"at::native::vectorized_elementwise_kernel<CUDAFunctor_add>",
-		"at::native::vectorized_elementwise_kernel<FillFunctor>",
-		"cudnn::bn_bw_1C11_kernel_new<128>",
-		"cudnn::bn_bw_1C11_kernel_new<32>",
-		"volta_sgemm_64x64_nt",
-		strings.Repeat("x", 1000),
+	f, err := topFigure(ks, Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("DisplayNames:\n got %q\nwant %q", got, want)
+	var got []string
+	for _, tk := range f.p.Y.Tick.Marker.Ticks(0, 0) {
+		got = append(got, tk.Label)
 	}
-	if c := clipLabel(got[0], 40); c != "at::native::vectorized…<CUDAFunctor_add>" {
-		t.Errorf("clipLabel kept %q", c)
+	if want := []string{"k<Add>", strings.Repeat("x", 30) + "…NTA4"}; !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
-	if c := clipLabel(got[5], TopLabelRunes); len([]rune(c)) != TopLabelRunes {
-		t.Errorf("clipLabel of 1000 runes gave %d runes", len([]rune(c)))
+	ks[0].Label, ks[1].Label = "", ""
+	ks = append(ks, analyze.KernelStat{Name: "void k<Mul>(int)", Dist: analyze.Dist{Total: 1}})
+	f, _ = topFigure(ks, Options{})
+	got = nil
+	for _, tk := range f.p.Y.Tick.Marker.Ticks(0, 0) {
+		got = append(got, tk.Label)
+	}
+	if want := []string{"k<Add>", strings.Repeat("x", TopLabelRunes-1) + "…", "k<Mul>"}; !slices.Equal(got, want) {
+		t.Errorf("labels without analysis %q, want %q", got, want)
 	}
 }
 

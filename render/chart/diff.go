@@ -48,12 +48,17 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("diff chart: the runs share no step kind")
 	}
+	note := ""
+	if len(rows) > MaxRows {
+		note = fmt.Sprintf("showing the first %d of %d rows (each kind's biggest changes)", MaxRows, len(rows))
+		rows = rows[:MaxRows]
+	}
 	title := "Change in GPU time per step (after − before)"
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = "change in kernel time per step and device (ms)"
+	p.X.Label.Text = withNote("change in kernel time per step and device (ms)", note)
 	p.X.Tick.Marker = niceTicks{}
 	n := len(rows)
 	l := newLayer()

@@ -1,8 +1,10 @@
 package chart
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -17,8 +19,10 @@ import (
 // kind, as analyze.Breakdown makes them), side by side: each segment is a
 // top-level category's share of the group's kernel time
 // (sum of its CategoryStat.KernelNS over Group.KernelNS); segments of 7%
-// or more print their percentage. Several inputs (ranks, or a before/after
-// pair) give one bar per input and kind.
+// or more print their percentage. Several inputs (ranks, or a
+// before/after pair) give one bar per input and kind. At most MaxRows
+// groups are drawn, those with the most kernel time; a note says what was
+// left out.
 func Shares(w io.Writer, groups []analyze.Group, opt Options) error {
 	f, err := sharesFigure(groups, opt)
 	if err != nil {
@@ -37,12 +41,13 @@ func sharesFigure(groups []analyze.Group, opt Options) (*figure, error) {
 	if len(gs) == 0 {
 		return nil, fmt.Errorf("shares chart: no GPU time")
 	}
+	gs, note := mostKernelTime(gs, MaxRows)
 	title := "Kernel-time share by category"
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = "share of the group's GPU kernel time (%)"
+	p.X.Label.Text = withNote("share of the group's GPU kernel time (%)", note)
 	p.X.Tick.Marker = niceTicks{}
 	labels := render.GroupNames(gs)
 	for i, g := range gs {
@@ -81,4 +86,31 @@ func sharesFigure(groups []analyze.Group, opt Options) (*figure, error) {
 	f := &figure{p: p, width: 9 * vg.Inch, height: vg.Inch*1.3 + vg.Length(n)*0.32*vg.Inch, data: l}
 	f.legend = categoryLegend(&present)
 	return f, nil
+}
+
+// mostKernelTime keeps the n groups with the most kernel time (ties: the
+// earlier), in their order, and says what it left out.
+func mostKernelTime(gs []analyze.Group, n int) ([]analyze.Group, string) {
+	if len(gs) <= n {
+		return gs, ""
+	}
+	idx := make([]int, len(gs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(gs[b].KernelNS, gs[a].KernelNS) })
+	keep := idx[:n]
+	slices.Sort(keep)
+	out := make([]analyze.Group, n)
+	var kept int64
+	var total int64
+	for i, j := range keep {
+		out[i] = gs[j]
+		kept += gs[j].KernelNS
+	}
+	for _, g := range gs {
+		total += g.KernelNS
+	}
+	return out, fmt.Sprintf("showing the %d of %d groups with the most kernel time; the other %d: %s ms of kernel time",
+		n, len(gs), len(gs)-n, fmtMS(ms(total-kept)))
 }

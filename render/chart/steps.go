@@ -23,6 +23,7 @@ const MaxStepBars = 60
 type StepBar struct {
 	First, Last int // step indices covered (equal for one step)
 	N           int // steps in the bin
+	Kind        analyze.StepKind
 	// ByTop is the kernel time per top-level category, ns, summed over the
 	// bin (in classify.Tops() order); KernelNS its sum; SpanNS the summed
 	// GPU spans. The chart draws them divided by N: the mean per step.
@@ -32,16 +33,21 @@ type StepBar struct {
 }
 
 // StepBars lays out rows (one series, see analyze.StepSeries) as at most
-// maxBars bars: bins of ceil(len/maxBars) consecutive steps.
+// maxBars bars: bins of ceil(len/maxBars) consecutive steps. A bin never
+// holds two step kinds: it closes early where the kind changes, since a
+// bar that averages a prefill with decodes matches no real step.
 func StepBars(rows []analyze.StepRow, maxBars int) (bars []StepBar, binSize int) {
 	if maxBars <= 0 {
 		maxBars = MaxStepBars
 	}
 	binSize = (len(rows) + maxBars - 1) / maxBars
 	binSize = max(binSize, 1)
-	for i := 0; i < len(rows); i += binSize {
-		j := min(i+binSize, len(rows))
-		b := StepBar{First: rows[i].Step.Index, Last: rows[j-1].Step.Index, N: j - i}
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < min(i+binSize, len(rows)) && rows[j].Step.Kind == rows[i].Step.Kind {
+			j++
+		}
+		b := StepBar{First: rows[i].Step.Index, Last: rows[j-1].Step.Index, N: j - i, Kind: rows[i].Step.Kind}
 		for _, r := range rows[i:j] {
 			for k, ns := range r.ByTop() {
 				b.ByTop[k] += ns
@@ -50,17 +56,47 @@ func StepBars(rows []analyze.StepRow, maxBars int) (bars []StepBar, binSize int)
 			b.SpanNS += r.SpanNS
 		}
 		bars = append(bars, b)
+		i = j
 	}
 	return bars, binSize
 }
 
+// oneKind keeps the rows of one step kind: rows' only kind, or else the
+// most common one (analyze.DominantKind), and says what it left out.
+func oneKind(rows []analyze.StepRow) ([]analyze.StepRow, analyze.StepKind, string) {
+	if len(rows) == 0 {
+		return rows, analyze.KindAny, ""
+	}
+	kind := analyze.DominantKind(rows)
+	var out []analyze.StepRow
+	for _, r := range rows {
+		if r.Step.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	if len(out) == len(rows) {
+		return rows, kind, ""
+	}
+	return out, kind, fmt.Sprintf("the most common kind, %d of %d steps; not drawn: %s", len(out), len(rows), kindsNote(rows, kind))
+}
+
+// kindName names a kind for a title: "decode step", or "step" for plain
+// ProfilerStep#N steps.
+func kindName(k analyze.StepKind) string {
+	if k == analyze.KindAny || k == analyze.KindStep {
+		return "step"
+	}
+	return k.String() + " step"
+}
+
 // Steps draws the per-step chart of rows, one series (one input on one
-// device, see analyze.StepSeries): one stacked bar per step whose layers
-// are the step's kernel time by top-level category (they sum to
-// StepRow.KernelNS), and a black tick at the step's GPU span (first
-// activity start to last end). With more than MaxStepBars steps each bar
-// is a bin of consecutive steps and shows the mean per step; the x-axis
-// label says so.
+// device, see analyze.StepSeries) of one step kind (rows of several kinds
+// draw the most common; the axis says which were left out): one stacked
+// bar per step whose layers are the step's kernel time by top-level
+// category (they sum to StepRow.KernelNS), and a black tick at the step's
+// GPU span (first activity start to last end). With more than MaxStepBars
+// steps each bar is a bin of consecutive steps and shows the mean per
+// step; the x-axis label says so.
 func Steps(w io.Writer, rows []analyze.StepRow, opt Options) error {
 	f, err := stepsFigure(rows, opt)
 	if err != nil {
@@ -73,8 +109,9 @@ func stepsFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("steps chart: no steps (the trace has no step markers)")
 	}
+	rows, kind, left := oneKind(rows)
 	bars, bin := StepBars(rows, MaxStepBars)
-	title := "GPU time per step by category"
+	title := "GPU time per " + kindName(kind) + " by category"
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
@@ -85,10 +122,7 @@ func stepsFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 	if bin > 1 {
 		xl = fmt.Sprintf("step index (%d steps in %d bars: each bar is the mean of %d consecutive steps)", len(rows), len(bars), bin)
 	}
-	if k := kindsNote(rows); k != "" {
-		xl += " · " + k
-	}
-	p.X.Label.Text = xl
+	p.X.Label.Text = withNote(xl, left)
 	l := newLayer()
 	var present presentTops
 	tops := classify.Tops()
@@ -142,23 +176,23 @@ func barTicks(bars []StepBar) plot.ConstantTicks {
 	return plot.ConstantTicks(ts)
 }
 
-// kindsNote names the step kinds when rows mix several, e.g.
-// "3 prefill + 40 decode steps".
-func kindsNote(rows []analyze.StepRow) string {
+// kindsNote counts the steps of rows not of kind, by kind in order of
+// appearance: "3 prefill + 1 mixed".
+func kindsNote(rows []analyze.StepRow, kind analyze.StepKind) string {
 	var kinds []analyze.StepKind
 	n := map[analyze.StepKind]int{}
 	for _, r := range rows {
+		if r.Step.Kind == kind {
+			continue
+		}
 		if n[r.Step.Kind] == 0 {
 			kinds = append(kinds, r.Step.Kind)
 		}
 		n[r.Step.Kind]++
 	}
-	if len(kinds) < 2 {
-		return ""
-	}
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
 		parts[i] = strconv.Itoa(n[k]) + " " + k.String()
 	}
-	return strings.Join(parts, " + ") + " steps"
+	return strings.Join(parts, " + ")
 }

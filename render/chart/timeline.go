@@ -1,8 +1,11 @@
 package chart
 
 import (
+	"cmp"
 	"fmt"
+	"image/color"
 	"io"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -25,8 +28,12 @@ const maxExactRects = 1500
 
 // Timeline draws tl: one lane per (process, device, stream), each activity
 // a rectangle from its start to its end coloured by its category's top
-// level, time in ms from the first activity's start. White between
-// rectangles is time the stream ran nothing.
+// level, time in ms since tl.Origin (the step's first kernel start, also
+// in a window of the step: analyze.Timeline.Between). White between
+// rectangles is time the stream ran nothing. The longest kernels
+// (Options.Longest) are numbered on their rectangle and named, with their
+// duration, under the axis: a step of a thousand kernels is otherwise a
+// barcode.
 func Timeline(w io.Writer, tl *analyze.Timeline, opt Options) error {
 	f, err := timelineFigure(tl, opt)
 	if err != nil {
@@ -44,16 +51,25 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 		what = fmt.Sprintf("step %d (%s, %s)", s.Index, s.Kind, clip(s.Marker, 48))
 	}
 	title := "Timeline of " + what
+	from, to := ms(int64(tl.Start-tl.Origin)), ms(int64(tl.End-tl.Origin))
+	if tl.Window != nil {
+		title += ", " + fmtMS(from) + "–" + fmtMS(to) + " ms"
+	}
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
 	span := int64(tl.End - tl.Start)
-	p.X.Label.Text = fmt.Sprintf("time since the step's first kernel (ms); GPU span %s ms", fmtMS(ms(span)))
+	first := "the step's first kernel"
 	if tl.Step == nil {
-		p.X.Label.Text = fmt.Sprintf("time since the first kernel (ms); GPU span %s ms", fmtMS(ms(span)))
+		first = "the first kernel"
+	}
+	p.X.Label.Text = fmt.Sprintf("time since %s (ms); GPU span %s ms", first, fmtMS(ms(span)))
+	if tl.Window != nil {
+		p.X.Label.Text = fmt.Sprintf("time since %s (ms); window %s to %s ms", first, fmtMS(from), fmtMS(to))
 	}
 	p.X.Tick.Marker = niceTicks{}
+	tl, note := busiestLanes(tl, MaxLanes)
 	n := len(tl.Lanes)
 	pids := map[int64]bool{}
 	for _, ln := range tl.Lanes {
@@ -83,16 +99,76 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 		// Too many activities to draw one by one: say how to read columns.
 		p.X.Label.Text = fmt.Sprintf("time (ms); GPU span %s ms; %d columns: height = busy fraction, colour = main category", fmtMS(ms(span)), timelineResolution)
 	}
+	key := longestKernels(tl, n, opt.longest(), coverage, l)
+	p.X.Label.Text = withNote(p.X.Label.Text, note)
 	p.Add(l)
-	p.X.Min, p.X.Max = 0, ms(span)
+	p.X.Min, p.X.Max = from, to
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Tick.Length = 0
 	p.Y.Tick.Label.Font = font.From(sans, 9)
-	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.3 + vg.Length(n)*0.3*vg.Inch, data: l}
+	height := vg.Inch*1.3 + vg.Length(n)*0.3*vg.Inch + vg.Length(len(key))*captionLine
+	f := &figure{p: p, width: 10 * vg.Inch, height: height, data: l, caption: key}
 	f.legend = categoryLegend(&present)
 	return f, nil
 }
+
+// longestKernels numbers the longest instance of each of the k kernel
+// names whose longest instances are longest (ties: the earlier, then the
+// name) on its rectangle in l, and returns the key that names them, a
+// heading and one line each: "1   0.312 ms   label".
+func longestKernels(tl *analyze.Timeline, n, k int, coverage bool, l *layer) []string {
+	if k <= 0 {
+		return nil
+	}
+	idx := make([]int, len(tl.Spans))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		sa, sb := &tl.Spans[a], &tl.Spans[b]
+		if c := cmp.Compare(sb.End-sb.Start, sa.End-sa.Start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sa.Start, sb.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(sa.Name, sb.Name)
+	})
+	taken := map[string]bool{}
+	var key []string
+	for _, i := range idx {
+		if len(key) == k {
+			break
+		}
+		sp := &tl.Spans[i]
+		if taken[sp.Name] {
+			continue
+		}
+		taken[sp.Name] = true
+		num := strconv.Itoa(len(key) + 1)
+		colour := color.Color(color.Black)
+		if !coverage && (sp.End-sp.Start)*wideKernel >= tl.End-tl.Start {
+			// The number sits inside a rectangle wider than itself.
+			colour = textOn(Colour(sp.Category.Top))
+		}
+		mid := tl.Start + (sp.End-sp.Start)/2 + (sp.Start - tl.Start)
+		l.texts = append(l.texts, textMark{x: ms(int64(mid - tl.Origin)), y: float64(n - 1 - sp.Lane), text: num, colour: colour})
+		label := sp.Label
+		if label == "" {
+			label = analyze.ClipLabel(analyze.ShortName(sp.Name), analyze.LabelRunes)
+		}
+		key = append(key, num+"   "+fmtMS(ms(int64(sp.End-sp.Start)))+" ms   "+label)
+	}
+	if len(key) > 0 {
+		key = append([]string{"longest GPU activities (numbered on the chart, each name once):"}, key...)
+	}
+	return key
+}
+
+// wideKernel: a kernel of at least 1/wideKernel of the span drawn is wider
+// than a number printed on it (10 in of figure, about 600 pt of axis).
+const wideKernel = 40
 
 // timelineRects lays out tl's spans on n lanes. Exact mode: one rectangle
 // per activity from its start to its end, neighbours of the same category
@@ -107,7 +183,7 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 	span := int64(tl.End - tl.Start)
 	q := trace.Time(max(1, span/(4*timelineResolution)))
 	laneY := func(lane int) float64 { return float64(n - 1 - lane) }
-	x := func(t trace.Time) float64 { return ms(int64(t - tl.Start)) }
+	x := func(t trace.Time) float64 { return ms(int64(t - tl.Origin)) }
 	var cur analyze.TimelineSpan
 	var curTop classify.Top
 	open := false
@@ -183,4 +259,47 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 		}
 	}
 	return rects, true
+}
+
+// busiestLanes keeps the n lanes of tl with the most GPU time (ties: the
+// earlier), in their order, and says what it left out. The time axis
+// stays the whole of tl.
+func busiestLanes(tl *analyze.Timeline, n int) (*analyze.Timeline, string) {
+	if len(tl.Lanes) <= n {
+		return tl, ""
+	}
+	busy := make([]int64, len(tl.Lanes))
+	for _, sp := range tl.Spans {
+		busy[sp.Lane] += int64(sp.End - sp.Start)
+	}
+	idx := make([]int, len(tl.Lanes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(busy[b], busy[a]) })
+	keep := idx[:n]
+	slices.Sort(keep)
+	newIdx := make([]int, len(tl.Lanes))
+	for i := range newIdx {
+		newIdx[i] = -1
+	}
+	out := &analyze.Timeline{Path: tl.Path, Step: tl.Step, Start: tl.Start, End: tl.End, Origin: tl.Origin, Window: tl.Window,
+		Lanes: make([]analyze.TimelineLane, n)}
+	for i, j := range keep {
+		out.Lanes[i] = tl.Lanes[j]
+		newIdx[j] = i
+	}
+	var restNS int64
+	var restN int
+	for _, sp := range tl.Spans {
+		if k := newIdx[sp.Lane]; k >= 0 {
+			sp.Lane = k
+			out.Spans = append(out.Spans, sp)
+			continue
+		}
+		restNS += int64(sp.End - sp.Start)
+		restN++
+	}
+	return out, fmt.Sprintf("showing the %d busiest of %d streams; the other %d: %d activities, %s ms of GPU time",
+		n, len(tl.Lanes), len(tl.Lanes)-n, restN, fmtMS(ms(restNS)))
 }

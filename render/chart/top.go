@@ -3,8 +3,6 @@ package chart
 import (
 	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -13,15 +11,16 @@ import (
 	"github.com/traceq/traceq/analyze"
 )
 
-// TopLabelRunes is the longest kernel label the top chart prints, after
-// analyze.ShortName.
-const TopLabelRunes = 56
+// TopLabelRunes is the longest kernel label the top chart prints.
+const TopLabelRunes = analyze.LabelRunes
 
 // Top draws ks (analyze.Kernels rows, most expensive first; pass only the
-// rows to draw) as horizontal bars, the largest on top: bar length is the
-// kernel's total time (KernelStat.Total), coloured by its category's top
-// level, labelled with analyze.ShortName clipped to TopLabelRunes runes
-// and, right of the bar, its total ms and share of all kernel time.
+// rows to draw; past MaxRows the rest is summed in a note) as horizontal
+// bars, the largest on top: bar length is the kernel's total time
+// (KernelStat.Total), coloured by its category's top level, labelled with
+// KernelStat.Label (unique over the whole input; for rows without one,
+// analyze.DisplayNames of the rows) clipped to TopLabelRunes runes and,
+// right of the bar, its total ms and share of all kernel time.
 func Top(w io.Writer, ks []analyze.KernelStat, opt Options) error {
 	f, err := topFigure(ks, opt)
 	if err != nil {
@@ -34,26 +33,34 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	if len(ks) == 0 {
 		return nil, fmt.Errorf("top chart: no kernels")
 	}
+	note := ""
+	if len(ks) > MaxRows {
+		var ns int64
+		var share float64
+		for _, k := range ks[MaxRows:] {
+			ns += k.Total
+			share += k.Share
+		}
+		note = fmt.Sprintf("showing %d of %d kernels; the other %d: %s ms (%.1f%% of kernel time)",
+			MaxRows, len(ks), len(ks)-MaxRows, fmtMS(ms(ns)), 100*share)
+		ks = ks[:MaxRows]
+	}
 	title := fmt.Sprintf("Top %d kernels by total GPU time", len(ks))
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = "total GPU time (ms)"
+	p.X.Label.Text = withNote("total GPU time (ms)", note)
 	p.X.Tick.Marker = niceTicks{}
 	n := len(ks)
 	l := newLayer()
 	var present presentTops
 	ticks := make([]plot.Tick, n)
 	var xmax float64
-	names := make([]string, n)
-	for i, k := range ks {
-		names[i] = k.Name
-	}
-	labels := analyze.DisplayNames(names)
+	labels := kernelLabels(ks)
 	for i, k := range ks {
 		y := float64(n - 1 - i)
-		ticks[i] = plot.Tick{Value: y, Label: clipLabel(labels[i], TopLabelRunes)}
+		ticks[i] = plot.Tick{Value: y, Label: analyze.ClipLabel(labels[i], TopLabelRunes)}
 		c := Colour(k.Category.Top)
 		present[k.Category.Top] = true
 		v := ms(k.Total)
@@ -73,19 +80,19 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	return f, nil
 }
 
-// clipLabel clips a DisplayNames label to n runes, keeping a trailing
-// "<hint>" or "#k" that tells it apart from its namesakes.
-func clipLabel(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+// kernelLabels returns the rows' labels: KernelStat.Label, made by
+// analyze over every name of the input; rows made without one (by hand)
+// are labelled among themselves.
+func kernelLabels(ks []analyze.KernelStat) []string {
+	names := make([]string, len(ks))
+	labels := make([]string, len(ks))
+	complete := true
+	for i, k := range ks {
+		names[i], labels[i] = k.Name, k.Label
+		complete = complete && k.Label != ""
 	}
-	i := strings.LastIndex(s, "<")
-	if j := strings.LastIndex(s, " #"); j > i {
-		i = j
+	if complete {
+		return labels
 	}
-	if i <= 0 {
-		return clip(s, n)
-	}
-	tail := s[i:]
-	return clip(s[:i], max(8, n-utf8.RuneCountInString(tail))) + clip(tail, n/2)
+	return analyze.DisplayNames(names, TopLabelRunes)
 }
