@@ -312,12 +312,12 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		g := ga.g
 		g.Steps = len(ga.steps)
 		windows := max(g.Steps, 1)
-		g.KernelPerStepNS = perStep(g.KernelNS, windows)
+		g.KernelPerStepNS = PerStep(g.KernelNS, windows)
 		g.StepShare = Ratio(g.BusyNS, g.SpanNS)
 		ga.idle.fill(&g, acc.inputs[k.input].Trace)
 		for _, cs := range ga.cats {
 			cs.Share = Ratio(cs.KernelNS, g.KernelNS)
-			cs.KernelPerStepNS = perStep(cs.KernelNS, windows)
+			cs.KernelPerStepNS = PerStep(cs.KernelNS, windows)
 			cs.StepShare = Ratio(cs.BusyNS, g.SpanNS)
 			g.Categories = append(g.Categories, *cs)
 		}

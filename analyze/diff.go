@@ -258,7 +258,7 @@ func pctChange(before, after int64) *float64 {
 
 func categoryDiff(cat classify.Category, b, a int64, bw, aw int, bTotal, aTotal int64) CategoryDiff {
 	c := CategoryDiff{Category: cat, BeforeNS: b, AfterNS: a,
-		BeforePerStepNS: perStep(b, bw), AfterPerStepNS: perStep(a, aw),
+		BeforePerStepNS: PerStep(b, bw), AfterPerStepNS: PerStep(a, aw),
 		BeforeShare: Ratio(b, bTotal), AfterShare: Ratio(a, aTotal)}
 	c.DeltaNS = c.AfterPerStepNS - c.BeforePerStepNS
 	c.DeltaPct = pctChange(c.BeforePerStepNS, c.AfterPerStepNS)
@@ -317,7 +317,7 @@ func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
 		}
 		k := KernelDiff{Name: name, Category: cat, Match: match,
 			BeforeNS: bs.total, AfterNS: as.total, BeforeInstances: bs.n, AfterInstances: as.n,
-			BeforePerStepNS: perStep(bs.total, b.windows), AfterPerStepNS: perStep(as.total, a.windows),
+			BeforePerStepNS: PerStep(bs.total, b.windows), AfterPerStepNS: PerStep(as.total, a.windows),
 			BeforeNames: bNames, AfterNames: aNames}
 		k.DeltaNS = k.AfterPerStepNS - k.BeforePerStepNS
 		k.DeltaPct = pctChange(k.BeforePerStepNS, k.AfterPerStepNS)

@@ -175,8 +175,8 @@ func TestPerStep(t *testing.T) {
 		w    int
 		want int64
 	}{{10, 4, 3}, {9, 4, 2}, {-10, 4, -3}, {7, 0, 0}, {1 << 62, 3, 1537228672809129301}} {
-		if got := perStep(tc.ns, tc.w); got != tc.want {
-			t.Errorf("perStep(%d, %d) = %d, want %d", tc.ns, tc.w, got, tc.want)
+		if got := PerStep(tc.ns, tc.w); got != tc.want {
+			t.Errorf("PerStep(%d, %d) = %d, want %d", tc.ns, tc.w, got, tc.want)
 		}
 	}
 }

@@ -82,9 +82,9 @@ func Ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-// perStep divides ns by a count of windows (steps × devices) with rounding
-// half away from zero: every "per step" figure.
-func perStep(ns int64, windows int) int64 {
+// PerStep divides ns by a count of windows (steps × devices) with
+// rounding half away from zero: every "per step" figure.
+func PerStep(ns int64, windows int) int64 {
 	if windows <= 0 {
 		return 0
 	}

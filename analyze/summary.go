@@ -34,10 +34,12 @@ type KindSummary struct {
 	// most (the first on a tie).
 	PerRank []int64
 	MaxRank *Group
+	// RankSpread summarises PerRank: min, median (P50), max.
+	RankSpread Summary
 }
 
 // KernelPerStepNS is the kernel time per window.
-func (s *KindSummary) KernelPerStepNS() int64 { return perStep(s.KernelNS, s.Windows) }
+func (s *KindSummary) KernelPerStepNS() int64 { return PerStep(s.KernelNS, s.Windows) }
 
 // Summarize sums a group table by run and step kind, in the groups'
 // order: runs in input order, kinds in report order. Unattributed time is
@@ -109,16 +111,17 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 		// a tie goes to the first.
 		best := 0
 		for i := range s.PerRank {
-			s.PerRank[i] = perStep(s.PerRank[i], int(rankWin[k][i]))
+			s.PerRank[i] = PerStep(s.PerRank[i], int(rankWin[k][i]))
 			if s.PerRank[i] > s.PerRank[best] {
 				best = i
 			}
 		}
 		s.MaxRank = rankFirst[k][best]
+		s.RankSpread = summarize(slices.Clone(s.PerRank))
 		for _, cs := range cats[k] {
 			cs.Share = Ratio(cs.KernelNS, s.KernelNS)
 			cs.StepShare = Ratio(cs.BusyNS, s.SpanNS)
-			cs.KernelPerStepNS = perStep(cs.KernelNS, s.Windows)
+			cs.KernelPerStepNS = PerStep(cs.KernelNS, s.Windows)
 			s.Categories = append(s.Categories, *cs)
 		}
 		slices.SortFunc(s.Categories, func(a, b CategoryStat) int {

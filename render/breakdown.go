@@ -21,6 +21,10 @@ type Options struct {
 	// Level is the heading level of section titles in markdown (0: 3), so
 	// that a table can sit inside a report.
 	Level int
+	// Detail selects the parts of breakdown's text and markdown after the
+	// summary; NoHint leaves out the line naming the others.
+	Detail Detail
+	NoHint bool
 }
 
 func (o Options) level() int {
@@ -76,9 +80,11 @@ func heading(sb *strings.Builder, title string, opt Options) {
 	}
 }
 
-// Breakdown writes the per-group breakdown of r and, in CSV and JSON, the
-// per-kernel table ks next to it.
-func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt Options) error {
+// Breakdown writes the breakdown of r (with its step table st, nil
+// without steps). Text and markdown lead with the summary of each run and
+// step kind, then the parts opt.Detail asks for; CSV and JSON are
+// complete, with the per-kernel table ks next to the groups.
+func Breakdown(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, ks []analyze.KernelStat, opt Options) error {
 	switch opt.Format {
 	case "json":
 		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Inputs), Groups: jsonGroups(r.Groups),
@@ -94,12 +100,51 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt 
 	}
 	var sb strings.Builder
 	md := opt.Format == "markdown"
+	summaryText(&sb, analyze.Summarize(r, st), opt)
+	if opt.Detail&DetailGroups != 0 {
+		sb.WriteByte('\n')
+		groupsText(&sb, r, opt)
+	}
+	if opt.Detail&DetailRanks != 0 {
+		crossRankText(&sb, r.CrossRank, opt)
+	}
+	if opt.Detail&DetailKernels != 0 && len(ks) > 0 {
+		sb.WriteByte('\n')
+		heading(&sb, fmt.Sprintf("the %d kernels with the most time, all inputs", min(len(ks), opt.top())), opt)
+		t := kernelTable(ks[:min(len(ks), opt.top())], opt)
+		if md {
+			t.Markdown(&sb)
+		} else {
+			t.Text(&sb, "  ")
+		}
+	}
+	if opt.Detail != DetailAll && !opt.NoHint {
+		var more []string
+		for _, d := range []struct {
+			d    Detail
+			name string
+		}{{DetailGroups, "groups"}, {DetailRanks, "ranks"}, {DetailKernels, "kernels"}} {
+			if opt.Detail&d.d == 0 && (d.d != DetailRanks || len(r.CrossRank) > 0) {
+				more = append(more, d.name)
+			}
+		}
+		if len(more) > 0 {
+			sb.WriteString("\n(more: --detail " + strings.Join(more, ", ") + " or all; --format json has everything)\n")
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// groupsText writes every group: its times, categories and top kernels.
+func groupsText(sb *strings.Builder, r *analyze.GroupTable, opt Options) {
+	md := opt.Format == "markdown"
 	for i := range r.Groups {
 		g := &r.Groups[i]
 		if i > 0 {
 			sb.WriteByte('\n')
 		}
-		heading(&sb, GroupTitle(g), opt)
+		heading(sb, GroupTitle(g), opt)
 		summary := fmt.Sprintf("kernel time %s ms · busy %s ms · span %s ms · idle %s ms (%s of span)",
 			MS(g.KernelNS), MS(g.BusyNS), MS(g.SpanNS), MS(g.IdleNS), Pct(ratio(g.IdleNS, g.SpanNS)))
 		if g.Steps > 0 {
@@ -129,13 +174,10 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, opt 
 		for j, k := range topk {
 			kt.Add(shown[j], MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category.String())
 		}
-		ct.Write(&sb, md)
+		ct.Write(sb, md)
 		sb.WriteByte('\n')
-		kt.Write(&sb, md)
+		kt.Write(sb, md)
 	}
-	crossRankText(&sb, r.CrossRank, opt)
-	_, err := io.WriteString(w, sb.String())
-	return err
 }
 
 func intOrEmpty(p *int) string {

@@ -157,20 +157,20 @@ func (t *Table) Text(sb *strings.Builder, indent string) {
 		}
 	}
 	line := func(cells []string) {
-		sb.WriteString(indent)
+		var l strings.Builder
+		l.WriteString(indent)
 		for i, c := range cells {
 			pad := strings.Repeat(" ", w[i]-utf8.RuneCountInString(c))
 			if i > 0 {
-				sb.WriteString("  ")
+				l.WriteString("  ")
 			}
 			if t.Right[i] {
-				sb.WriteString(pad + c)
-			} else if i < len(cells)-1 {
-				sb.WriteString(c + pad)
+				l.WriteString(pad + c)
 			} else {
-				sb.WriteString(c)
+				l.WriteString(c + pad)
 			}
 		}
+		sb.WriteString(strings.TrimRight(l.String(), " "))
 		sb.WriteByte('\n')
 	}
 	line(head)

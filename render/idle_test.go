@@ -41,7 +41,7 @@ func TestIdleJSON(t *testing.T) {
 	r := &analyze.GroupTable{Groups: []analyze.Group{idleGroup()},
 		EmptyLaunches: []analyze.EmptyLaunch{{Path: "x.json", PID: 7, API: "cudaMemcpyAsync", Calls: 2, CPUNS: 9}}}
 	var buf bytes.Buffer
-	if err := Breakdown(&buf, r, nil, Options{Format: "json"}); err != nil {
+	if err := Breakdown(&buf, r, nil, nil, Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -91,7 +91,7 @@ func TestIdleJSON(t *testing.T) {
 	// A group without launches or steps still has every field, empty.
 	r.Groups[0] = analyze.Group{Path: "y"}
 	buf.Reset()
-	Breakdown(&buf, r, nil, Options{Format: "json"})
+	Breakdown(&buf, r, nil, nil, Options{Format: "json"})
 	for _, key := range []string{`"launches": []`, `"between_steps_by_kind": []`, `"unknown_ns": 0`, `"exposed_ns": 0`} {
 		if !strings.Contains(buf.String(), key) {
 			t.Errorf("empty group lacks %s:\n%s", key, buf.String())

@@ -86,11 +86,16 @@ func breakdownCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
+			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels or all, comma-separated"},
 			noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 1 {
 				return usagef("breakdown: --top must be at least 1")
+			}
+			detail, err := render.ParseDetail(c.String("detail"))
+			if err != nil {
+				return usageError{"breakdown: " + err.Error()}
 			}
 			kind, err := stepKindFlag(c)
 			if err != nil {
@@ -108,8 +113,8 @@ func breakdownCmd(e *env) *cli.Command {
 			// them on two cores (seconds for GBs of rank files).
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(inputs, analyze.KernelOptions{Options: opt, MemOps: true}) }()
-			r, _ := analyze.Breakdown(inputs, opt)
-			return render.Breakdown(e.stdout, r, <-kernels, render.Options{Format: c.String("format"), Top: c.Int("top")})
+			r, st := analyze.Breakdown(inputs, opt)
+			return render.Breakdown(e.stdout, r, st, <-kernels, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail})
 		},
 	}
 }

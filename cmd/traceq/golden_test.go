@@ -18,9 +18,15 @@ func TestGoldenTables(t *testing.T) {
 		"dlrm8":      "../../testdata/traces/torch/dlrm8",
 	}
 	for name, path := range inputs {
-		for _, cmd := range []string{"breakdown", "kernels"} {
+		for _, cmd := range []string{"breakdown", "breakdown-all", "kernels"} {
 			for _, format := range []string{"text", "markdown", "csv", "json"} {
+				if cmd == "breakdown-all" && (format == "csv" || format == "json") {
+					continue // --detail changes text and markdown only
+				}
 				args := []string{"traceq", cmd, "--format", format, "--top", "5"}
+				if cmd == "breakdown-all" {
+					args = []string{"traceq", "breakdown", "--detail", "all", "--format", format, "--top", "5"}
+				}
 				if cmd == "kernels" && name == "dlrm8" {
 					args = append(args, "--per-device")
 				}

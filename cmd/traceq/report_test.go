@@ -135,7 +135,9 @@ func TestReportOut(t *testing.T) {
 	}
 	golden.Check(t, "testdata/report_hta.golden.md", head)
 	var bb bytes.Buffer
-	if err := render.Breakdown(&bb, reportFor(t, in), nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80}); err != nil {
+	g, st := reportFor(t, in)
+	if err := render.Breakdown(&bb, g, st, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: 3,
+		Detail: render.DetailGroups, NoHint: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(tail, bb.Bytes()) {
@@ -261,7 +263,7 @@ func TestReportAppend(t *testing.T) {
 
 // reportFor is the breakdown report of one trace with its steps, as the
 // CLI computes it.
-func reportFor(t *testing.T, path string) *analyze.GroupTable {
+func reportFor(t *testing.T, path string) (*analyze.GroupTable, *analyze.StepTable) {
 	t.Helper()
 	tr, err := parse.File(path, parse.Options{})
 	if err != nil {
@@ -271,8 +273,9 @@ func reportFor(t *testing.T, path string) *analyze.GroupTable {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := analyze.Breakdown([]analyze.Input{{Path: path, Trace: tr, Steps: st}}, analyze.Options{})
-	return r
+	inputs := []analyze.Input{{Path: path, Trace: tr, Steps: st}}
+	analyze.AssignRuns(inputs, []analyze.Source{{Arg: path, Inputs: []int{0}}})
+	return analyze.Breakdown(inputs, analyze.Options{})
 }
 
 // TestReportBeforeAfter checks that two inputs that are not ranks of one

@@ -153,7 +153,8 @@ func (w *writer) write() error {
 	}
 
 	sb.WriteString(w.h(1) + "Breakdown by group\n\n")
-	return render.Breakdown(sb, w.groups, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2})
+	return render.Breakdown(sb, w.groups, w.steps, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2,
+		Detail: render.DetailGroups, NoHint: true})
 }
 
 func kindNote(kind analyze.StepKind) string {

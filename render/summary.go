@@ -1,0 +1,174 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/traceq/traceq/analyze"
+)
+
+// summaryCategories is how many categories a summary lists before folding
+// the rest into one line.
+const summaryCategories = 6
+
+// Detail names the parts of breakdown's text and markdown output after the
+// summary.
+type Detail uint8
+
+const (
+	DetailGroups  Detail = 1 << iota // per input, process, device and step kind
+	DetailRanks                      // the cross-rank tables
+	DetailKernels                    // the kernels with the most time
+	DetailAll     = DetailGroups | DetailRanks | DetailKernels
+)
+
+// ParseDetail reads a comma-separated list of groups, ranks, kernels, all.
+func ParseDetail(s string) (Detail, error) {
+	var d Detail
+	for _, w := range strings.Split(s, ",") {
+		switch strings.TrimSpace(w) {
+		case "":
+		case "groups":
+			d |= DetailGroups
+		case "ranks":
+			d |= DetailRanks
+		case "kernels":
+			d |= DetailKernels
+		case "all":
+			d |= DetailAll
+		default:
+			return 0, fmt.Errorf("unknown --detail %q (want groups, ranks, kernels or all, comma-separated)", w)
+		}
+	}
+	return d, nil
+}
+
+// runTitle names a run in a summary: its name and what it holds.
+func runTitle(s *analyze.KindSummary) string {
+	var parts []string
+	if s.Run != "" {
+		parts = append(parts, s.Run)
+	}
+	if s.Ranks > 1 {
+		parts = append(parts, strconv.Itoa(s.Ranks)+" ranks")
+	}
+	switch s.StepKind {
+	case analyze.KindAll:
+		parts = append(parts, "whole trace on "+countOf(s.Devices, "device"))
+	default:
+		steps := StepCount(s.Steps, s.StepKind)
+		if s.Devices > 1 {
+			steps += " on each of " + strconv.Itoa(s.Devices) + " devices"
+			if s.Windows != s.Steps*s.Devices {
+				steps = fmt.Sprintf("%s (%d step-device windows on %d devices)", StepCount(s.Steps, s.StepKind), s.Windows, s.Devices)
+			}
+		}
+		parts = append(parts, steps)
+	}
+	return Printable(strings.Join(parts, " · "))
+}
+
+// summaryText writes the first screen of breakdown: per run and step kind,
+// the step time and where it goes; time outside every step folded into
+// one line per run.
+func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
+	md := opt.Format == "markdown"
+	outside := map[string]*analyze.KindSummary{}
+	for i := range sums {
+		if sums[i].StepKind == analyze.KindNone {
+			outside[sums[i].Run] = &sums[i]
+		}
+	}
+	first := true
+	for i := range sums {
+		s := &sums[i]
+		if s.StepKind == analyze.KindNone {
+			continue
+		}
+		if !first {
+			sb.WriteByte('\n')
+		}
+		first = false
+		heading(sb, runTitle(s), opt)
+		line := func(text string) {
+			if md {
+				sb.WriteString(text + "  \n")
+			} else {
+				sb.WriteString("  " + text + "\n")
+			}
+		}
+		if s.StepKind != analyze.KindAll && s.Windows > 0 {
+			l := fmt.Sprintf("step time p50 %s ms · p90 %s ms", MSf(s.StepSpan.P50), MSf(s.StepSpan.P90))
+			if s.Periods > 0 {
+				l += fmt.Sprintf(" · period p50 %s ms, gap p50 %s ms", MSf(s.PeriodP50), MSf(s.GapP50))
+			}
+			line(l)
+		}
+		per := "ms/step"
+		if s.StepKind == analyze.KindAll {
+			per = "ms per device"
+		}
+		line(fmt.Sprintf("kernel time %s %s · busy %s of the %s · idle %s: launch-bound %s, device-side %s, unknown %s",
+			MS(s.KernelPerStepNS()), per, Pct(ratio(s.BusyNS, s.SpanNS)), spanWord(s.StepKind), Pct(ratio(s.IdleNS, s.SpanNS)),
+			Pct(ratio(s.Idle.LaunchBoundNS, s.SpanNS)), Pct(ratio(s.Idle.DeviceSideNS, s.SpanNS)), Pct(ratio(s.Idle.UnknownNS, s.SpanNS))))
+		sb.WriteByte('\n')
+		perHead := "kernel " + per
+		t := &Table{Head: []string{"category", perHead, "of kernel time", "of " + spanWord(s.StepKind)},
+			Right: []bool{false, true, true, true}}
+		shown := s.Categories[:min(len(s.Categories), summaryCategories)]
+		for _, c := range shown {
+			t.Add(c.Category.String(), MS(c.KernelPerStepNS), Pct(c.Share), Pct(c.StepShare))
+		}
+		if rest := s.Categories[len(shown):]; len(rest) > 0 {
+			var kernel int64
+			for _, c := range rest {
+				kernel += c.KernelNS
+			}
+			t.Add(fmt.Sprintf("%d more categories", len(rest)), MS(analyze.PerStep(kernel, s.Windows)), Pct(ratio(kernel, s.KernelNS)), "")
+		}
+		t.Write(sb, md)
+		if s.Ranks > 1 {
+			sb.WriteByte('\n')
+			line(rankSpread(s, per))
+		}
+		if o := outside[s.Run]; o != nil && i+1 < len(sums) && sums[i+1].StepKind == analyze.KindNone {
+			sb.WriteByte('\n')
+			line(fmt.Sprintf("outside any step: %s ms of kernel time on %s (%s of the run's kernel time)",
+				MS(o.KernelNS), countOf(o.Devices, "device"), Pct(ratio(o.KernelNS, runKernel(sums, s.Run)))))
+		}
+	}
+}
+
+// spanWord names what a summary's shares are of.
+func spanWord(k analyze.StepKind) string {
+	if k == analyze.KindAll {
+		return "span"
+	}
+	return "step time"
+}
+
+// rankSpread says how kernel time per step varies across the ranks.
+func rankSpread(s *analyze.KindSummary, per string) string {
+	r := s.RankSpread
+	who := RankName(s.MaxRank.Rank, s.MaxRank.Path, s.MaxRank.PID)
+	return fmt.Sprintf("across %d ranks, kernel %s: min %s · median %s · max %s (%s, %s the median)",
+		s.Ranks, per, MS(r.Min), MSf(r.P50), MS(r.Max), who, ratioX(float64(r.Max), r.P50))
+}
+
+func ratioX(a, b float64) string {
+	if b == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(a/b, 'f', 2, 64) + "×"
+}
+
+func runKernel(sums []analyze.KindSummary, run string) int64 {
+	var n int64
+	for _, s := range sums {
+		if s.Run == run {
+			n += s.KernelNS
+		}
+	}
+	return n
+}
