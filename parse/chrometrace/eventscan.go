@@ -16,66 +16,13 @@ import (
 // decoder reads them as before. gjson stays for the small metadata values
 // and for strings with escapes, so the unescaping rules are gjson's.
 
-// isWS reports JSON whitespace (and, like gjson, any control byte).
-func isWS(c byte) bool { return c <= ' ' }
-
-// skipWS returns the index of the first non-space byte at or after i.
-func skipWS(s string, i int) int {
-	for i < len(s) && isWS(s[i]) {
-		i++
-	}
-	return i
-}
-
-// strEnd returns the index just past the closing quote of the string whose
-// opening quote is s[i], or -1, and whether the string holds escapes. Most
-// strings of an event are a few bytes long: a plain loop beats the call
-// into IndexByte.
-func strEnd(s string, i int) (int, bool) {
-	esc := false
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '"':
-			return j + 1, esc
-		case '\\':
-			esc = true
-			j++
-		}
-	}
-	return -1, esc
-}
-
-// skipComposite returns the index just past the object or array starting
-// at s[i], or -1.
-func skipComposite(s string, i int) int {
-	depth := 0
-	for j := i; j < len(s); j++ {
-		switch s[j] {
-		case '"':
-			e, _ := strEnd(s, j)
-			if e < 0 {
-				return -1
-			}
-			j = e - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		}
-	}
-	return -1
-}
-
 // readValue reads the value at s[i] (not whitespace) and returns it and the
 // index just past it; end is -1 when s ends inside it. Literals that are not
 // JSON read as a missing value.
 func readValue(s string, i int) (v gjson.Result, end int) {
 	switch c := s[i]; {
 	case c == '"':
-		e, esc := strEnd(s, i)
+		e, esc := stringEnd(s, i)
 		if e < 0 {
 			return v, -1
 		}
@@ -87,17 +34,14 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 		}
 		return v, e
 	case c == '{' || c == '[':
-		e := skipComposite(s, i)
+		e := compositeEnd(s, i)
 		if e < 0 {
 			return v, -1
 		}
 		v.Type, v.Raw = gjson.JSON, s[i:e]
 		return v, e
 	default:
-		j := i + 1
-		for j < len(s) && !isWS(s[j]) && s[j] != ',' && s[j] != '}' && s[j] != ']' {
-			j++
-		}
+		j, _ := scalarEnd(s, i)
 		raw := s[i:j]
 		switch {
 		case raw == "true":
@@ -125,14 +69,14 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) int {
 	i := 1
 	for first := true; ; first = false {
-		i = skipWS(s, i)
+		i = skipSpace(s, i)
 		if i < len(s) && s[i] == '}' && first {
 			return i + 1
 		}
 		if i >= len(s) || s[i] != '"' {
 			return -1
 		}
-		ke, esc := strEnd(s, i)
+		ke, esc := stringEnd(s, i)
 		if ke < 0 {
 			return -1
 		}
@@ -140,11 +84,11 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 		if esc {
 			key = gjson.Parse(s[i:ke]).Str
 		}
-		i = skipWS(s, ke)
+		i = skipSpace(s, ke)
 		if i >= len(s) || s[i] != ':' {
 			return -1
 		}
-		i = skipWS(s, i+1)
+		i = skipSpace(s, i+1)
 		if i >= len(s) {
 			return -1
 		}
@@ -152,7 +96,7 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 		if end < 0 || !more {
 			return -1
 		}
-		i = skipWS(s, end)
+		i = skipSpace(s, end)
 		if i < len(s) && s[i] == '}' {
 			return i + 1
 		}
@@ -268,15 +212,7 @@ func (d *decoder) argKey(key, s string, i int) (int, bool) {
 		dst = &f.corr
 		f.seen |= seenCorr
 	default:
-		if s[i] == '{' || s[i] == '[' {
-			return skipComposite(s, i), true
-		}
-		if s[i] == '"' {
-			e, _ := strEnd(s, i)
-			return e, true
-		}
-		_, e := readValue(s, i)
-		return e, true
+		return skipValue(s, i), true
 	}
 	v, e := readValue(s, i)
 	*dst = v

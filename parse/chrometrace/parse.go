@@ -108,8 +108,7 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	if workers == 1 {
 		d := newDecoder(0)
 		d.free = m.free
-		s.emit = func(b *batch) { m.add(d.decode(b)); b.blk.release() }
-		runErr = s.run()
+		runErr = s.each(func(b *batch) { m.add(d.decode(b)); b.blk.release() })
 	} else {
 		batches := make(chan *batch, workers)
 		results := make(chan *result, workers*2)
@@ -141,8 +140,7 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 			}
 			close(done)
 		}()
-		s.emit = func(b *batch) { batches <- b }
-		runErr = s.run()
+		runErr = s.each(func(b *batch) { batches <- b })
 		close(batches)
 		wg.Wait()
 		close(results)
