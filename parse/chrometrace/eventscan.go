@@ -109,24 +109,32 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 
 // Bits of fields.seen: which keys of the event have been read.
 const (
-	seenPh uint16 = 1 << iota
+	seenPh uint32 = 1 << iota
 	seenCat
 	seenName
 	seenPid
 	seenTid
 	seenTs
 	seenDur
+	seenArgs
+	seenID
 	seenDevice
 	seenStream
 	seenCorr
+	seenCollName
+	seenInElems
+	seenOutElems
+	seenGroupSize
+	seenDType
+	seenGroup
+	seenRanks
 
 	seenTop = seenPh | seenCat | seenName | seenPid | seenTid | seenTs | seenDur
 )
 
 // done reports whether every key that the event's kind uses has been
 // read, so that the rest of it (for a kernel, half its bytes: occupancy,
-// grid and block sizes) need not be. A key repeated after that point is
-// not seen, where gjson would have let the last one win.
+// grid and block sizes) need not be.
 func (f *fields) done() bool {
 	if f.seen&(seenPh|seenCat) != seenPh|seenCat || f.ph.Type != gjson.String || f.cat.Type != gjson.String {
 		return false
@@ -134,16 +142,23 @@ func (f *fields) done() bool {
 	if !knownPhase(f.ph.Str) {
 		return false // read on: the anomaly names what is there
 	}
-	var need uint16
+	var need uint32
 	switch kind, _ := classifyCat(f.cat.Str); kind {
 	case catIgnore:
 		return true
 	case catOp:
-		if f.seen&seenName != 0 && f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
+		if f.seen&seenName != 0 && f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") &&
+			f.name.Str != commsOp {
 			return true
+		}
+		if f.name.Str == commsOp {
+			return false // its collective args may come anywhere
 		}
 		need = seenTop
 	case catGPU:
+		if f.seen&seenName != 0 && mayBeCollective(f.name.Str) {
+			return false // its collective args come last
+		}
 		need = seenTop | seenDevice | seenStream | seenCorr
 	case catLaunch:
 		need = seenTop | seenCorr
@@ -153,68 +168,80 @@ func (f *fields) done() bool {
 	return f.seen&need == need
 }
 
+// stop reports whether the scanner may stop after a key: Parse stops as
+// soon as the event's kind has what it uses; a Reader reads on but marks
+// the rest past (collective args read then are not the event's).
+func (d *decoder) stop() bool {
+	if d.f.past {
+		return false
+	}
+	if !d.f.done() {
+		return false
+	}
+	d.f.past = true
+	return !d.full
+}
+
 // eventKey stores the value of one top-level key of an event and says
 // whether the rest of the event can still matter.
 func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 	f := &d.f
-	if key == "args" && s[i] == '{' {
+	if key == "args" && s[i] == '{' && f.seen&seenArgs == 0 {
 		// Read the args the decoder uses in the same pass that finds the
 		// end of args.
+		f.seen |= seenArgs
 		e := scanObject(s[i:], d.onArg)
 		if e < 0 {
 			return -1, false // done, or malformed
 		}
-		return i + e, true
+		return i + e, !d.stop()
 	}
 	v, e := readValue(s, i)
 	switch key {
 	case "ph":
-		f.ph = v
-		f.seen |= seenPh
+		f.set(seenPh, &f.ph, v)
 	case "cat":
-		f.cat = v
-		f.seen |= seenCat
+		f.set(seenCat, &f.cat, v)
 	case "name":
-		f.name = v
-		f.seen |= seenName
+		f.set(seenName, &f.name, v)
 	case "pid":
-		f.pid = v
-		f.seen |= seenPid
+		f.set(seenPid, &f.pid, v)
 	case "tid":
-		f.tid = v
-		f.seen |= seenTid
+		f.set(seenTid, &f.tid, v)
 	case "ts":
-		f.ts = v
-		f.seen |= seenTs
+		f.set(seenTs, &f.ts, v)
 	case "dur":
-		f.dur = v
-		f.seen |= seenDur
-	case "args":
-		f.args = v
+		f.set(seenDur, &f.dur, v)
+	case "id":
+		f.set(seenID, &f.id, v)
 	}
-	return e, !f.done()
+	return e, !d.stop()
 }
 
 func knownPhase(ph string) bool { return len(ph) == 1 && strings.Contains(knownPhases, ph) }
 
-// argKey keeps the args the decoder uses: device, stream, correlation.
+// argKey keeps the args the decoder uses: device, stream, correlation and
+// the collective args.
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
-	var dst *gjson.Result
 	f := &d.f
 	switch key {
 	case "device":
-		dst = &f.device
-		f.seen |= seenDevice
+		v, e := readValue(s, i)
+		f.set(seenDevice, &f.device, v)
+		return e, !d.stop()
 	case "stream":
-		dst = &f.stream
-		f.seen |= seenStream
+		v, e := readValue(s, i)
+		f.set(seenStream, &f.stream, v)
+		return e, !d.stop()
 	case "correlation":
-		dst = &f.corr
-		f.seen |= seenCorr
-	default:
-		return skipValue(s, i), true
+		v, e := readValue(s, i)
+		f.set(seenCorr, &f.corr, v)
+		return e, !d.stop()
 	}
-	v, e := readValue(s, i)
-	*dst = v
-	return e, !f.done()
+	if !f.past {
+		if e, ok := d.collArg(key, s, i); ok {
+			return e, true
+		}
+	}
+	return skipValue(s, i), true
 }

@@ -323,6 +323,11 @@ func (m *merger) add(r *result) {
 		r.ranges[i].Name = rm[r.ranges[i].Name]
 		r.ranges[i].Domain = rm[r.ranges[i].Domain]
 	}
+	for i := range r.colls {
+		c := &r.colls[i]
+		c.Op, c.DType, c.Group, c.GroupRanks = rm[c.Op], rm[c.DType], rm[c.Group], rm[c.GroupRanks]
+	}
+	m.t.Collectives = append(m.t.Collectives, r.colls...)
 	// With a size hint, the slices are sized once from the density of
 	// the batches so far: doubling would copy them at each growth and,
 	// at the moment of growth, hold three times the model.
