@@ -100,12 +100,12 @@ type EventKind uint8
 const (
 	// KindSkipped: nothing. Another category (python_function, flows,
 	// most cpu_ops), or an odd event Parse counts as an anomaly.
-	KindSkipped EventKind = iota
-	KindActivity   // a kernel, memcpy or memset: Event.Activity
-	KindLaunch     // a runtime call that enqueued GPU work: Event.Launch
-	KindRange      // an annotation or step marker: Event.Range
-	KindCollective // a record_param_comms op: Event.Collective alone
-	KindMetadata   // a metadata event (ph "M": process and thread names)
+	KindSkipped    EventKind = iota
+	KindActivity             // a kernel, memcpy or memset: Event.Activity
+	KindLaunch               // a runtime call that enqueued GPU work: Event.Launch
+	KindRange                // an annotation or step marker: Event.Range
+	KindCollective           // a record_param_comms op: Event.Collective alone
+	KindMetadata             // a metadata event (ph "M": process and thread names)
 	// KindTopLevel is not an event but a top-level value other than
 	// traceEvents (Event.Key and Event.Raw).
 	KindTopLevel
@@ -144,12 +144,12 @@ type decoder struct {
 	// full makes the scanner read every key of every event (a Reader
 	// reports ts, dur and id of events Parse skips); the decoding is the
 	// same.
-	full bool
-	onKey  func(key, s string, i int) (int, bool) // d.eventKey, bound once
-	onArg  func(key, s string, i int) (int, bool) // d.argKey
-	res    *result
-	idx    int64 // current event index
-	off    int64 // current event offset
+	full  bool
+	onKey func(key, s string, i int) (int, bool) // d.eventKey, bound once
+	onArg func(key, s string, i int) (int, bool) // d.argKey
+	res   *result
+	idx   int64 // current event index
+	off   int64 // current event offset
 
 	lastActs int                   // activities of the previous batch: a size hint
 	free     chan []trace.Activity // buffers the merger is done with
