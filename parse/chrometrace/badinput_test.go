@@ -34,9 +34,10 @@ const (
 )
 
 // parseBoth parses b sequentially and in parallel with tiny blocks, and
-// fails the test unless both give the same answer.
+// fails the test unless both give the same answer, and a Reader agrees.
 func parseBoth(t *testing.T, b []byte) (*trace.Trace, error) {
 	t.Helper()
+	sameAsParse(t, "input", b)
 	seq, serr := Parse(bytes.NewReader(b), Options{Workers: 1})
 	par, perr := Parse(bytes.NewReader(b), Options{Workers: 3, BlockSize: 37})
 	if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {

@@ -300,11 +300,11 @@ func streamID(v gjson.Result) (int64, bool) {
 // event decodes one event into d.out and says what it is.
 func (d *decoder) event(ev string) EventKind {
 	d.out.hasColl = false
+	d.f = fields{}
 	if len(ev) == 0 || ev[0] != '{' {
 		d.anomaly(anomNotObject)
 		return KindSkipped
 	}
-	d.f = fields{}
 	scanObject(ev, d.onKey) // fills d.f, args included
 	f := &d.f
 	ph := f.ph.Str

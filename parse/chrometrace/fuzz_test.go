@@ -35,8 +35,9 @@ func readTrace(tb testing.TB, name string) []byte {
 }
 
 // FuzzParse checks that no input makes Parse panic, that every trace it
-// returns is valid, and that the parallel path (two workers, blocks so
-// small that events straddle them) gives exactly the sequential result.
+// returns is valid, that the parallel path (two workers, blocks so small
+// that events straddle them) gives exactly the sequential result, and
+// that a Reader's records are Parse's.
 //
 // The committed corpus in testdata/fuzz/FuzzParse holds small real traces,
 // slices of the big ones and hand-written odd cases; f.Add adds the small
@@ -57,6 +58,7 @@ func FuzzParse(f *testing.F) {
 		if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {
 			t.Fatalf("sequential error %v, parallel error %v", serr, perr)
 		}
+		sameAsParse(t, "input", data)
 		if serr != nil {
 			if seq != nil {
 				t.Fatalf("error %v returned with a trace", serr)

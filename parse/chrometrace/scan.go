@@ -1,16 +1,11 @@
 package chrometrace
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 	"sync"
-
-	"github.com/tidwall/gjson"
 )
 
 // Scan is the raw side of the parser, for tools that copy events rather
@@ -24,6 +19,8 @@ import (
 // nil. An error from a callback stops the scan and is returned as is.
 // Input that ends early returns an error wrapping ErrTruncated, after every
 // complete event has been handed over.
+//
+// Deprecated: use a Reader, which also decodes each event as Parse does.
 func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []byte) error) error {
 	return scanWith(r, top, func(stop *stopReader) (func(*batch), func()) {
 		return func(b *batch) {
@@ -48,6 +45,8 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 // one goroutine, in file order. top runs on the reading goroutine,
 // concurrently with emit. The raw slices (and anything decide derives from
 // them without copying) are valid until emit returns.
+//
+// Deprecated: use a Reader.
 func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, emit func(raw []byte, v T) error,
 	top func(key string, raw []byte) error) error {
 	if workers <= 0 {
@@ -121,30 +120,21 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 // function that setup returns; the wait function it returns is called once
 // the splitter is done and must wait for every batch to be handled.
 func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*stopReader) (emit func(*batch), wait func()), workers int) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(2)
-	var in io.Reader = br
-	if IsGzip(head) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("corrupt gzip header: %w", err)
-		}
-		defer zr.Close()
-		// Decompress on a goroutine of its own, ahead of the splitter.
-		ra := newReadAhead(zr)
-		defer ra.stop()
-		in = ra
+	in, err := openInput(r)
+	if err != nil {
+		return err
 	}
+	defer in.close()
 	// A callback cannot make the splitter return, so it fails the reader
 	// instead: the splitter stops at its next read and the callback's
 	// error is returned. No callback runs after the first error.
-	stop := &stopReader{r: in}
+	stop := &stopReader{r: in.r}
 	// Blocks are recycled once their events are handed over; at most
 	// 3·workers batches are in flight (ScanParallel), plus the splitter's.
 	s := &splitter{r: stop, blockSize: defaultBlockSize, pool: newBlocks(defaultBlockSize, 3*workers+2)}
 	emit, wait := setup(stop)
 	if top != nil {
-		s.top = func(key string, raw []byte) {
+		s.top = func(key string, raw []byte, _ int64) {
 			if !stop.failed() {
 				if err := top(key, raw); err != nil {
 					stop.fail(err)
@@ -152,7 +142,7 @@ func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*s
 			}
 		}
 	}
-	err := s.each(emit)
+	err = s.each(emit)
 	wait()
 	if err := stop.error(); err != nil {
 		return err
@@ -206,94 +196,6 @@ func (s *stopReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return s.r.Read(p)
-}
-
-// Event is what a raw-event tool needs of one event. Its strings point into
-// the raw text: they are valid only as long as it is.
-type Event struct {
-	Ph, Cat, Name string
-	// TS and Dur are in integer nanoseconds; HasTS and HasDur say whether
-	// the event had them in a readable form.
-	TS, Dur       int64
-	HasTS, HasDur bool
-	// Corr is args.correlation (0 when absent): it links a launch call, its
-	// kernel and the flow events between them.
-	Corr int64
-	// ID is the raw text of the event's "id" (flow and async events), ""
-	// when absent.
-	ID string
-}
-
-// ReadEvent decodes the fields of Event from one raw event.
-//
-// It walks the event's top-level keys with the decoder's own scanner and
-// decodes only the values it keeps.
-func ReadEvent(raw []byte, ev *Event) {
-	*ev = Event{}
-	s := unsafeString(raw)
-	i := skipSpace(s, 0)
-	if i >= len(s) || s[i] != '{' {
-		return
-	}
-	scanObject(s[i:], func(key, s string, i int) (int, bool) {
-		e := skipValue(s, i)
-		if e < 0 {
-			return -1, false
-		}
-		val := s[i:e]
-		switch key {
-		case "ph":
-			ev.Ph = rawString(val)
-		case "cat":
-			ev.Cat = rawString(val)
-		case "name":
-			ev.Name = rawString(val)
-		case "ts":
-			ev.TS, ev.HasTS = rawNumber(val, parseMicros)
-		case "dur":
-			ev.Dur, ev.HasDur = rawNumber(val, parseMicros)
-		case "id":
-			ev.ID = val
-		case "args":
-			if val[0] == '{' {
-				scanObject(val, func(key, s string, i int) (int, bool) {
-					if key != "correlation" {
-						return skipValue(s, i), true
-					}
-					v, e := readValue(s, i)
-					ev.Corr, _ = num(v)
-					return e, false
-				})
-			}
-		}
-		return e, true
-	})
-}
-
-// rawString returns the text of a JSON string value, "" for any other
-// value. Only a string with escapes is copied.
-func rawString(v string) string {
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	if strings.IndexByte(v, '\\') < 0 {
-		return v[1 : len(v)-1]
-	}
-	return gjson.Parse(v).Str
-}
-
-// rawNumber reads a number, or a string holding one, with parse.
-func rawNumber(v string, parse func(string) (int64, bool)) (int64, bool) {
-	if len(v) == 0 {
-		return 0, false
-	}
-	if v[0] == '"' {
-		return parse(rawString(v))
-	}
-	if v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
-		return parse(v)
-	}
-	return 0, false
 }
 
 // ParseMicros converts the text of a number of microseconds to integer

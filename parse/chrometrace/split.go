@@ -79,8 +79,9 @@ type splitter struct {
 	// truncation everything before it has been handed out.
 	lastGood int64
 
-	// top, when set, receives every top-level value but traceEvents.
-	top func(key string, raw []byte)
+	// top, when set, receives every top-level value but traceEvents, and
+	// its offset.
+	top func(key string, raw []byte, off int64)
 
 	// pool, when set, recycles blocks; blk is the one buf lies in.
 	pool *blocks
@@ -286,7 +287,7 @@ func (s *splitter) member() error {
 			s.meta[strings.Clone(key)] = bytes.Clone(raw)
 		}
 		if s.top != nil {
-			s.top(strings.Clone(key), raw)
+			s.top(strings.Clone(key), raw, s.base+int64(j))
 		}
 		s.pos = ve
 		s.want = wantComma
