@@ -246,6 +246,17 @@ func (in *input) finish(s *splitter, runErr error) (*trace.Truncation, error) {
 		return nil, fmt.Errorf("not a Chrome trace: traceEvents is not an array (byte %d)", se.Offset)
 	case errors.As(runErr, &se):
 		se.Gzip = in.zr != nil
+		if in.zr != nil {
+			// Damaged deflate data often decompresses to garbage before
+			// the gzip layer notices: read the stream to its end to tell
+			// a damaged file from bad JSON.
+			n, err := io.Copy(io.Discard, in.r)
+			if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, gzip.ErrHeader) {
+				err := in.readError(err, s.base+int64(len(s.buf))+n).(*corruptGzip)
+				err.msg += fmt.Sprintf(" (the damage shows as invalid JSON at byte %d of the decompressed data)", se.Offset)
+				return nil, err
+			}
+		}
 		return nil, se
 	case runErr == errEmpty && s.readErr == nil:
 		return nil, errors.New("empty input")
@@ -277,6 +288,18 @@ func (in *input) finish(s *splitter, runErr error) (*trace.Truncation, error) {
 	return &trace.Truncation{Offset: end, Reason: where, Events: s.nevents}, nil
 }
 
+// ErrCorruptGzip is wrapped by the errors for a damaged gzip stream (with
+// the cause: gzip.ErrChecksum, a flate.CorruptInputError, ...).
+var ErrCorruptGzip = errors.New("corrupt gzip data")
+
+type corruptGzip struct {
+	msg   string
+	cause error
+}
+
+func (e *corruptGzip) Error() string   { return e.msg }
+func (e *corruptGzip) Unwrap() []error { return []error{ErrCorruptGzip, e.cause} }
+
 // readError describes a read error other than a cut: for gzip, corrupt
 // compressed data or a checksum that does not match.
 func (in *input) readError(err error, end int64) error {
@@ -284,15 +307,15 @@ func (in *input) readError(err error, end int64) error {
 		return fmt.Errorf("read error after byte %d: %w", end, err)
 	}
 	if errors.Is(err, gzip.ErrChecksum) {
-		return errors.New("corrupt gzip data: the checksum does not match (the file is damaged)")
+		return &corruptGzip{"corrupt gzip data: the checksum does not match (the file is damaged)", err}
 	}
 	var ce flate.CorruptInputError
 	if errors.As(err, &ce) {
 		// ce counts bytes of deflate data, which start after the header
 		// (exact for the usual single-member file).
-		return fmt.Errorf("corrupt gzip data near byte %d of the file, after %d bytes of decompressed JSON", int64(ce)+in.hdrLen, end)
+		return &corruptGzip{fmt.Sprintf("corrupt gzip data near byte %d of the file, after %d bytes of decompressed JSON", int64(ce)+in.hdrLen, end), err}
 	}
-	return fmt.Errorf("corrupt gzip data after %d bytes of decompressed JSON: %w", end, err)
+	return &corruptGzip{fmt.Sprintf("corrupt gzip data after %d bytes of decompressed JSON: %v", end, err), err}
 }
 
 // notEventsError is the error for an input none of whose n elements is an
