@@ -78,7 +78,7 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		if f.seen&bit == 0 || v.Type != gjson.String {
 			return 0
 		}
-		return d.names.ID(v.Str)
+		return d.intern(v.Str)
 	}
 	gs := count(seenGroupSize, c.groupSize)
 	if gs > math.MaxInt32 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -368,7 +369,7 @@ func (d *decoder) event(ev string) EventKind {
 	if f.name.Type != gjson.String {
 		d.anomaly("event without a name")
 	}
-	name := d.names.ID(f.name.Str)
+	name := d.intern(f.name.Str)
 	switch kind {
 	case catGPU:
 		a := trace.Activity{Start: trace.Time(ts), Dur: dur, Name: name, Kind: akind, Device: -1, Stream: -1}
@@ -425,6 +426,27 @@ func (d *decoder) event(ev string) EventKind {
 		d.out.rng = r
 		return KindRange
 	}
+}
+
+// maxName caps the length of a name kept in the model: a name of
+// hundreds of MB (a generated kernel, a hostile file) would otherwise be
+// held several times over.
+const maxName = 64 << 10
+
+// anomLongName counts the names cut to maxName.
+const anomLongName = "name longer than 64 KiB truncated"
+
+// intern returns the id of s, cut to maxName bytes (on a UTF-8 boundary).
+func (d *decoder) intern(s string) trace.NameID {
+	if len(s) > maxName {
+		n := maxName
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+		d.anomaly(anomLongName)
+	}
+	return d.names.ID(s)
 }
 
 func truncate(s string, n int) string {

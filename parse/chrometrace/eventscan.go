@@ -28,7 +28,7 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 		}
 		v.Type, v.Raw = gjson.String, s[i:e]
 		if esc {
-			v.Str = gjson.Parse(v.Raw).Str
+			v.Str = unescape(v.Raw)
 		} else {
 			v.Str = s[i+1 : e-1]
 		}
@@ -60,6 +60,30 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 	}
 }
 
+// unescape returns the text of the JSON string raw (quotes included),
+// which holds escapes. Of a string longer than any name the model keeps
+// (maxName), only a prefix that holds more than maxName bytes of text is
+// unescaped: a name of hundreds of MB is not copied whole.
+func unescape(raw string) string {
+	// An escape turns at most 6 bytes (\u0041) into 1.
+	const enough = 6*maxName + 64
+	if len(raw) > enough+8 {
+		cut := 1
+		for cut < enough { // keep escapes whole
+			switch {
+			case raw[cut] != '\\':
+				cut++
+			case raw[cut+1] == 'u':
+				cut += 6
+			default:
+				cut += 2
+			}
+		}
+		raw = raw[:cut] + `"`
+	}
+	return gjson.Parse(raw).Str
+}
+
 // scanObject calls fn with each key of the object starting at s[0] ('{')
 // and the position of its value, in order, until fn says no more or the
 // object ends; fn returns the index just past the value. scanObject
@@ -82,7 +106,11 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 		}
 		key := s[i+1 : ke-1]
 		if esc {
-			key = gjson.Parse(s[i:ke]).Str
+			if ke-i > 1024 {
+				key = "\x00" // no key the decoder reads is that long
+			} else {
+				key = gjson.Parse(s[i:ke]).Str
+			}
 		}
 		i = skipSpace(s, ke)
 		if i >= len(s) || s[i] != ':' {
