@@ -152,8 +152,8 @@ type decoder struct {
 	idx   int64 // current event index
 	off   int64 // current event offset
 
-	lastActs int                   // activities of the previous batch: a size hint
-	free     chan []trace.Activity // buffers the merger is done with
+	lastActs int          // activities of the previous batch: a size hint
+	free     chan *result // results the merger is done with
 }
 
 type result struct {
@@ -184,7 +184,8 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 
 func (d *decoder) decode(b *batch) *result {
 	// Size the records like the previous batch's: the blocks are alike.
-	d.res = &result{seq: b.seq, worker: d.worker, acts: d.actsBuf(), bytes: len(b.data)}
+	d.res = d.result()
+	d.res.seq, d.res.worker, d.res.bytes = b.seq, d.worker, len(b.data)
 	before := d.names.Len()
 	r := d.res
 	for i, sp := range b.spans {

@@ -92,7 +92,7 @@ func parse(in *input, opt Options) (*trace.Trace, error) {
 	if workers == 1 {
 		d := newDecoder(0)
 		d.free = m.free
-		runErr = s.each(func(b *batch) { m.add(d.decode(b)); b.blk.release() })
+		runErr = s.each(func(b *batch) { m.add(d.decode(b)); b.release() })
 	} else {
 		batches := make(chan *batch, workers)
 		results := make(chan *result, workers*2)
@@ -105,7 +105,7 @@ func parse(in *input, opt Options) (*trace.Trace, error) {
 				d.free = m.free
 				for b := range batches {
 					r := d.decode(b)
-					b.blk.release()
+					b.release()
 					results <- r
 				}
 			}()
@@ -159,15 +159,20 @@ func notEvents(t *trace.Trace) int64 {
 // merger assembles worker results in batch order, so that the model is the
 // same whatever the number of workers.
 type merger struct {
-	names  *trace.Interner
-	remap  [][]trace.NameID // per worker: local id -> global id
-	hint   int64            // Options.SizeHint
-	seen   int64            // bytes of the batches merged so far
-	free   chan []trace.Activity
-	t      *trace.Trace
-	anoms  anomalies
-	cpuPID int64
-	hasPID bool
+	names *trace.Interner
+	remap [][]trace.NameID // per worker: local id -> global id
+	hint  int64            // Options.SizeHint
+	seen  int64            // bytes of the batches merged so far
+	free  chan *result
+	t     *trace.Trace
+	anoms anomalies
+	// The records, kept free of exact duplicates.
+	acts     distinct[trace.Activity]
+	launches distinct[trace.Launch]
+	ranges   distinct[trace.Range]
+	colls    distinct[trace.Collective]
+	cpuPID   int64
+	hasPID   bool
 }
 
 // maxAnomalyKinds bounds the kinds of anomaly listed. Kinds that name a
@@ -204,7 +209,11 @@ func (as *anomalies) add(a trace.Anomaly) {
 
 func newMerger(workers int) *merger {
 	m := &merger{names: trace.NewInterner(), remap: make([][]trace.NameID, workers), t: &trace.Trace{},
-		free: make(chan []trace.Activity, 2*workers+2)}
+		free: make(chan *result, 2*workers+2)}
+	m.acts.cmp = func(a, b trace.Activity) int { return trace.CompareActivities(&a, &b) }
+	m.launches.cmp = func(a, b trace.Launch) int { return trace.CompareLaunches(&a, &b) }
+	m.ranges.cmp = func(a, b trace.Range) int { return trace.CompareRanges(&a, &b) }
+	m.colls.cmp = func(a, b trace.Collective) int { return trace.CompareCollectives(&a, &b) }
 	for i := range m.remap {
 		m.remap[i] = []trace.NameID{0} // every interner starts with ""
 	}
@@ -231,53 +240,47 @@ func (m *merger) add(r *result) {
 		c := &r.colls[i]
 		c.Op, c.DType, c.Group, c.GroupRanks = rm[c.Op], rm[c.DType], rm[c.Group], rm[c.GroupRanks]
 	}
-	m.t.Collectives = append(m.t.Collectives, r.colls...)
 	// With a size hint, the slices are sized once from the density of
 	// the batches so far: doubling would copy them at each growth and,
 	// at the moment of growth, hold three times the model.
 	m.seen += int64(r.bytes)
-	m.t.Activities = append(grow(m.t.Activities, len(r.acts), m.seen, m.hint), r.acts...)
-	m.t.Launches = append(grow(m.t.Launches, len(r.launches), m.seen, m.hint), r.launches...)
-	m.t.Ranges = append(grow(m.t.Ranges, len(r.ranges), m.seen, m.hint), r.ranges...)
-	select { // the batch's buffer goes back to the decoders
-	case m.free <- r.acts[:0]:
-	default:
-	}
-	r.acts = nil
+	t := m.t
+	t.Activities = m.acts.add(t.Activities, r.acts, m.seen, m.hint)
+	t.Launches = m.launches.add(t.Launches, r.launches, m.seen, m.hint)
+	t.Ranges = m.ranges.add(t.Ranges, r.ranges, m.seen, m.hint)
+	t.Collectives = m.colls.add(t.Collectives, r.colls, m.seen, m.hint)
 	for _, a := range r.anomalies {
 		m.anoms.add(a)
 	}
 	if r.hasPID && !m.hasPID {
 		m.cpuPID, m.hasPID = r.cpuPID, true
 	}
+	r.recycle(m.free)
 }
 
 func (m *merger) trace() *trace.Trace {
 	t := m.t
 	t.Names = m.names.Names()
-	t.Anomalies = m.anoms.list
 	t.Procs = []trace.Proc{{PID: m.cpuPID, Rank: -1}}
-	t.Sort()
-	// Exact duplicates (a trace concatenated with itself, a profiler
-	// flushing a buffer twice) would double-count time.
-	if n := len(t.Activities); n > 1 {
-		out := t.Activities[:1]
-		var dups int64
-		var example string
-		for i := 1; i < n; i++ {
-			if a := t.Activities[i]; a == out[len(out)-1] {
-				if dups == 0 {
-					example = fmt.Sprintf("%s at ts %d ns", t.Name(a.Name), a.Start)
-				}
-				dups++
-				continue
-			}
-			out = append(out, t.Activities[i])
-		}
-		if dups > 0 {
-			t.AddAnomaly("duplicate GPU activity dropped", dups, example)
-			t.Activities = out
-		}
+	// Sorting drops the duplicates left: exact copies of an event (a
+	// trace concatenated with itself, a profiler flushing a buffer twice)
+	// would count its time twice.
+	t.Activities = m.acts.compact(t.Activities)
+	t.Launches = m.launches.compact(t.Launches)
+	t.Ranges = m.ranges.compact(t.Ranges)
+	t.Collectives = m.colls.compact(t.Collectives)
+	t.Anomalies = m.anoms.list
+	if a := m.acts; a.n > 0 {
+		t.AddAnomaly("duplicate GPU activity dropped", a.n, fmt.Sprintf("%s at ts %d ns", t.Name(a.min.Name), a.min.Start))
+	}
+	if l := m.launches; l.n > 0 {
+		t.AddAnomaly("duplicate launch call dropped", l.n, fmt.Sprintf("%s at ts %d ns", t.Name(l.min.Name), l.min.Start))
+	}
+	if r := m.ranges; r.n > 0 {
+		t.AddAnomaly("duplicate range dropped", r.n, fmt.Sprintf("%s at ts %d ns", t.Name(r.min.Name), r.min.Start))
+	}
+	if c := m.colls; c.n > 0 {
+		t.AddAnomaly("duplicate collective dropped", c.n, fmt.Sprintf("%s at ts %d ns", t.Name(c.min.Op), c.min.Start))
 	}
 	t.SortAnomalies()
 	return t

@@ -112,7 +112,7 @@ func (r *Reader) ReadEvent() (Event, error) {
 			return r.decode(), nil
 		}
 		if r.b != nil {
-			r.b.blk.release()
+			r.b.release()
 			r.b = nil
 			r.mergeAnomalies()
 		}
@@ -185,7 +185,7 @@ func (r *Reader) finish(runErr error) error {
 func (r *Reader) Close() error {
 	r.in.close()
 	if r.b != nil {
-		r.b.blk.release()
+		r.b.release()
 		r.b = nil
 	}
 	r.done, r.tops = true, nil

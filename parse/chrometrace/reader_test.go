@@ -66,26 +66,24 @@ func readerTrace(t testing.TB, data []byte) (*trace.Trace, error) {
 	tr.Meta = r.Meta()
 	tr.Anomalies = r.Anomalies()
 	tr.Sort()
-	if n := len(tr.Activities); n > 1 {
-		out := tr.Activities[:1]
-		var dups int64
-		var example string
-		for _, a := range tr.Activities[1:] {
-			if a == out[len(out)-1] {
-				if dups == 0 {
-					example = fmt.Sprintf("%s at ts %d ns", tr.Name(a.Name), a.Start)
-				}
-				dups++
-				continue
-			}
-			out = append(out, a)
-		}
-		if dups > 0 {
-			tr.AddAnomaly("duplicate GPU activity dropped", dups, example)
-			tr.Activities = out
-			tr.SortAnomalies()
-		}
+	var dups []string
+	tr.Activities = dropDuplicates(tr.Activities, func(a trace.Activity) string {
+		return fmt.Sprintf("duplicate GPU activity dropped|%s at ts %d ns", tr.Name(a.Name), a.Start)
+	}, &dups)
+	tr.Launches = dropDuplicates(tr.Launches, func(l trace.Launch) string {
+		return fmt.Sprintf("duplicate launch call dropped|%s at ts %d ns", tr.Name(l.Name), l.Start)
+	}, &dups)
+	tr.Ranges = dropDuplicates(tr.Ranges, func(r trace.Range) string {
+		return fmt.Sprintf("duplicate range dropped|%s at ts %d ns", tr.Name(r.Name), r.Start)
+	}, &dups)
+	tr.Collectives = dropDuplicates(tr.Collectives, func(c trace.Collective) string {
+		return fmt.Sprintf("duplicate collective dropped|%s at ts %d ns", tr.Name(c.Op), c.Start)
+	}, &dups)
+	for _, d := range dups {
+		what, example, _ := strings.Cut(d, "|")
+		tr.AddAnomaly(what, 1, example)
 	}
+	tr.SortAnomalies()
 	return tr, nil
 }
 
@@ -107,6 +105,23 @@ func sameAsParse(t testing.TB, name string, data []byte) {
 			name, len(got.Activities), len(want.Activities), len(got.Launches), len(want.Launches), len(got.Ranges), len(want.Ranges),
 			len(got.Collectives), len(want.Collectives), len(got.Names), len(want.Names), got.Anomalies, want.Anomalies, got.Truncated, want.Truncated)
 	}
+}
+
+// dropDuplicates drops the exact duplicates from the sorted s, noting each
+// with describe.
+func dropDuplicates[T comparable](s []T, describe func(T) string, dups *[]string) []T {
+	if len(s) < 2 {
+		return s
+	}
+	out := s[:1]
+	for _, x := range s[1:] {
+		if x == out[len(out)-1] {
+			*dups = append(*dups, describe(x))
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // TestReaderMatchesParse: on every real fixture, whole and cut, a

@@ -25,7 +25,7 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 	return scanWith(r, top, func(stop *stopReader) (func(*batch), func()) {
 		return func(b *batch) {
 			if stop.failed() || event == nil {
-				b.blk.release()
+				b.release()
 				return
 			}
 			for _, sp := range b.spans {
@@ -34,7 +34,7 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 					break
 				}
 			}
-			b.blk.release()
+			b.release()
 		}, func() {}
 	}, 1)
 }
@@ -99,7 +99,7 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 							}
 						}
 					}
-					p.b.blk.release()
+					p.b.release()
 					<-inflight
 				}
 			}

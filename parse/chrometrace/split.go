@@ -28,6 +28,18 @@ type batch struct {
 	base  int64  // offset of data[0] in the decompressed stream
 	first int64  // index of the first event in traceEvents
 	blk   *block // holds data's block; release after decoding (nil: not pooled)
+	// spanFree takes spans back for the splitter's next batches.
+	spanFree chan []span
+}
+
+// release gives the batch's block and spans back once its events are
+// decoded: a long input reuses them instead of allocating more.
+func (b *batch) release() {
+	b.blk.release()
+	select {
+	case b.spanFree <- b.spans[:0]:
+	default:
+	}
 }
 
 var (
@@ -86,6 +98,8 @@ type splitter struct {
 	// pool, when set, recycles blocks; blk is the one buf lies in.
 	pool *blocks
 	blk  *block
+	// spanFree holds span buffers of released batches.
+	spanFree chan []span
 }
 
 // more reads more input, keeping buf[keep:]. The old block is never
@@ -371,6 +385,9 @@ func (s *splitter) events() (*batch, error) {
 			continue
 		}
 		if len(s.spans) == 0 {
+			if s.spans == nil {
+				s.spans = s.spanBuf()
+			}
 			s.bstart = i
 			if end-i > math.MaxInt32 {
 				return nil, s.failAt(i, "event larger than 2 GiB")
@@ -391,11 +408,29 @@ func (s *splitter) flush() *batch {
 	last := s.bstart + int(s.spans[len(s.spans)-1].end)
 	s.blk.hold()
 	b := &batch{seq: s.seq, data: s.buf[s.bstart:last:last], spans: s.spans, base: s.base + int64(s.bstart),
-		first: s.nevents, blk: s.blk}
+		first: s.nevents, blk: s.blk, spanFree: s.spanFree}
 	s.seq++
 	s.nevents += int64(len(s.spans))
 	s.spans = nil
 	return b
+}
+
+// spanBuf returns an empty span buffer, a released batch's when there is
+// one.
+func (s *splitter) spanBuf() []span {
+	if s.spanFree == nil {
+		n := 1
+		if s.pool != nil {
+			n = cap(s.pool.free) + 1
+		}
+		s.spanFree = make(chan []span, n)
+	}
+	select {
+	case b := <-s.spanFree:
+		return b
+	default:
+		return nil
+	}
 }
 
 // metaKeys are the top-level keys whose values describe the trace.
