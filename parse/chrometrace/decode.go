@@ -75,6 +75,16 @@ func isLaunchCall(name string) bool {
 // knownPhases are the Chrome trace event phases; others are counted.
 const knownPhases = "XBEiIsftbenCPONDMRcv"
 
+// phaseTable marks the bytes of knownPhases.
+var phaseTable = func() (t [256]bool) {
+	for i := range len(knownPhases) {
+		t[knownPhases[i]] = true
+	}
+	return t
+}()
+
+func knownPhase(ph string) bool { return len(ph) == 1 && phaseTable[ph[0]] }
+
 // fields holds the parts of one event that decoding looks at. The first
 // occurrence of a key counts, so that where the scanner stops (fields.done)
 // never changes what an event decodes to.
@@ -310,7 +320,7 @@ func (d *decoder) event(ev string) EventKind {
 	scanObject(ev, d.onKey) // fills d.f, args included
 	f := &d.f
 	ph := f.ph.Str
-	if len(ph) != 1 || !strings.Contains(knownPhases, ph) {
+	if !knownPhase(ph) {
 		if f.ph.Exists() {
 			d.anomaly(fmt.Sprintf("unknown phase %q skipped", truncate(f.ph.String(), 16)))
 		} else {

@@ -11,6 +11,9 @@ type distinct[T comparable] struct {
 	cmp func(a, b T) int
 	n   int64 // duplicates dropped
 	min T     // the first of them in the model's order (for the example)
+	// done is the length of the prefix of the slice that is sorted and
+	// free of duplicates.
+	done int
 }
 
 // add appends more to s, dropping duplicates from s first if s is full.
@@ -27,14 +30,23 @@ func (d *distinct[T]) add(s, more []T, seen, hint int64) []T {
 }
 
 // compact sorts s into the model's order and drops exact duplicates,
-// counting them.
+// counting them. Records often come in order (by time): then the part
+// added since the last compaction only needs checking.
 func (d *distinct[T]) compact(s []T) []T {
-	slices.SortFunc(s, d.cmp)
+	from := max(d.done, 1)
+	for i := from; i < len(s); i++ {
+		if d.cmp(s[i-1], s[i]) > 0 {
+			slices.SortFunc(s, d.cmp)
+			from = 1
+			break
+		}
+	}
 	if len(s) < 2 {
+		d.done = len(s)
 		return s
 	}
-	out := s[:1]
-	for i := 1; i < len(s); i++ {
+	out := s[:from]
+	for i := from; i < len(s); i++ {
 		if s[i] != out[len(out)-1] {
 			out = append(out, s[i])
 			continue
@@ -44,5 +56,6 @@ func (d *distinct[T]) compact(s []T) []T {
 		}
 		d.n++
 	}
+	d.done = len(out)
 	return out
 }

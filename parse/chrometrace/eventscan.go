@@ -246,7 +246,6 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 	return e, !d.stop()
 }
 
-func knownPhase(ph string) bool { return len(ph) == 1 && strings.Contains(knownPhases, ph) }
 
 // argKey keeps the args the decoder uses: device, stream, correlation and
 // the collective args.

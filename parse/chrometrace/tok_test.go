@@ -1,6 +1,7 @@
 package chrometrace
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -72,6 +73,87 @@ func TestSkipSpace(t *testing.T) {
 	}{{" \t\r\nx", 4}, {"\x01 x", 0}, {"\v", 0}, {"  ", 2}} {
 		if got := skipSpace(tc.in, 0); got != tc.want {
 			t.Errorf("skipSpace(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestStringEndAgrees compares stringEnd with a plain byte loop on random
+// strings of quotes, backslashes, ASCII and UTF-8 bytes, at every offset
+// of the eight-byte words.
+func TestStringEndAgrees(t *testing.T) {
+	ref := func(s string, i int) (int, bool) {
+		esc := false
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				return j + 1, esc
+			case '\\':
+				esc = true
+				j++
+			}
+		}
+		return -1, false
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{'a', '"', '\\', 0xc3, 0xa9, 0x80, 0x22 ^ 0x80, 0x5c ^ 0x01, ' '}
+	for range 50000 {
+		b := make([]byte, rng.IntN(90))
+		for k := range b {
+			if rng.IntN(4) == 0 {
+				b[k] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[k] = 'x'
+			}
+		}
+		s := `"` + string(b)
+		we, wesc := ref(s, 0)
+		ge, gesc := stringEnd(s, 0)
+		if ge != we || (we >= 0 && gesc != wesc) {
+			t.Fatalf("stringEnd(%q) = %d, %v; want %d, %v", s, ge, gesc, we, wesc)
+		}
+	}
+}
+
+// TestCompositeEndAgrees compares compositeEnd with a plain byte loop on
+// random nestings of brackets, strings and other bytes.
+func TestCompositeEndAgrees(t *testing.T) {
+	ref := func(s string) int {
+		depth := 0
+		for j := 0; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				e, _ := stringEnd(s, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("{}[]\"\\ax ,:0")
+	alphabet = append(alphabet, 0x5b^0x20, 0x5d^0x20, 0xfb, 0xfd, 0xdb, 0xdd)
+	for range 50000 {
+		b := make([]byte, 1+rng.IntN(60))
+		for k := range b {
+			if rng.IntN(3) == 0 {
+				b[k] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[k] = 'x'
+			}
+		}
+		b[0] = "{["[rng.IntN(2)]
+		s := string(b)
+		if got, want := compositeEnd(s, 0), ref(s); got != want {
+			t.Fatalf("compositeEnd(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
