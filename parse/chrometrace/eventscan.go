@@ -246,7 +246,6 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 	return e, !d.stop()
 }
 
-
 // argKey keeps the args the decoder uses: device, stream, correlation and
 // the collective args.
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
