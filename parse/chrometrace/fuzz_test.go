@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -43,13 +44,21 @@ func readTrace(tb testing.TB, name string) []byte {
 // slices of the big ones and hand-written odd cases; f.Add adds the small
 // traces as they are on disk (gzip included).
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"hta_legacy_minimal.json.gz", "hta_triton.json.gz", "hta_cpu_only.json.gz"} {
-		raw, err := os.ReadFile(filepath.Join(torchDir, name))
+	for _, path := range []string{filepath.Join(torchDir, "hta_legacy_minimal.json.gz"), filepath.Join(torchDir, "hta_triton.json.gz"),
+		filepath.Join(torchDir, "hta_cpu_only.json.gz"), collectivesCut} {
+		raw, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(raw)
 	}
+	// A gzip header with a stored name longer than compress/gzip reads.
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Name = strings.Repeat("n", 600)
+	zw.Write([]byte(`{"traceEvents": [` + ev1 + `]}`))
+	zw.Close()
+	f.Add(b.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// 64 KiB blocks rather than the default 4 MiB, which cost
 		// 17.7 ms a Parse of a 12 kB trace against 0.4 ms (measured).
