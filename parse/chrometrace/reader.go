@@ -24,9 +24,9 @@ type Event struct {
 	// Key is the key of a KindTopLevel value.
 	Key string
 
-	// The decoding, as Parse puts it in the model (before it sorts it and
-	// drops exact duplicates of GPU activities). Names are ids of the
-	// Reader's table (Reader.Name); Proc is 0, the trace's one process.
+	// The decoding, as Parse puts it in the model (before it sorts the
+	// records and drops exact duplicates). Names are ids of the Reader's
+	// table (Reader.Name); Proc is 0, the trace's one process.
 	Activity   trace.Activity // KindActivity
 	Launch     trace.Launch   // KindLaunch
 	Range      trace.Range    // KindRange
@@ -57,8 +57,8 @@ type Event struct {
 // stays at a few blocks of input and the names of the records returned,
 // whatever the input size. golang.org/x/exp/trace's Reader is the model.
 //
-// A Reader does not sort, nor drop duplicate GPU activities (Parse does
-// both on the whole model), nor count those duplicates as an anomaly.
+// A Reader does not sort, nor drop exact duplicates (Parse does both on
+// the whole model), nor count those duplicates as anomalies.
 type Reader struct {
 	in    *input
 	s     *splitter
@@ -204,7 +204,7 @@ func (r *Reader) Name(id trace.NameID) string { return r.d.names.Names()[id] }
 func (r *Reader) Meta() trace.Meta { return readMeta(r.s.meta) }
 
 // Anomalies returns the odd events met so far, counted as Parse counts
-// them (duplicates of GPU activities apart), in Parse's order.
+// them (duplicates apart), in Parse's order.
 func (r *Reader) Anomalies() []trace.Anomaly {
 	r.mergeAnomalies()
 	t := trace.Trace{Anomalies: slices.Clone(r.anoms.list)}
@@ -239,7 +239,10 @@ func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 func ReadEvent(raw []byte, ev *Event) {
 	*ev = Event{}
 	d := fieldReaders.Get().(*decoder)
-	defer fieldReaders.Put(d)
+	defer func() {
+		d.f, d.coll = fields{}, collArgs{} // let raw go
+		fieldReaders.Put(d)
+	}()
 	s := unsafeString(raw)
 	i := skipSpace(s, 0)
 	d.f = fields{}
