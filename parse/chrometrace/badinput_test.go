@@ -2,9 +2,13 @@ package chrometrace
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -34,9 +38,10 @@ const (
 )
 
 // parseBoth parses b sequentially and in parallel with tiny blocks, and
-// fails the test unless both give the same answer.
+// fails the test unless both give the same answer, and a Reader agrees.
 func parseBoth(t *testing.T, b []byte) (*trace.Trace, error) {
 	t.Helper()
+	sameAsParse(t, "input", b)
 	seq, serr := Parse(bytes.NewReader(b), Options{Workers: 1})
 	par, perr := Parse(bytes.NewReader(b), Options{Workers: 3, BlockSize: 37})
 	if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {
@@ -74,6 +79,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"no traceEvents", []byte(`{"model": "x", "layers": [1, 2]}`), ErrNotTrace.Error()},
 		{"traceEvents not an array", []byte(`{"traceEvents": {"ph": "X"}}`), "not a Chrome trace: traceEvents is not an array (byte 16)"},
 		{"missing comma between events", []byte(`{"traceEvents": [` + ev1 + ` ` + ev2 + `]}`), "invalid JSON at byte " + itoa(len(`{"traceEvents": [`+ev1+` `)) + ": expected ',' or ']' between events, found '{'"},
+		{"trailing comma between events", []byte(`{"traceEvents": [` + ev1 + `, ]}`), "invalid JSON at byte " + itoa(len(`{"traceEvents": [`+ev1+`, `)) + ": expected a value, found ']'"},
 		{"missing comma at top level", []byte(`{"a": 1 "traceEvents": []}`), `invalid JSON at byte 8: expected ',' or '}' after a top-level value, found '"'`},
 		{"key without colon", []byte(`{"traceEvents" []}`), `invalid JSON at byte 15: expected ':' after key "traceEvents"`},
 		{"garbage after the document", []byte(doc + " }"), "invalid JSON at byte " + itoa(len(doc)+1) + ": unexpected '}' after the end of the document"},
@@ -252,4 +258,145 @@ func TestManyAnomalyKinds(t *testing.T) {
 	if want := `unknown phase "P64" skipped: event 64 at byte `; !strings.HasPrefix(other.Example, want) {
 		t.Errorf("example %q, want %q…", other.Example, want)
 	}
+}
+
+// TestDamagedGzip: deflate data that decompresses to garbage is reported
+// as a damaged file, not as bad JSON (issue 11).
+func TestDamagedGzip(t *testing.T) {
+	// Stored (uncompressed) deflate blocks hold the JSON verbatim: a
+	// changed byte decompresses without complaint, and only the checksum
+	// at the end tells.
+	var b bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&b, gzip.NoCompression)
+	w.Write([]byte(doc))
+	w.Close()
+	stored := b.Bytes()
+	comma := bytes.Index(stored, []byte(ev1+`, `)) + len(ev1)
+	stored[comma] = 'x'
+	at := strings.Index(doc, ev1) + len(ev1)
+	_, err := parseBoth(t, stored)
+	want := "corrupt gzip data: the checksum does not match (the file is damaged) (the damage shows as invalid JSON at byte " + itoa(at) + " of the decompressed data)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\n want %s", err, want)
+	}
+	if !errors.Is(err, ErrCorruptGzip) || !errors.Is(err, gzip.ErrChecksum) {
+		t.Errorf("error %v: want errors.Is ErrCorruptGzip and gzip.ErrChecksum", err)
+	}
+
+	// A flipped bit in a real compressed trace: the JSON breaks first,
+	// then the deflate data proves corrupt.
+	raw := readFileRaw(t, filepath.Join(torchDir, "vllm_mixed_piecewise.json.gz"))
+	raw[50000] ^= 1
+	_, err = Parse(bytes.NewReader(raw), Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "corrupt gzip data") || !strings.Contains(err.Error(), "(the damage shows as invalid JSON at byte ") {
+		t.Errorf("damaged real trace: error %v", err)
+	}
+
+	// Bad JSON in an intact gzip stream is still bad JSON.
+	_, err = parseBoth(t, gzipOf(t, []byte(`{"traceEvents": [1 2]}`)))
+	var se *SyntaxError
+	if !errors.As(err, &se) || errors.Is(err, ErrCorruptGzip) {
+		t.Errorf("bad JSON in good gzip: %v", err)
+	}
+}
+
+// gzipWithHeader writes data as one gzip member whose header carries the
+// optional fields given (nil: absent), and a header checksum if hcrc.
+func gzipWithHeader(t *testing.T, extra, name, comment []byte, hcrc bool, data []byte) []byte {
+	t.Helper()
+	h := []byte{0x1f, 0x8b, 8, 0, 1, 2, 3, 4, 0, 3}
+	if extra != nil {
+		h[3] |= 1 << 2
+		h = append(h, byte(len(extra)), byte(len(extra)>>8))
+		h = append(h, extra...)
+	}
+	if name != nil {
+		h[3] |= 1 << 3
+		h = append(append(h, name...), 0)
+	}
+	if comment != nil {
+		h[3] |= 1 << 4
+		h = append(append(h, comment...), 0)
+	}
+	if hcrc {
+		h[3] |= 1 << 1
+		sum := crc32.ChecksumIEEE(h)
+		h = append(h, byte(sum), byte(sum>>8))
+	}
+	var b bytes.Buffer
+	b.Write(h)
+	fw, _ := flate.NewWriter(&b, flate.BestSpeed)
+	fw.Write(data)
+	fw.Close()
+	binary.Write(&b, binary.LittleEndian, crc32.ChecksumIEEE(data))
+	binary.Write(&b, binary.LittleEndian, uint32(len(data)))
+	return b.Bytes()
+}
+
+// TestGzipHeaderFields: a valid gzip header is accepted whatever the
+// length of its stored file name or comment (compress/gzip alone refuses
+// more than 511 bytes), and checked as gzip would check it.
+func TestGzipHeaderFields(t *testing.T) {
+	want, err := Parse(strings.NewReader(doc), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := func(n int) []byte { return bytes.Repeat([]byte("n"), n) }
+	for _, tc := range []struct {
+		name                 string
+		extra, fname, commnt []byte
+		hcrc                 bool
+	}{
+		{"short name", nil, []byte("trace.json"), nil, false},
+		{"name of 511 bytes", nil, long(511), nil, false},
+		{"name of 512 bytes", nil, long(512), nil, false},
+		{"name of 5000 bytes", nil, long(5000), nil, false},
+		{"name longer than the read buffer", nil, long(200 << 10), nil, false},
+		{"long comment", nil, nil, long(3000), false},
+		{"all fields, header checksum", long(300), long(70 << 10), long(600), true},
+		{"extra field of 65535 bytes", long(65535), []byte("x"), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := gzipWithHeader(t, tc.extra, tc.fname, tc.commnt, tc.hcrc, []byte(doc))
+			got, err := parseBoth(t, z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("trace differs from the plain JSON's")
+			}
+		})
+	}
+	hdr := 10 + len(long(5000)) + 1
+	t.Run("bad header checksum", func(t *testing.T) {
+		z := gzipWithHeader(t, nil, long(5000), nil, true, []byte(doc))
+		z[hdr] ^= 0xff
+		if _, err := parseBoth(t, z); err == nil || err.Error() != errGzipHeader.Error() {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("cut in a long name", func(t *testing.T) {
+		z := gzipWithHeader(t, nil, long(5000), nil, false, []byte(doc))
+		if _, err := parseBoth(t, z[:3000]); err == nil || err.Error() != errGzipHeaderCut.Error() {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("corrupt data after a long name", func(t *testing.T) {
+		z := gzipWithHeader(t, nil, long(5000), nil, false, []byte(doc))
+		z[hdr] |= 0x06 // block type 3: invalid
+		want := "corrupt gzip data near byte " + itoa(hdr+1) + " of the file, after 0 bytes of decompressed JSON"
+		if _, err := parseBoth(t, z); err == nil || err.Error() != want {
+			t.Errorf("error %v\n want %s", err, want)
+		}
+	})
+}
+
+// readFileRaw returns a file's bytes as they are on disk.
+func readFileRaw(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -35,20 +36,29 @@ func readTrace(tb testing.TB, name string) []byte {
 }
 
 // FuzzParse checks that no input makes Parse panic, that every trace it
-// returns is valid, and that the parallel path (two workers, blocks so
-// small that events straddle them) gives exactly the sequential result.
+// returns is valid, that the parallel path (two workers, blocks so small
+// that events straddle them) gives exactly the sequential result, and
+// that a Reader's records are Parse's.
 //
 // The committed corpus in testdata/fuzz/FuzzParse holds small real traces,
 // slices of the big ones and hand-written odd cases; f.Add adds the small
 // traces as they are on disk (gzip included).
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"hta_legacy_minimal.json.gz", "hta_triton.json.gz", "hta_cpu_only.json.gz"} {
-		raw, err := os.ReadFile(filepath.Join(torchDir, name))
+	for _, path := range []string{filepath.Join(torchDir, "hta_legacy_minimal.json.gz"), filepath.Join(torchDir, "hta_triton.json.gz"),
+		filepath.Join(torchDir, "hta_cpu_only.json.gz"), collectivesCut} {
+		raw, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(raw)
 	}
+	// A gzip header with a stored name longer than compress/gzip reads.
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Name = strings.Repeat("n", 600)
+	zw.Write([]byte(`{"traceEvents": [` + ev1 + `]}`))
+	zw.Close()
+	f.Add(b.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// 64 KiB blocks rather than the default 4 MiB, which cost
 		// 17.7 ms a Parse of a 12 kB trace against 0.4 ms (measured).
@@ -57,6 +67,7 @@ func FuzzParse(f *testing.F) {
 		if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {
 			t.Fatalf("sequential error %v, parallel error %v", serr, perr)
 		}
+		sameAsParse(t, "input", data)
 		if serr != nil {
 			if seq != nil {
 				t.Fatalf("error %v returned with a trace", serr)

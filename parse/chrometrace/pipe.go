@@ -147,15 +147,25 @@ func (b *block) release() {
 	}
 }
 
-// actsBuf returns an empty activity buffer for a batch: one the merger has
-// copied out (recycled: no fresh memory to fault in), else a new one sized
-// like the previous batch's.
-func (d *decoder) actsBuf() []trace.Activity {
+// result returns an empty result for a batch: one the merger is done
+// with (its buffers recycled: no fresh memory to fault in), else a new one
+// with room for as many activities as the previous batch had.
+func (d *decoder) result() *result {
 	select {
-	case b := <-d.free:
-		return b
+	case r := <-d.free:
+		return r
 	default:
-		return make([]trace.Activity, 0, d.lastActs+d.lastActs/8)
+		return &result{acts: make([]trace.Activity, 0, d.lastActs+d.lastActs/8)}
+	}
+}
+
+// recycle empties r and hands it back to the decoders.
+func (r *result) recycle(free chan *result) {
+	*r = result{acts: r.acts[:0], launches: r.launches[:0], ranges: r.ranges[:0], colls: r.colls[:0],
+		anomalies: r.anomalies[:0]}
+	select {
+	case free <- r:
+	default:
 	}
 }
 

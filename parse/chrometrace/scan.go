@@ -1,16 +1,11 @@
 package chrometrace
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
-
-	"github.com/tidwall/gjson"
 )
 
 // Scan is the raw side of the parser, for tools that copy events rather
@@ -24,11 +19,13 @@ import (
 // nil. An error from a callback stops the scan and is returned as is.
 // Input that ends early returns an error wrapping ErrTruncated, after every
 // complete event has been handed over.
+//
+// Deprecated: use a Reader, which also decodes each event as Parse does.
 func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []byte) error) error {
-	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
-		s.emit = func(b *batch) {
+	return scanWith(r, top, func(stop *stopReader) (func(*batch), func()) {
+		return func(b *batch) {
 			if stop.failed() || event == nil {
-				b.blk.release()
+				b.release()
 				return
 			}
 			for _, sp := range b.spans {
@@ -37,9 +34,8 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 					break
 				}
 			}
-			b.blk.release()
-		}
-		return func() {}
+			b.release()
+		}, func() {}
 	}, 1)
 }
 
@@ -49,6 +45,8 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 // one goroutine, in file order. top runs on the reading goroutine,
 // concurrently with emit. The raw slices (and anything decide derives from
 // them without copying) are valid until emit returns.
+//
+// Deprecated: use a Reader.
 func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, emit func(raw []byte, v T) error,
 	top func(key string, raw []byte) error) error {
 	if workers <= 0 {
@@ -61,7 +59,7 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 		b  *batch
 		vs []T
 	}
-	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
+	return scanWith(r, top, func(stop *stopReader) (func(*batch), func()) {
 		batches := make(chan *batch, workers)
 		results := make(chan decided, workers*2)
 		// inflight bounds the batches read but not yet emitted: without it
@@ -101,52 +99,42 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 							}
 						}
 					}
-					p.b.blk.release()
+					p.b.release()
 					<-inflight
 				}
 			}
 		}()
-		s.emit = func(b *batch) {
-			inflight <- struct{}{}
-			batches <- b
-		}
-		return func() {
-			close(batches)
-			wg.Wait()
-			close(results)
-			<-done
-		}
+		return func(b *batch) {
+				inflight <- struct{}{}
+				batches <- b
+			}, func() {
+				close(batches)
+				wg.Wait()
+				close(results)
+				<-done
+			}
 	}, workers)
 }
 
-// scanWith runs the splitter over r with the emit hook that setup
-// installs; the function setup returns is called once the splitter is done
-// and must wait for every emitted batch to be handled.
-func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*splitter, *stopReader) func(), workers int) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(2)
-	var in io.Reader = br
-	if IsGzip(head) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("corrupt gzip header: %w", err)
-		}
-		defer zr.Close()
-		// Decompress on a goroutine of its own, ahead of the splitter.
-		ra := newReadAhead(zr)
-		defer ra.stop()
-		in = ra
+// scanWith runs the splitter over r, handing each batch to the emit
+// function that setup returns; the wait function it returns is called once
+// the splitter is done and must wait for every batch to be handled.
+func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*stopReader) (emit func(*batch), wait func()), workers int) error {
+	in, err := openInput(r)
+	if err != nil {
+		return err
 	}
+	defer in.close()
 	// A callback cannot make the splitter return, so it fails the reader
 	// instead: the splitter stops at its next read and the callback's
 	// error is returned. No callback runs after the first error.
-	stop := &stopReader{r: in}
+	stop := &stopReader{r: in.r}
 	// Blocks are recycled once their events are handed over; at most
 	// 3·workers batches are in flight (ScanParallel), plus the splitter's.
 	s := &splitter{r: stop, blockSize: defaultBlockSize, pool: newBlocks(defaultBlockSize, 3*workers+2)}
-	wait := setup(s, stop)
+	emit, wait := setup(stop)
 	if top != nil {
-		s.top = func(key string, raw []byte) {
+		s.top = func(key string, raw []byte, _ int64) {
 			if !stop.failed() {
 				if err := top(key, raw); err != nil {
 					stop.fail(err)
@@ -154,7 +142,7 @@ func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*s
 			}
 		}
 	}
-	err := s.run()
+	err = s.each(emit)
 	wait()
 	if err := stop.error(); err != nil {
 		return err
@@ -208,128 +196,6 @@ func (s *stopReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return s.r.Read(p)
-}
-
-// Event is what a raw-event tool needs of one event. Its strings point into
-// the raw text: they are valid only as long as it is.
-type Event struct {
-	Ph, Cat, Name string
-	// TS and Dur are in integer nanoseconds; HasTS and HasDur say whether
-	// the event had them in a readable form.
-	TS, Dur       int64
-	HasTS, HasDur bool
-	// Corr is args.correlation (0 when absent): it links a launch call, its
-	// kernel and the flow events between them.
-	Corr int64
-	// ID is the raw text of the event's "id" (flow and async events), ""
-	// when absent.
-	ID string
-}
-
-// ReadEvent decodes the fields of Event from one raw event.
-//
-// It walks the event's top-level keys itself and decodes only the values
-// it keeps: gjson's ForEach parses every number it passes as a float,
-// which was a quarter of the time of a slice.
-func ReadEvent(raw []byte, ev *Event) {
-	*ev = Event{}
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return
-	}
-	i++
-	for {
-		i = skipSpace(raw, i)
-		if i >= len(raw) || raw[i] == '}' {
-			return
-		}
-		if raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-		}
-		if i >= len(raw) || raw[i] != '"' {
-			return
-		}
-		ke, err := scanString(raw, i)
-		if ke < 0 || err != nil {
-			return
-		}
-		key := unsafeString(raw[i+1 : ke-1])
-		i = skipSpace(raw, ke)
-		if i >= len(raw) || raw[i] != ':' {
-			return
-		}
-		i = skipSpace(raw, i+1)
-		if i >= len(raw) {
-			return
-		}
-		ve, err := scanValue(raw, i)
-		if err != nil {
-			return
-		}
-		if ve < 0 {
-			ve = len(raw) // a literal that ends the input
-		}
-		val := raw[i:ve]
-		i = ve
-		switch key {
-		case "ph":
-			ev.Ph = rawString(val)
-		case "cat":
-			ev.Cat = rawString(val)
-		case "name":
-			ev.Name = rawString(val)
-		case "ts":
-			ev.TS, ev.HasTS = rawNumber(val, parseMicros)
-		case "dur":
-			ev.Dur, ev.HasDur = rawNumber(val, parseMicros)
-		case "id":
-			ev.ID = unsafeString(val)
-		case "args":
-			if val[0] == '{' {
-				if c := gjson.GetBytes(val, "correlation"); c.Exists() {
-					switch c.Type {
-					case gjson.Number:
-						ev.Corr, _ = parseInt(c.Raw)
-					case gjson.String:
-						ev.Corr, _ = parseInt(c.Str)
-					}
-				}
-			}
-		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// rawString returns the text of a JSON string value, "" for any other
-// value. Only a string with escapes is copied.
-func rawString(v []byte) string {
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return unsafeString(v[1 : len(v)-1])
-	}
-	return gjson.ParseBytes(v).Str
-}
-
-// rawNumber reads a number, or a string holding one, with parse.
-func rawNumber(v []byte, parse func(string) (int64, bool)) (int64, bool) {
-	if len(v) == 0 {
-		return 0, false
-	}
-	if v[0] == '"' {
-		return parse(rawString(v))
-	}
-	if v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
-		return parse(unsafeString(v))
-	}
-	return 0, false
 }
 
 // ParseMicros converts the text of a number of microseconds to integer

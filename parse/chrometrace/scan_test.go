@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -153,12 +154,12 @@ func TestReadEvent(t *testing.T) {
 	ReadEvent([]byte(`{"ph":"X","cat":"kernel","name":"k","pid":0,"ts":1712195495519695.812,"dur":"2.5",
 		"args":{"correlation":"42","device":0},"id":"0x1f"}`), &ev)
 	want := Event{Ph: "X", Cat: "kernel", Name: "k", TS: 1712195495519695812, Dur: 2500, HasTS: true, HasDur: true, Corr: 42, ID: `"0x1f"`}
-	if ev != want {
+	if !reflect.DeepEqual(ev, want) {
 		t.Errorf("got %+v, want %+v", ev, want)
 	}
 	ReadEvent([]byte(` { "name" : "a\"b\u00e9" , "ph" : "X", "ts": -1.5e3, "args": {"x": {"correlation": 9}, "correlation": 4}, "dur": null }`), &ev)
 	want = Event{Ph: "X", Name: "a\"bé", TS: -1500000, HasTS: true, Corr: 4}
-	if ev != want {
+	if !reflect.DeepEqual(ev, want) {
 		t.Errorf("got %+v, want %+v", ev, want)
 	}
 	ReadEvent([]byte(`{"ph":"M","name":"thread_name"}`), &ev)

@@ -1,0 +1,61 @@
+package chrometrace
+
+import "slices"
+
+// distinct keeps one kind of record of the model free of exact duplicates
+// as it grows, so that memory is bounded by the distinct events: a gzip
+// bomb of one trace repeated a thousand times costs one copy. The slice
+// is sorted and compacted whenever it is full, before it would grow;
+// with a size hint (a file), it is sized once and that is rare.
+type distinct[T comparable] struct {
+	cmp func(a, b T) int
+	n   int64 // duplicates dropped
+	min T     // the first of them in the model's order (for the example)
+	// done is the length of the prefix of the slice that is sorted and
+	// free of duplicates.
+	done int
+}
+
+// add appends more to s, dropping duplicates from s first if s is full.
+func (d *distinct[T]) add(s, more []T, seen, hint int64) []T {
+	if len(s)+len(more) > cap(s) && len(s) > 0 {
+		s = d.compact(s)
+		// Grow anyway unless that freed a quarter: compacting a slice
+		// of distinct records at every batch would be quadratic.
+		if len(s)+len(more) <= cap(s)-cap(s)/4 {
+			return append(s, more...)
+		}
+	}
+	return append(grow(s, len(more), seen, hint), more...)
+}
+
+// compact sorts s into the model's order and drops exact duplicates,
+// counting them. Records often come in order (by time): then the part
+// added since the last compaction only needs checking.
+func (d *distinct[T]) compact(s []T) []T {
+	from := max(d.done, 1)
+	for i := from; i < len(s); i++ {
+		if d.cmp(s[i-1], s[i]) > 0 {
+			slices.SortFunc(s, d.cmp)
+			from = 1
+			break
+		}
+	}
+	if len(s) < 2 {
+		d.done = len(s)
+		return s
+	}
+	out := s[:from]
+	for i := from; i < len(s); i++ {
+		if s[i] != out[len(out)-1] {
+			out = append(out, s[i])
+			continue
+		}
+		if d.n == 0 || d.cmp(s[i], d.min) < 0 {
+			d.min = s[i]
+		}
+		d.n++
+	}
+	d.done = len(out)
+	return out
+}

@@ -1,0 +1,270 @@
+package chrometrace
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// Event is one element of traceEvents as a Reader returns it: its raw
+// text, and what Parse makes of it. Its strings and Raw point into the
+// Reader's buffer: they are valid until the next call to ReadEvent.
+type Event struct {
+	// Kind says which record below holds the decoding.
+	Kind EventKind
+	// Raw is the event's JSON text as in the input (for KindTopLevel, the
+	// value's), for copying it out verbatim.
+	Raw []byte
+	// Offset is where Raw starts in the (decompressed) input; Index is
+	// the event's index in traceEvents, -1 for a top-level value.
+	Offset, Index int64
+	// Key is the key of a KindTopLevel value.
+	Key string
+
+	// The decoding, as Parse puts it in the model (before it sorts the
+	// records and drops exact duplicates). Names are ids of the Reader's
+	// table (Reader.Name); Proc is 0, the trace's one process.
+	Activity   trace.Activity // KindActivity
+	Launch     trace.Launch   // KindLaunch
+	Range      trace.Range    // KindRange
+	Collective trace.Collective
+	// HasCollective is set when Collective holds the collective args of
+	// a KindActivity kernel or of a KindCollective op.
+	HasCollective bool
+
+	// What the event says of itself, whatever its kind, for tools that
+	// select raw events by time or correlation (read as Parse reads them;
+	// the first of a repeated key counts).
+	Ph, Cat, Name string
+	// TS and Dur are in integer nanoseconds; HasTS and HasDur say whether
+	// the event had them in a readable form.
+	TS, Dur       int64
+	HasTS, HasDur bool
+	// Corr is args.correlation (0 when absent): it links a launch call, its
+	// kernel and the flow events between them.
+	Corr int64
+	// ID is the raw text of the event's "id" (flow and async events), ""
+	// when absent.
+	ID string
+}
+
+// Reader reads a Chrome trace (plain or gzip JSON) one event at a time, in
+// file order, and decodes each with Parse's own decoder: a GPU activity,
+// launch call, range or collective there is the same record here. Memory
+// stays at a few blocks of input and the names of the records returned,
+// whatever the input size. golang.org/x/exp/trace's Reader is the model.
+//
+// A Reader does not sort, nor drop exact duplicates (Parse does both on
+// the whole model), nor count those duplicates as anomalies.
+type Reader struct {
+	in    *input
+	s     *splitter
+	d     *decoder
+	b     *batch // the batch being returned, and the next event in it
+	i     int
+	tops  []Event // top-level values found but not returned yet
+	anoms anomalies
+	end   error // what ReadEvent returns once the events are exhausted
+	done  bool
+}
+
+// readerBlockSize is a Reader's block: large enough that splitting is
+// not its cost, small enough to open many Readers.
+const readerBlockSize = 256 << 10
+
+// NewReader returns a Reader of r. It reads only the first bytes of r, to
+// tell gzip from JSON; it fails only for a gzip header that is cut or
+// corrupt.
+func NewReader(r io.Reader) (*Reader, error) {
+	in, err := openInput(r)
+	if err != nil {
+		return nil, err
+	}
+	rd := &Reader{in: in, d: newDecoder(0)}
+	rd.d.full = true
+	rd.d.res = &result{}
+	rd.s = &splitter{r: in.r, blockSize: readerBlockSize, pool: newBlocks(readerBlockSize, 2)}
+	rd.s.top = func(key string, raw []byte, off int64) {
+		rd.tops = append(rd.tops, Event{Kind: KindTopLevel, Key: key, Raw: slices.Clone(raw), Offset: off, Index: -1})
+	}
+	return rd, nil
+}
+
+// ReadEvent returns the next event, or the next top-level value other
+// than traceEvents, in file order.
+//
+// After the last one it returns io.EOF, or, when the input ended early
+// after traceEvents began (Parse's trace.Truncated), a *TruncatedError
+// (errors.Is ErrTruncated) carrying the truncation Parse reports. Input
+// that Parse refuses gives Parse's error, after the events before the
+// fault.
+func (r *Reader) ReadEvent() (Event, error) {
+	for {
+		if len(r.tops) > 0 {
+			ev := r.tops[0]
+			r.tops = r.tops[1:]
+			return ev, nil
+		}
+		if r.b != nil && r.i < len(r.b.spans) {
+			return r.decode(), nil
+		}
+		if r.b != nil {
+			r.b.release()
+			r.b = nil
+			r.mergeAnomalies()
+		}
+		if r.done {
+			return Event{}, r.end
+		}
+		b, err := r.s.next()
+		if b != nil {
+			r.b, r.i = b, 0
+			continue
+		}
+		r.done = true
+		r.end = r.finish(err)
+		r.in.close()
+	}
+}
+
+// decode decodes the next event of the batch.
+func (r *Reader) decode() Event {
+	sp := r.b.spans[r.i]
+	d := r.d
+	d.idx = r.b.first + int64(r.i)
+	d.off = r.b.base + int64(sp.start)
+	r.i++
+	raw := r.b.data[sp.start:sp.end]
+	ev := Event{Kind: d.event(unsafeString(raw)), Raw: raw, Offset: d.off, Index: d.idx}
+	d.fill(&ev)
+	switch ev.Kind {
+	case KindActivity:
+		ev.Activity = d.out.act
+	case KindLaunch:
+		ev.Launch = d.out.launch
+	case KindRange:
+		ev.Range = d.out.rng
+	case KindSkipped:
+		if ev.Ph == "M" {
+			ev.Kind = KindMetadata
+		}
+	}
+	if d.out.hasColl {
+		ev.Collective, ev.HasCollective = d.out.coll, true
+	}
+	return ev
+}
+
+// finish turns the end of the input into ReadEvent's last error.
+func (r *Reader) finish(runErr error) error {
+	trunc, err := r.in.finish(r.s, runErr)
+	if err != nil {
+		return err
+	}
+	r.mergeAnomalies()
+	var n int64
+	for _, a := range r.anoms.list {
+		if a.What == anomNoPhase || a.What == anomNotObject {
+			n += a.Count
+		}
+	}
+	if r.s.nevents > 0 && n == r.s.nevents {
+		return notEventsError(n)
+	}
+	if trunc != nil {
+		return &TruncatedError{Truncation: *trunc}
+	}
+	return io.EOF
+}
+
+// Close releases the Reader's input (it stops decompressing). It need not
+// be called once ReadEvent has returned an error.
+func (r *Reader) Close() error {
+	r.in.close()
+	if r.b != nil {
+		r.b.release()
+		r.b = nil
+	}
+	r.done, r.tops = true, nil
+	if r.end == nil {
+		r.end = errors.New("chrometrace: Reader closed")
+	}
+	return nil
+}
+
+// Name returns the string of a name id of the records returned so far.
+func (r *Reader) Name(id trace.NameID) string { return r.d.names.Names()[id] }
+
+// Meta returns what the top-level values read so far say of the trace
+// (all of them once ReadEvent has returned its last error), as Parse reads
+// them.
+func (r *Reader) Meta() trace.Meta { return readMeta(r.s.meta) }
+
+// Anomalies returns the odd events met so far, counted as Parse counts
+// them (duplicates apart), in Parse's order.
+func (r *Reader) Anomalies() []trace.Anomaly {
+	r.mergeAnomalies()
+	t := trace.Trace{Anomalies: slices.Clone(r.anoms.list)}
+	t.SortAnomalies()
+	return t.Anomalies
+}
+
+// mergeAnomalies moves the decoder's counts into the Reader's.
+func (r *Reader) mergeAnomalies() {
+	for _, a := range r.d.res.anomalies {
+		r.anoms.add(a)
+	}
+	r.d.res.anomalies, r.d.res.anomIdx = r.d.res.anomalies[:0], nil
+}
+
+// TruncatedError is a Reader's last error for input that ended early,
+// after the events before the cut were returned.
+type TruncatedError struct {
+	Truncation trace.Truncation
+}
+
+func (e *TruncatedError) Error() string { return "truncated: " + e.Truncation.Reason }
+
+// Is makes errors.Is(err, ErrTruncated) hold.
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
+
+// ReadEvent fills the fields of ev that an event says of itself (Ph, Cat,
+// Name, TS, Dur, Corr, ID) from one raw event, as a Reader does; the
+// decoding into model records is left empty.
+//
+// Deprecated: use a Reader, which decodes events as Parse does.
+func ReadEvent(raw []byte, ev *Event) {
+	*ev = Event{}
+	d := fieldReaders.Get().(*decoder)
+	defer func() {
+		d.f, d.coll = fields{}, collArgs{} // let raw go
+		fieldReaders.Put(d)
+	}()
+	s := unsafeString(raw)
+	i := skipSpace(s, 0)
+	d.f = fields{}
+	if i < len(s) && s[i] == '{' {
+		scanObject(s[i:], d.onKey)
+	}
+	d.fill(ev)
+}
+
+// fieldReaders are decoders that only scan (ReadEvent).
+var fieldReaders = sync.Pool{New: func() any {
+	d := newDecoder(0)
+	d.full = true
+	return d
+}}
+
+// fill copies what the scanned event says of itself into ev.
+func (d *decoder) fill(ev *Event) {
+	f := &d.f
+	ev.Ph, ev.Cat, ev.Name = f.ph.Str, f.cat.Str, f.name.Str
+	ev.TS, ev.HasTS = micros(f.ts)
+	ev.Dur, ev.HasDur = micros(f.dur)
+	ev.Corr, _ = num(f.corr)
+	ev.ID = f.id.Raw
+}
