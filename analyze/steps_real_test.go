@@ -1,8 +1,6 @@
 package analyze_test
 
 import (
-	"github.com/traceq/traceq/internal/testenv"
-
 	"compress/gzip"
 	"encoding/json"
 	"io"
@@ -16,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/traceq/traceq/internal/testenv"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/parse"
