@@ -309,8 +309,14 @@ func (a *Attributor) MirrorStep(act *trace.Activity) int32 {
 	return s
 }
 
-// Steps returns the steps, after Resolve.
-func (a *Attributor) Steps() []Step { return a.steps }
+// Steps returns the steps: from the start for a trace with CPU markers,
+// after Resolve for one whose mirrors are the steps.
+func (a *Attributor) Steps() []Step {
+	if !a.resolved {
+		return a.cpu
+	}
+	return a.steps
+}
 
 // chooseMarkers picks the step marker ranges of t: those matching re, or
 // else the built-in family of highest rank that has a CPU range (or, when

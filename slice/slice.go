@@ -2,11 +2,12 @@
 // smaller Chrome trace that a viewer (Perfetto, chrome://tracing) can open.
 //
 // It copies raw events and never builds the model of the whole input:
-// events stream through chrometrace.Scan, and memory holds only the
+// events stream through chrometrace.Reader, and memory holds only the
 // window's unmatched flow events. The input is read several times, so it
 // must be a file: for a time window the first pass finds where the trace
-// starts (Start), the second copies (Copy); for steps, StepsStream's passes
-// find the steps and the kernels they own.
+// starts (Start: its first GPU activity, the zero point of every time
+// traceq prints or takes), the second copies (Copy); for steps, Steps'
+// passes find the steps and the kernels they own.
 //
 // What a slice keeps (docs/diff-slice.md says it for users):
 //   - every metadata event (ph "M": process and thread names and sort
@@ -35,7 +36,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/trace"
 )
 
 // Opener opens the input afresh for each pass.
@@ -105,47 +108,25 @@ type Stats struct {
 	Truncated string `json:"truncated,omitempty"`
 }
 
-// Start reads the input once and returns the earliest ts of any event but
-// metadata (whose ts Kineto sets arbitrarily), in ns: the origin of --time.
+// Start reads the input once and returns the start of its first GPU
+// activity, in ns on the trace clock: the zero point of --time, as of the
+// start times `traceq steps` prints.
 func Start(open Opener) (int64, error) {
 	var start int64
 	found := false
-	type stamp struct {
-		ts int64
-		ok bool
-	}
-	err := scan(open, func(raw []byte) stamp {
-		var ev chrometrace.Event
-		chrometrace.ReadEvent(raw, &ev)
-		return stamp{ev.TS, ev.HasTS && ev.Ph != "M"}
-	}, func(_ []byte, s stamp) error {
-		if s.ok && (!found || s.ts < start) {
-			start, found = s.ts, true
+	err := each(open, func(ev *chrometrace.Event, _ func(trace.NameID) string) {
+		if ev.Kind == chrometrace.KindActivity && (!found || int64(ev.Activity.Start) < start) {
+			start, found = int64(ev.Activity.Start), true
 		}
-		return nil
-	}, nil)
-	if err != nil && !errors.Is(err, chrometrace.ErrTruncated) {
+	})
+	if err != nil {
 		return 0, err
 	}
 	if !found {
-		return 0, errors.New("no timed events")
+		return 0, parse.ErrNoGPU
 	}
 	return start, nil
 }
-
-// scan reads the input once, deciding about events in parallel
-// (chrometrace.ScanParallel).
-func scan[T any](open Opener, decide func([]byte) T, emit func([]byte, T) error, top func(string, []byte) error) error {
-	r, err := open()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return chrometrace.ScanParallel(r, Workers, decide, emit, top)
-}
-
-// Workers is the number of goroutines reading events (0: GOMAXPROCS).
-var Workers = 0
 
 // gpuCats are the event categories Kineto puts on the GPU timeline.
 var gpuCats = map[string]bool{
@@ -181,11 +162,8 @@ type verdict struct {
 	flow string // actFlowMaybe: the flow's key, category and id
 }
 
-// decide says what to do with one event; it runs on many goroutines and
-// only reads s.
-func (s *Selection) decide(raw []byte, all Interval) verdict {
-	var ev chrometrace.Event
-	chrometrace.ReadEvent(raw, &ev)
+// decide says what to do with one event.
+func (s *Selection) decide(ev *chrometrace.Event, all Interval) verdict {
 	if ev.Ph == "M" {
 		return verdict{act: actMeta}
 	}
@@ -262,19 +240,45 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 		raw []byte
 	}
 	var tops []topValue
-	err := scan(open, func(raw []byte) verdict { return sel.decide(raw, all) }, func(raw []byte, v verdict) error {
+	in, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	r, err := chrometrace.NewReader(in)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	for {
+		ev, err := r.ReadEvent()
+		if errors.Is(err, chrometrace.ErrTruncated) {
+			st.Truncated = err.Error()
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev.Kind == chrometrace.KindTopLevel {
+			tops = append(tops, topValue{ev.Key, slices.Clone(ev.Raw)})
+			continue
+		}
 		st.Read++
-		switch v.act {
+		raw := ev.Raw
+		switch v := sel.decide(&ev, all); v.act {
 		case actMeta:
 			st.Metadata++
-			return write(raw)
+			err = write(raw)
 		case actUntimed:
 			st.Untimed++
 		case actKeep:
-			return write(raw)
+			err = write(raw)
 		case actFlow:
 			st.Flows++
-			return write(raw)
+			err = write(raw)
 		case actFlowMaybe:
 			g := flows[v.flow]
 			if g == nil {
@@ -282,20 +286,13 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 				flows[v.flow] = g
 				order = append(order, v.flow)
 			}
-			g.events = append(g.events, append([]byte(nil), raw...))
+			g.events = append(g.events, slices.Clone(raw))
 			g.start = g.start || v.ph == 's'
 			g.done = g.done || v.ph == 'f'
 		}
-		return nil
-	}, func(key string, raw []byte) error {
-		tops = append(tops, topValue{key, append([]byte(nil), raw...)})
-		return nil
-	})
-	if err != nil {
-		if !errors.Is(err, chrometrace.ErrTruncated) {
+		if err != nil {
 			return nil, err
 		}
-		st.Truncated = err.Error()
 	}
 	for _, k := range order {
 		g := flows[k]

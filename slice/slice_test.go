@@ -105,8 +105,8 @@ func TestCopyWindow(t *testing.T) {
 {"ph":"f","cat":"fwdbwd","id":5,"ts":13}
 ],"deviceProperties":[{"id":0}]}`
 	start, err := Start(opener([]byte(in)))
-	if err != nil || start != 1000 {
-		t.Fatalf("Start = %d, %v; want 1000 (µs 1, the earliest timed event but metadata)", start, err)
+	if err != nil || start != 12_000 {
+		t.Fatalf("Start = %d, %v; want 12000 (µs 12, the first GPU activity)", start, err)
 	}
 	var out bytes.Buffer
 	st, err := Copy(opener([]byte(in)), Window(10_000, 20_000), &out)
@@ -219,7 +219,9 @@ func TestCopyRealTrace(t *testing.T) {
 			continue
 		}
 		ts := ns(t, tsn)
-		minTS = min(minTS, ts)
+		if cat, _ := e["cat"].(string); cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" {
+			minTS = min(minTS, ts) // the zero point: the first GPU activity
+		}
 		end := ts
 		if d, ok := e["dur"].(json.Number); ok && ns(t, d) > 0 {
 			end += ns(t, d)
@@ -326,10 +328,10 @@ func TestCopyTruncated(t *testing.T) {
 	const in = `{"traceEvents":[
 {"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}},
 {"ph":"X","name":"a","ts":10,"dur":1},
-{"ph":"X","name":"b","ts":12,"dur":1},
+{"ph":"X","cat":"kernel","name":"b","ts":12,"dur":1},
 {"ph":"X","name":"c","ts":1`
 	start, err := Start(opener([]byte(in)))
-	if err != nil || start != 10_000 {
+	if err != nil || start != 12_000 {
 		t.Fatalf("Start = %d, %v", start, err)
 	}
 	var out bytes.Buffer

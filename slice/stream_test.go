@@ -1,125 +1,106 @@
 package slice
 
 import (
+	"bytes"
 	"io"
 	"runtime"
-	"runtime/debug"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/traceq/traceq/internal/gen"
+	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/trace"
 )
 
-// genOpener streams a generated trace through a pipe: the input is never
-// in memory, so the heap measured is slice's own.
-func genOpener(cfg gen.Config) Opener {
-	return func() (io.ReadCloser, error) {
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := gen.Write(pw, cfg, 0)
-			pw.CloseWithError(err)
-		}()
-		return pr, nil
+// genTrace writes a generated vLLM-like trace of the given steps into
+// memory, before anything is measured.
+func genTrace(t *testing.T, steps int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Config{Steps: steps, DecodeEvery: 10, Layers: 32, Seed: 2}, 0); err != nil {
+		t.Fatal(err)
 	}
+	return buf.Bytes()
 }
 
-// TestCopyStreams checks that memory does not grow with the input: a
-// slice of the same window out of a 20× longer trace peaks at about the
-// same heap.
+// allocated returns the bytes f allocates. The input is already in memory
+// and f runs on this goroutine alone, so the count is the code's own and
+// the same from run to run: a deterministic measure, not a sampled heap.
+func allocated(f func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// TestCopyStreams checks that copying a window allocates about as much
+// from a 10× longer trace: the input streams through fixed buffers, and
+// only what the window keeps is held.
 func TestCopyStreams(t *testing.T) {
 	if testing.Short() {
-		t.Skip("streams ~150 MB")
+		t.Skip("generates ~100 MB")
 	}
-	defer func(w int) { Workers = w }(Workers)
-	Workers = 2 // the in-flight bound scales with the workers
-	small, ns, big, nb := peakHeaps(t, 20, 400, func(open Opener) (*Stats, error) {
+	measure := func(data []byte) (uint64, int64) {
+		open := opener(data)
 		start, err := Start(open)
-		if err != nil {
-			return nil, err
-		}
-		// The same 20 ms window, near the start, for both lengths.
-		return Copy(open, Window(start+5_000_000, start+25_000_000), io.Discard)
-	})
-	t.Logf("%d events: peak heap %d MB; %d events: %d MB", ns, small>>20, nb, big>>20)
-	if big > small+32<<20 {
-		t.Errorf("peak heap grew from %d MB to %d MB with a %d× longer input", small>>20, big>>20, nb/ns)
-	}
-}
-
-// TestStepsStreams checks the same for a step slice: finding the steps and
-// the kernels they own (StepsStream) and copying them holds about the same
-// heap for a 10× longer trace.
-func TestStepsStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("streams ~200 MB seven times")
-	}
-	defer func(w int) { Workers = w }(Workers)
-	Workers = 2
-	// Each chunk of events parsed leaves garbage behind: a tighter GC
-	// keeps the peak close to what is live, which is what must not grow.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	// The shorter trace is long enough for the pipeline to fill up.
-	small, ns, big, nb := peakHeaps(t, 100, 1000, func(open Opener) (*Stats, error) {
-		sel, steps, err := StepsStream(open, "", 5, 7, "")
-		if err != nil {
-			return nil, err
-		}
-		if len(steps) != 2 || len(sel.Corr) == 0 {
-			t.Fatalf("steps 5:7: %d steps, %d kernels' correlation ids", len(steps), len(sel.Corr))
-		}
-		return Copy(open, sel, io.Discard)
-	})
-	t.Logf("--steps 5:7: %d events: peak heap %d MB; %d events: %d MB", ns, small>>20, nb, big>>20)
-	// Parsing the whole trace into the model first, as --steps once did,
-	// peaked at 23 MB and 88 MB here; streaming stays within a few MB, the
-	// margin is for the collector's timing.
-	if big > small+24<<20 {
-		t.Errorf("peak heap grew from %d MB to %d MB with a %d× longer input", small>>20, big>>20, nb/ns)
-	}
-}
-
-// peakHeaps runs f on generated traces of short and long steps and returns
-// the peak heap in use and the events read for each.
-func peakHeaps(t *testing.T, short, long int, f func(Opener) (*Stats, error)) (small uint64, ns int64, big uint64, nb int64) {
-	t.Helper()
-	peak := func(steps int) (uint64, int64) {
-		cfg := gen.Config{Steps: steps, DecodeEvery: 10, Layers: 32, Seed: 2}
-		open := genOpener(cfg)
-		runtime.GC()
-		var max atomic.Uint64
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			var ms runtime.MemStats
-			for {
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > max.Load() {
-					max.Store(ms.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(2 * time.Millisecond):
-				}
-			}
-		}()
-		st, err := f(open)
-		close(stop)
-		<-done
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Kept < 100 {
-			t.Fatalf("the slice holds %d events", st.Kept)
+		var st *Stats
+		n := allocated(func() {
+			// The same 20 ms window, near the start, for both lengths.
+			st, err = Copy(open, Window(start+5_000_000, start+25_000_000), io.Discard)
+		})
+		if err != nil || st.Kept < 100 {
+			t.Fatalf("copy: %v, %+v", err, st)
 		}
-		return max.Load(), st.Read
+		return n, st.Read
 	}
-	small, ns = peak(short)
-	big, nb = peak(long)
-	if nb < int64(long/short*3/4)*ns {
-		t.Fatalf("the long trace has %d events, the short %d", nb, ns)
+	small, ns := measure(genTrace(t, 40))
+	big, nb := measure(genTrace(t, 400))
+	t.Logf("%d events: %d KB allocated; %d events: %d KB", ns, small>>10, nb, big>>10)
+	if nb < 8*ns || big > small+small/2 {
+		t.Errorf("allocations grew from %d KB to %d KB with a %d× longer input", small>>10, big>>10, nb/ns)
 	}
-	return small, ns, big, nb
+}
+
+// TestStepsStreams checks what selecting steps costs: beyond fixed
+// buffers, the table of launch calls (32 bytes each, grown by doubling)
+// and the annotation ranges with their names, nothing per other event.
+func TestStepsStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates ~100 MB")
+	}
+	measure := func(data []byte) (uint64, int, int) {
+		open := opener(data)
+		var sel *Selection
+		var err error
+		n := allocated(func() { sel, _, err = Steps(open, StepOptions{From: 5, To: 7}) })
+		if err != nil || len(sel.Corr) == 0 {
+			t.Fatalf("steps 5:7: %v", err)
+		}
+		launches, ranges := 0, 0
+		each(open, func(ev *chrometrace.Event, _ func(trace.NameID) string) {
+			switch ev.Kind {
+			case chrometrace.KindLaunch:
+				launches++
+			case chrometrace.KindRange:
+				ranges++
+			}
+		})
+		return n, launches, ranges
+	}
+	small, ls, rs := measure(genTrace(t, 40))
+	big, lb, rb := measure(genTrace(t, 400))
+	t.Logf("%d launch calls, %d ranges: %d KB allocated; %d launch calls, %d ranges: %d KB", ls, rs, small>>10, lb, rb, big>>10)
+	if lb < 8*ls {
+		t.Fatalf("the long trace has %d launch calls, the short %d", lb, ls)
+	}
+	// A launch call holds 32 bytes, allocated as the table doubles (about
+	// 4 times that in all); a range 1 KiB (the record, its name in each
+	// pass's reader, the marker sets).
+	if limit := 160*uint64(lb-ls) + 1024*uint64(rb-rs); big-small > limit {
+		t.Errorf("%d KB more allocated for the longer input, want at most %d KB", (big-small)>>10, limit>>10)
+	}
 }

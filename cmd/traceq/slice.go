@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/nsyssqlite"
 	"github.com/traceq/traceq/render"
@@ -22,16 +23,17 @@ func sliceCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "slice",
 		Usage: "write the chosen steps or time window of a Chrome trace as a small Chrome trace a viewer can open",
-		Description: "--time START:END is relative to the trace's first event; a bare number counts µs, or give\n" +
-			"a unit: 1.5ms, 250us, 90ns, 2s. --steps K:M takes steps K to M-1 (the indices 'traceq steps' prints).\n" +
-			"The slice keeps every metadata event and top-level value, the events inside the window and the\n" +
-			"flows whose ends are both inside. Open it at https://ui.perfetto.dev (Open trace file).",
+		Description: "--time START:END counts from the trace's first GPU activity, as the start times 'traceq steps'\n" +
+			"prints; a bare number counts µs, or give a unit: 1.5ms, 250us, 90ns, 2s. --steps K:M takes steps\n" +
+			"K to M-1 (the indices 'traceq steps' prints). The slice keeps every metadata event and top-level\n" +
+			"value, the events inside the window and the flows whose ends are both inside. Open it at\n" +
+			"https://ui.perfetto.dev (Open trace file).",
 		ArgsUsage: "INPUT",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the slice to `FILE` (gzip-compressed when it ends in .gz)"},
 			&cli.StringFlag{Name: "steps", Usage: "steps `K:M` (K to M-1), K: or K"},
-			&cli.StringFlag{Name: "time", Usage: "time window `START:END` after the trace start"},
-			&cli.StringFlag{Name: "kind", Usage: "with --steps: only steps of this kind (decode, prefill, mixed, step)"},
+			&cli.StringFlag{Name: "time", Usage: "time window `START:END` from the first GPU activity"},
+			kindFlag("with --steps: only steps of this kind (decode, prefill, mixed, step)"),
 			stepFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -45,11 +47,15 @@ func sliceCmd(e *env) *cli.Command {
 			if (c.String("steps") == "") == (c.String("time") == "") {
 				return usagef("slice: give exactly one of --steps and --time")
 			}
-			if c.String("kind") != "" && c.String("steps") == "" {
+			kind, err := stepKindFlag(c)
+			if err != nil {
+				return err
+			}
+			if kind != analyze.KindAny && c.String("steps") == "" {
 				return usagef("slice: --kind needs --steps")
 			}
-			if same(in, out) {
-				return usagef("slice: the output %s is the input", out)
+			if err := refuseInputs("slice", "-o", out, []string{in}); err != nil {
+				return err
 			}
 			if err := checkChrome(in); err != nil {
 				return err
@@ -64,7 +70,7 @@ func sliceCmd(e *env) *cli.Command {
 				}
 				start, err := slice.Start(open)
 				if err != nil {
-					return fmt.Errorf("%s: %w", in, err)
+					return &parse.FileError{Path: in, Err: err}
 				}
 				end := start + to
 				if to > 1<<63-1-start {
@@ -82,41 +88,30 @@ func sliceCmd(e *env) *cli.Command {
 				if err != nil {
 					return usagef("slice: --steps: %v", err)
 				}
-				// Several streaming passes find the steps and the kernels
-				// they own, holding only the markers and the selection.
-				var steps []string
-				sel, steps, err = sliceSteps(open, c.String("step"), from, to, c.String("kind"))
-				if errors.Is(err, slice.ErrNoSteps) {
+				var steps []analyze.Step
+				sel, steps, err = slice.Steps(open, slice.StepOptions{StepOptions: analyze.StepOptions{Pattern: c.String("step")},
+					From: from, To: to, Kind: kind})
+				var pe *analyze.PatternError
+				switch {
+				case errors.As(err, &pe):
+					return usageError{err.Error()}
+				case errors.Is(err, slice.ErrNoSteps):
 					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"
 					if p := c.String("step"); p != "" {
 						what = fmt.Sprintf("no annotation range matches --step %q", p)
 					}
-					fmt.Fprintf(e.stderr, "traceq: %s: %s: the whole trace is one window\n", in, what)
-					err = errors.New("the trace has no step markers: use --time")
+					return &parse.FileError{Path: in, Err: errors.New(what + ": use --time")}
+				case err != nil:
+					return &parse.FileError{Path: in, Err: err}
 				}
-				if errors.Is(err, slice.ErrNoGPU) || errors.Is(err, slice.ErrInput) {
-					// Say what is wrong with the input as the parser does.
-					if _, perr := parse.File(in, parse.Options{Format: "chrome"}); perr != nil {
-						return perr
-					}
-				}
-				if err != nil {
-					if strings.HasPrefix(err.Error(), "--step: ") {
-						return usageError{err.Error()}
-					}
-					return fmt.Errorf("%s: %w", in, err)
-				}
-				what = fmt.Sprintf("%d steps (%s)", len(steps), strings.Join(steps, ", "))
-				if len(steps) == 1 {
-					what = "1 step (" + steps[0] + ")"
-				}
+				what = stepNames(steps)
 			}
 			stats, err := writeSlice(open, sel, out)
 			if err != nil {
 				return err
 			}
 			if stats.Truncated != "" {
-				fmt.Fprintf(e.stderr, "traceq: warning: %s: %s; the slice holds the events before the cut\n", in, stats.Truncated)
+				fmt.Fprintf(e.stderr, "traceq: warning: %s: %s; the slice holds the events before the cut\n", parse.DisplayName(in), stats.Truncated)
 			}
 			fmt.Fprintf(e.stdout, "%s: %s: kept %d of %d events (%d metadata, %d flow), %d top-level values\n",
 				out, what, stats.Kept, stats.Read, stats.Metadata, stats.Flows, stats.TopKeys)
@@ -125,12 +120,8 @@ func sliceCmd(e *env) *cli.Command {
 	}
 }
 
-// sliceSteps selects steps and names them for the summary line.
-func sliceSteps(open slice.Opener, pattern string, from, to int, kind string) (*slice.Selection, []string, error) {
-	sel, steps, err := slice.StepsStream(open, pattern, from, to, kind)
-	if err != nil {
-		return nil, nil, err
-	}
+// stepNames names the sliced steps for the summary line.
+func stepNames(steps []analyze.Step) string {
 	var names []string
 	for i, s := range steps {
 		if i == 3 && len(steps) > 4 {
@@ -139,42 +130,36 @@ func sliceSteps(open slice.Opener, pattern string, from, to int, kind string) (*
 		}
 		names = append(names, fmt.Sprintf("%d %s", s.Index, s.Marker))
 	}
-	return sel, names, nil
+	if len(steps) == 1 {
+		return "1 step (" + names[0] + ")"
+	}
+	return fmt.Sprintf("%d steps (%s)", len(steps), strings.Join(names, ", "))
 }
 
-// writeSlice writes the slice to path, gzip-compressed for a .gz name, and
-// removes a partial file on error.
+// writeSlice writes the slice to path atomically, gzip-compressed for a
+// .gz name.
 func writeSlice(open slice.Opener, sel *slice.Selection, path string) (*slice.Stats, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var w io.Writer = bw
-	var zw *gzip.Writer
-	if strings.HasSuffix(path, ".gz") {
-		zw = gzip.NewWriter(bw)
-		w = zw
-	}
-	stats, err := slice.Copy(open, sel, w)
-	if err == nil && zw != nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, err
+	var stats *slice.Stats
+	err := outfile.WriteWith(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var dst io.Writer = bw
+		var zw *gzip.Writer
+		if strings.HasSuffix(path, ".gz") {
+			zw = gzip.NewWriter(bw)
+			dst = zw
 		}
-		return nil, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return stats, nil
+		var err error
+		if stats, err = slice.Copy(open, sel, dst); err != nil {
+			return err
+		}
+		if zw != nil {
+			if err := zw.Close(); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	})
+	return stats, err
 }
 
 // checkChrome refuses an nsys export early, with a clear message, rather
@@ -182,23 +167,13 @@ func writeSlice(open slice.Opener, sel *slice.Selection, path string) (*slice.St
 func checkChrome(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return &parse.FileError{Path: path, Err: err}
 	}
 	defer f.Close()
 	head := make([]byte, 16)
 	n, _ := io.ReadFull(f, head)
 	if nsyssqlite.Sniff(head[:n]) {
-		return fmt.Errorf("%s: an nsys export: slice reads Chrome traces (torch.profiler JSON) only", path)
+		return &parse.FileError{Path: path, Err: errors.New("an nsys export: slice reads Chrome traces (torch.profiler JSON) only")}
 	}
 	return nil
-}
-
-// same reports whether two paths name the same file.
-func same(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	if err1 == nil && err2 == nil {
-		return os.SameFile(sa, sb)
-	}
-	return filepath.Clean(a) == filepath.Clean(b)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"sync"
 
 	"github.com/traceq/traceq/trace"
 )
@@ -231,33 +230,13 @@ func (e *TruncatedError) Error() string { return "truncated: " + e.Truncation.Re
 // Is makes errors.Is(err, ErrTruncated) hold.
 func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 
-// ReadEvent fills the fields of ev that an event says of itself (Ph, Cat,
-// Name, TS, Dur, Corr, ID) from one raw event, as a Reader does; the
-// decoding into model records is left empty.
-//
-// Deprecated: use a Reader, which decodes events as Parse does.
-func ReadEvent(raw []byte, ev *Event) {
-	*ev = Event{}
-	d := fieldReaders.Get().(*decoder)
-	defer func() {
-		d.f, d.coll = fields{}, collArgs{} // let raw go
-		fieldReaders.Put(d)
-	}()
-	s := unsafeString(raw)
-	i := skipSpace(s, 0)
-	d.f = fields{}
-	if i < len(s) && s[i] == '{' {
-		scanObject(s[i:], d.onKey)
-	}
-	d.fill(ev)
-}
+// ErrTruncated is matched (errors.Is) by a Reader's error for input that
+// ends before the document closes.
+var ErrTruncated = errors.New("truncated trace")
 
-// fieldReaders are decoders that only scan (ReadEvent).
-var fieldReaders = sync.Pool{New: func() any {
-	d := newDecoder(0)
-	d.full = true
-	return d
-}}
+// ParseMicros converts the text of a number of microseconds to integer
+// nanoseconds without going through a float, as the parser does for ts.
+func ParseMicros(s string) (int64, bool) { return parseMicros(s) }
 
 // fill copies what the scanned event says of itself into ev.
 func (d *decoder) fill(ev *Event) {

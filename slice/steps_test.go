@@ -2,6 +2,7 @@ package slice
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,15 +13,16 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/chrometrace"
 )
 
 // stepCase is one step selection to compare.
 type stepCase struct{ from, to int }
 
-// checkStepsStream compares StepsStream with Steps on the parsed model for
-// many step selections of one trace, and the slices they write byte for
-// byte.
+// checkStepsStream compares Steps with the selection made from the parsed
+// model for many step selections of one trace, and the slices they write
+// byte for byte.
 func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 	t.Helper()
 	tr, err := chrometrace.Parse(bytes.NewReader(data), chrometrace.Options{})
@@ -33,14 +35,14 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 	}
 	open := opener(data)
 	if len(tr.Activities) == 0 { // parse.File refuses it
-		if _, _, err := StepsStream(open, pattern, 0, -1, ""); err != ErrNoGPU {
-			t.Errorf("%s: no GPU activity: StepsStream says %v", name, err)
+		if _, _, err := Steps(open, StepOptions{StepOptions: analyze.StepOptions{Pattern: pattern}, To: -1}); !errors.Is(err, parse.ErrNoGPU) {
+			t.Errorf("%s: no GPU activity: Steps says %v", name, err)
 		}
 		return
 	}
 	if st == nil {
-		if _, _, err := StepsStream(open, pattern, 0, -1, ""); err != ErrNoSteps {
-			t.Errorf("%s: no markers: StepsStream says %v", name, err)
+		if _, _, err := Steps(open, StepOptions{StepOptions: analyze.StepOptions{Pattern: pattern}, To: -1}); !errors.Is(err, ErrNoSteps) {
+			t.Errorf("%s: no markers: Steps says %v", name, err)
 		}
 		return
 	}
@@ -75,8 +77,9 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 				break
 			}
 			what := fmt.Sprintf("%s --steps %d:%d --kind %q", name, c.from, c.to, kind)
-			want, wantSteps, werr := Steps(tr, st, c.from, c.to, kind)
-			got, gotSteps, gerr := StepsStream(open, pattern, c.from, c.to, kind)
+			want, wantSteps, werr := modelSteps(tr, st, c.from, c.to, kind)
+			k, _ := analyze.ParseStepKind(kind)
+			got, gotSteps, gerr := Steps(open, StepOptions{StepOptions: analyze.StepOptions{Pattern: pattern}, From: c.from, To: c.to, Kind: k})
 			if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 				t.Errorf("%s: error %v, want %v", what, gerr, werr)
 				continue
@@ -109,52 +112,38 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 	}
 }
 
-// StepsStream selects exactly what Steps selects on the model, on every
-// real trace, on generated traces (with kernels placed by the GPU-side
-// mirrors) and on hand-made corner cases, with chunks small enough to cut
-// every trace into many.
-func TestStepsStreamEqualsModel(t *testing.T) {
-	defer func(c, m int) { chunkBytes, mirrorFirst = c, m }(chunkBytes, mirrorFirst)
-	for _, chunk := range []int{16 << 20, 32 << 10} {
-		// Small chunks also look at one kernel per mirror at a time.
-		chunkBytes, mirrorFirst = chunk, 4
-		if chunk < 1<<20 {
-			mirrorFirst = 1
+// Steps selects exactly what the parsed model and analyze.FindSteps
+// select, on every bundled trace, on generated traces (with kernels placed
+// by the GPU-side mirrors) and on hand-made corner cases.
+func TestStepsEqualModel(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/traces/torch/*.json*")
+	more, _ := filepath.Glob("../testdata/traces/torch/dlrm8/rank[01].json.gz")
+	files = append(files, more...)
+	if len(files) < 10 {
+		t.Fatalf("found %d traces", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
-			files, _ := filepath.Glob("../testdata/traces/torch/*.json*")
-			more, _ := filepath.Glob("../testdata/traces/torch/dlrm8/rank[01].json.gz")
-			files = append(files, more...)
-			if len(files) < 10 {
-				t.Fatalf("found %d traces", len(files))
-			}
-			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if chunk < 1<<20 && len(data) > 400<<10 && !strings.Contains(f, "vllm") {
-					continue // the small traces and vLLM's suffice for many chunks
-				}
-				checkStepsStream(t, filepath.Base(f), data, "")
-				if strings.Contains(f, "vllm_decode") {
-					checkStepsStream(t, filepath.Base(f)+" (custom)", data, `^execute_`)
-				}
-			}
-			for _, cfg := range []gen.Config{
-				{Steps: 12, DecodeEvery: 4, MixedEvery: 3, Layers: 2, Seed: 3},
-				{Steps: 9, DecodeEvery: 3, Layers: 2, Streams: 2, DropCorrEvery: 3, Seed: 4},
-			} {
-				var buf bytes.Buffer
-				if _, err := gen.Write(&buf, cfg, 0); err != nil {
-					t.Fatal(err)
-				}
-				checkStepsStream(t, fmt.Sprintf("gen %+v", cfg), buf.Bytes(), "")
-			}
-			for name, in := range cornerTraces {
-				checkStepsStream(t, name, []byte(in), "")
-			}
-		})
+		checkStepsStream(t, filepath.Base(f), data, "")
+		if strings.Contains(f, "vllm_decode") {
+			checkStepsStream(t, filepath.Base(f)+" (custom)", data, `^execute_`)
+		}
+	}
+	for _, cfg := range []gen.Config{
+		{Steps: 12, DecodeEvery: 4, MixedEvery: 3, Layers: 2, Seed: 3},
+		{Steps: 9, DecodeEvery: 3, Layers: 2, Streams: 2, DropCorrEvery: 3, Seed: 4},
+	} {
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, cfg, 0); err != nil {
+			t.Fatal(err)
+		}
+		checkStepsStream(t, fmt.Sprintf("gen %+v", cfg), buf.Bytes(), "")
+	}
+	for name, in := range cornerTraces {
+		checkStepsStream(t, name, []byte(in), "")
 	}
 }
 
