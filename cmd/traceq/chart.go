@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render/report"
+	"github.com/traceq/traceq/slice"
 )
 
 // chartFlags are the flags chart and report share.
@@ -61,6 +62,9 @@ func chartCmd(e *env) *cli.Command {
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames()},
 			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps)"},
+			&cli.StringFlag{Name: "from", Usage: "timeline: draw from `TIME` after the step's first kernel (1.5ms, 250us; a bare number counts µs)"},
+			&cli.StringFlag{Name: "to", Usage: "timeline: draw up to `TIME` after the step's first kernel (default: its end)"},
+			&cli.IntFlag{Name: "longest", Usage: "timeline: name the `N` longest kernels under the chart (default 5, -1 none)"},
 			&cli.StringFlag{Name: "format", Value: "svg", Usage: "svg or png (default: from the output's extension)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the chart to `FILE` ('-' for stdout)"},
 		}, chartFlags()...), inputFlags()...),
@@ -95,7 +99,11 @@ func chartCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			charts := report.NewCharts(inputs, report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top")})
+			copt := report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Longest: c.Int("longest")}
+			if copt.From, copt.To, err = timelineWindow(c, kind); err != nil {
+				return err
+			}
+			charts := report.NewCharts(inputs, copt)
 			if len(inputs) > 1 && kind.PerInput() {
 				fmt.Fprintf(e.stderr, "traceq: chart --type %s draws the first input only (%s); 'traceq report' draws one per input\n", kind, inputs[0].Path)
 			}
@@ -111,4 +119,28 @@ func chartCmd(e *env) *cli.Command {
 			})
 		},
 	}
+}
+
+// timelineWindow reads --from and --to, which only the timeline takes.
+func timelineWindow(c *cli.Context, kind report.ChartKind) (from, to int64, err error) {
+	if c.String("from") == "" && c.String("to") == "" {
+		return 0, 0, nil
+	}
+	if kind != report.Timeline {
+		return 0, 0, usagef("chart: --from and --to are for --type timeline")
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"from", &from}, {"to", &to}} {
+		if s := c.String(f.name); s != "" {
+			if *f.v, err = slice.ParseDuration(s); err != nil {
+				return 0, 0, usagef("chart: --%s: %v", f.name, err)
+			}
+		}
+	}
+	if to != 0 && to <= from {
+		return 0, 0, usagef("chart: --to must be after --from")
+	}
+	return from, to, nil
 }

@@ -302,3 +302,25 @@ func TestOldFlagSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineWindow: chart --from/--to draws part of a step; they are
+// refused for other charts and when empty.
+func TestTimelineWindow(t *testing.T) {
+	dir := t.TempDir()
+	in := torchDir + "/hta_ns_resolution.json.gz"
+	out := filepath.Join(dir, "w.svg")
+	if code, _, errs := runCLI("chart", "--type", "timeline", "--step-index", "2", "--from", "10ms", "--to", "14ms", "-o", out, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte("window 10.000 to 14.000 ms")) {
+		t.Error("the chart does not say its window")
+	}
+	for _, args := range [][]string{
+		{"chart", "--type", "top", "--from", "1ms", "-o", out, in},
+		{"chart", "--type", "timeline", "--from", "5ms", "--to", "2ms", "-o", out, in},
+	} {
+		if code, _, errs := runCLI(args...); code != exitUsage {
+			t.Errorf("%v: exit %d %q, want a usage error", args, code, errs)
+		}
+	}
+}

@@ -56,6 +56,13 @@ type ChartOptions struct {
 	// means the most frequent kind.
 	StepKind analyze.StepKind
 	Top      int // kernels in the top chart
+	// From and To draw a window of the timeline's step: ns from the
+	// step's first activity start; To <= 0 runs to the step's end. Zero
+	// values draw the whole step.
+	From, To int64
+	// Longest is how many of the longest kernels a timeline names (0: the
+	// chart's default; negative: none).
+	Longest int
 }
 
 // Charts is what the charts of one set of inputs are drawn from.
@@ -126,6 +133,12 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		if err != nil {
 			return err
 		}
+		if c.opt.From != 0 || c.opt.To != 0 {
+			if tl, err = tl.Between(c.opt.From, c.opt.To); err != nil {
+				return fmt.Errorf("%s: %w", c.inputs[i].Path, err)
+			}
+		}
+		one.Longest = c.opt.Longest
 		return chart.Timeline(w, tl, one)
 	}
 	return fmt.Errorf("unknown chart %v", kind)
