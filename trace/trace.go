@@ -217,7 +217,8 @@ type Trace struct {
 	Launches   []Launch
 	Ranges     []Range
 	Procs      []Proc
-	// Collectives are sorted by (Source, Proc, Corr, Start, Thread).
+	// Collectives are sorted by (Source, Proc, Corr, Start, Thread), then
+	// the other fields (CompareCollectives).
 	Collectives []Collective
 	Anomalies   []Anomaly
 	Truncated   *Truncation // nil when the input was complete
@@ -303,12 +304,55 @@ func CompareRanges(a, b *Range) int {
 	return cmp.Compare(a.Domain, b.Domain)
 }
 
+// CompareCollectives is the total order of Trace.Collectives: by (Source,
+// Proc, Corr, Start, Thread), then the other fields.
+func CompareCollectives(a, b *Collective) int {
+	if c := cmp.Compare(a.Source, b.Source); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Corr, b.Corr); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Dur, b.Dur); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Op, b.Op); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.InElems, b.InElems); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.OutElems, b.OutElems); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.GroupSize, b.GroupSize); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.DType, b.DType); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.GroupRanks, b.GroupRanks)
+}
+
 // Sort puts the slices of t into their canonical order. Parsers call it
 // once, last, so that analyses and output never depend on input order.
 func (t *Trace) Sort() {
 	slices.SortFunc(t.Activities, func(a, b Activity) int { return CompareActivities(&a, &b) })
 	slices.SortFunc(t.Launches, func(a, b Launch) int { return CompareLaunches(&a, &b) })
 	slices.SortFunc(t.Ranges, func(a, b Range) int { return CompareRanges(&a, &b) })
+	slices.SortFunc(t.Collectives, func(a, b Collective) int { return CompareCollectives(&a, &b) })
 }
 
 // FindLaunch returns the launch call of (proc, corr), or nil. When several
@@ -404,6 +448,21 @@ func (t *Trace) CheckValid() error {
 		}
 		if i > 0 && CompareRanges(&t.Ranges[i-1], r) > 0 {
 			return fmt.Errorf("range %d: out of order", i)
+		}
+	}
+	for i := range t.Collectives {
+		c := &t.Collectives[i]
+		if c.Op >= n || c.DType >= n || c.Group >= n || c.GroupRanks >= n {
+			return fmt.Errorf("collective %d: name id out of range (%d names)", i, n)
+		}
+		if c.Dur < 0 {
+			return fmt.Errorf("collective %d: negative duration %d", i, c.Dur)
+		}
+		if c.Proc < 0 || (c.Proc >= np && np > 0) || (np == 0 && c.Proc != 0) {
+			return fmt.Errorf("collective %d: proc %d out of range (%d procs)", i, c.Proc, np)
+		}
+		if i > 0 && CompareCollectives(&t.Collectives[i-1], c) > 0 {
+			return fmt.Errorf("collective %d: out of order", i)
 		}
 	}
 	return nil

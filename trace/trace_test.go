@@ -19,6 +19,10 @@ func valid() *Trace {
 		},
 		Launches: []Launch{{Start: 1, Corr: 2, Name: l}, {Start: 2, Corr: 3, Name: l}},
 		Ranges:   []Range{{Start: 0, Dur: 100, Name: k}, {Start: 0, Dur: 50, Name: k}},
+		Collectives: []Collective{
+			{Start: 10, Corr: 2, Op: k, InElems: 4, OutElems: 4, GroupSize: 2, Source: CollectiveOnKernel},
+			{Start: 5, Dur: 3, Thread: 7, Op: k, InElems: -1, OutElems: -1, GroupSize: -1, Source: CollectiveOnCPUOp},
+		},
 	}
 }
 
@@ -36,6 +40,15 @@ func TestCheckValid(t *testing.T) {
 		{"launches unsorted", func(t *Trace) { t.Launches[0].Corr = 9 }, "launch 1: out of order"},
 		{"range order: enclosing first", func(t *Trace) { t.Ranges[0].Dur = 10 }, "range 1: out of order"},
 		{"negative range", func(t *Trace) { t.Ranges[1].Dur = -3; t.Ranges[0].Dur = 100 }, "range 1: negative duration"},
+		{"collective op out of range", func(t *Trace) { t.Collectives[1].Op = 99 }, "collective 1: name id out of range"},
+		{"collective group out of range", func(t *Trace) { t.Collectives[0].GroupRanks = 99 }, "collective 0: name id out of range"},
+		{"collectives unsorted: by source first", func(t *Trace) { t.Collectives[0].Source = CollectiveOnCPUOp }, "collective 1: out of order"},
+		{"collectives unsorted: by corr", func(t *Trace) {
+			t.Collectives[1].Source = CollectiveOnKernel
+			t.Collectives[1].Corr = 1
+		}, "collective 1: out of order"},
+		{"collective proc out of range", func(t *Trace) { t.Collectives[0].Proc = 2 }, "collective 0: proc 2 out of range"},
+		{"negative collective", func(t *Trace) { t.Collectives[1].Dur = -1 }, "collective 1: negative duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := valid()
@@ -56,6 +69,7 @@ func TestSortAndFindLaunch(t *testing.T) {
 	tr.Activities[0], tr.Activities[2] = tr.Activities[2], tr.Activities[0]
 	tr.Launches[0], tr.Launches[1] = tr.Launches[1], tr.Launches[0]
 	tr.Ranges[0], tr.Ranges[1] = tr.Ranges[1], tr.Ranges[0]
+	tr.Collectives[0], tr.Collectives[1] = tr.Collectives[1], tr.Collectives[0]
 	tr.Sort()
 	if err := tr.CheckValid(); err != nil {
 		t.Fatalf("after Sort: %v", err)

@@ -74,6 +74,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"no traceEvents", []byte(`{"model": "x", "layers": [1, 2]}`), ErrNotTrace.Error()},
 		{"traceEvents not an array", []byte(`{"traceEvents": {"ph": "X"}}`), "not a Chrome trace: traceEvents is not an array (byte 16)"},
 		{"missing comma between events", []byte(`{"traceEvents": [` + ev1 + ` ` + ev2 + `]}`), "invalid JSON at byte " + itoa(len(`{"traceEvents": [`+ev1+` `)) + ": expected ',' or ']' between events, found '{'"},
+		{"trailing comma between events", []byte(`{"traceEvents": [` + ev1 + `, ]}`), "invalid JSON at byte " + itoa(len(`{"traceEvents": [`+ev1+`, `)) + ": expected a value, found ']'"},
 		{"missing comma at top level", []byte(`{"a": 1 "traceEvents": []}`), `invalid JSON at byte 8: expected ',' or '}' after a top-level value, found '"'`},
 		{"key without colon", []byte(`{"traceEvents" []}`), `invalid JSON at byte 15: expected ':' after key "traceEvents"`},
 		{"garbage after the document", []byte(doc + " }"), "invalid JSON at byte " + itoa(len(doc)+1) + ": unexpected '}' after the end of the document"},

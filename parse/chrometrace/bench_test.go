@@ -236,8 +236,7 @@ func BenchmarkSplit(b *testing.B) {
 	c0 := cpuTime()
 	for b.Loop() {
 		s := &splitter{r: bytes.NewReader(data), blockSize: defaultBlockSize, pool: newBlocks(defaultBlockSize, 4)}
-		s.emit = func(bt *batch) { bt.blk.release() }
-		if err := s.run(); err != nil {
+		if err := s.each(func(bt *batch) { bt.blk.release() }); err != nil {
 			b.Fatal(err)
 		}
 	}

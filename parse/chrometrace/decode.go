@@ -74,11 +74,61 @@ func isLaunchCall(name string) bool {
 // knownPhases are the Chrome trace event phases; others are counted.
 const knownPhases = "XBEiIsftbenCPONDMRcv"
 
-// fields holds the parts of one event that decoding looks at.
+// fields holds the parts of one event that decoding looks at. The first
+// occurrence of a key counts, so that where the scanner stops (fields.done)
+// never changes what an event decodes to.
 type fields struct {
-	ph, cat, name, pid, tid, ts, dur, args gjson.Result
-	device, stream, corr                   gjson.Result
-	seen                                   uint16 // seen* bits: keys read so far
+	ph, cat, name, pid, tid, ts, dur, id gjson.Result
+	device, stream, corr                 gjson.Result
+	seen                                 uint32 // seen* bits: keys read so far
+	// past is set once done() held: keys read after it (by a Reader,
+	// which reads every key) must not change the decoding.
+	past bool
+}
+
+// set stores v in dst unless the key was seen before.
+func (f *fields) set(bit uint32, dst *gjson.Result, v gjson.Result) {
+	if f.seen&bit == 0 {
+		*dst = v
+		f.seen |= bit
+	}
+}
+
+// EventKind says what Parse makes of an event.
+type EventKind uint8
+
+const (
+	// KindSkipped: nothing. Another category (python_function, flows,
+	// most cpu_ops), or an odd event Parse counts as an anomaly.
+	KindSkipped    EventKind = iota
+	KindActivity             // a kernel, memcpy or memset: Event.Activity
+	KindLaunch               // a runtime call that enqueued GPU work: Event.Launch
+	KindRange                // an annotation or step marker: Event.Range
+	KindCollective           // a record_param_comms op: Event.Collective alone
+	KindMetadata             // a metadata event (ph "M": process and thread names)
+	// KindTopLevel is not an event but a top-level value other than
+	// traceEvents (Event.Key and Event.Raw).
+	KindTopLevel
+)
+
+var eventKindNames = [...]string{KindSkipped: "skipped", KindActivity: "activity", KindLaunch: "launch",
+	KindRange: "range", KindCollective: "collective", KindMetadata: "metadata", KindTopLevel: "top-level value"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// record is what the decoder made of its last event: the field that its
+// EventKind names, and a collective when hasColl is set.
+type record struct {
+	act     trace.Activity
+	launch  trace.Launch
+	rng     trace.Range
+	coll    trace.Collective
+	hasColl bool
 }
 
 // decoder turns batches of raw events into model records. Each parallel
@@ -89,11 +139,17 @@ type decoder struct {
 	names  *trace.Interner
 	launch map[trace.NameID]bool // cache of isLaunchCall per name
 	f      fields
-	onKey  func(key, s string, i int) (int, bool) // d.eventKey, bound once
-	onArg  func(key, s string, i int) (int, bool) // d.argKey
-	res    *result
-	idx    int64 // current event index
-	off    int64 // current event offset
+	coll   collArgs // the collective args of the event (fields.seen says which)
+	out    record   // what the last event decoded to
+	// full makes the scanner read every key of every event (a Reader
+	// reports ts, dur and id of events Parse skips); the decoding is the
+	// same.
+	full  bool
+	onKey func(key, s string, i int) (int, bool) // d.eventKey, bound once
+	onArg func(key, s string, i int) (int, bool) // d.argKey
+	res   *result
+	idx   int64 // current event index
+	off   int64 // current event offset
 
 	lastActs int                   // activities of the previous batch: a size hint
 	free     chan []trace.Activity // buffers the merger is done with
@@ -107,6 +163,7 @@ type result struct {
 	acts      []trace.Activity
 	launches  []trace.Launch
 	ranges    []trace.Range
+	colls     []trace.Collective
 	anomalies []trace.Anomaly
 	anomIdx   map[string]int // index of anomalies by What, once there are many
 	cpuPID    int64
@@ -128,10 +185,28 @@ func (d *decoder) decode(b *batch) *result {
 	// Size the records like the previous batch's: the blocks are alike.
 	d.res = &result{seq: b.seq, worker: d.worker, acts: d.actsBuf(), bytes: len(b.data)}
 	before := d.names.Len()
+	r := d.res
 	for i, sp := range b.spans {
 		d.idx = b.first + int64(i)
 		d.off = b.base + int64(sp.start)
-		d.event(unsafeString(b.data[sp.start:sp.end]))
+		switch d.event(unsafeString(b.data[sp.start:sp.end])) {
+		case KindSkipped:
+			continue
+		case KindActivity:
+			r.acts = append(r.acts, d.out.act)
+		case KindLaunch:
+			r.launches = append(r.launches, d.out.launch)
+			if !r.hasPID {
+				if pid, ok := num(d.f.pid); ok {
+					r.cpuPID, r.hasPID = pid, true
+				}
+			}
+		case KindRange:
+			r.ranges = append(r.ranges, d.out.rng)
+		}
+		if d.out.hasColl {
+			r.colls = append(r.colls, d.out.coll)
+		}
 	}
 	d.lastActs = len(d.res.acts)
 	if n := d.names.Len(); n > before {
@@ -222,10 +297,12 @@ func streamID(v gjson.Result) (int64, bool) {
 	return 0, false
 }
 
-func (d *decoder) event(ev string) {
+// event decodes one event into d.out and says what it is.
+func (d *decoder) event(ev string) EventKind {
+	d.out.hasColl = false
 	if len(ev) == 0 || ev[0] != '{' {
 		d.anomaly(anomNotObject)
-		return
+		return KindSkipped
 	}
 	d.f = fields{}
 	scanObject(ev, d.onKey) // fills d.f, args included
@@ -237,7 +314,7 @@ func (d *decoder) event(ev string) {
 		} else {
 			d.anomaly(anomNoPhase)
 		}
-		return
+		return KindSkipped
 	}
 	kind, akind := classifyCat(f.cat.Str)
 	if kind == catIgnore {
@@ -247,27 +324,30 @@ func (d *decoder) event(ev string) {
 		if ph == "X" && !otherCat(f.cat.Str) {
 			d.anomaly(fmt.Sprintf("complete event of unknown category %q skipped", truncate(f.cat.Str, 24)))
 		}
-		return
+		return KindSkipped
 	}
+	commOp := false
 	if kind == catOp && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
-		return
+		if commOp = f.name.Str == commsOp && d.hasCollective(); !commOp {
+			return KindSkipped
+		}
 	}
 	if ph != "X" {
 		if kind == catGPU {
 			d.anomaly(fmt.Sprintf("GPU activity with phase %q skipped", ph))
 		}
-		return
+		return KindSkipped
 	}
 	ts, ok := micros(f.ts)
 	if !ok {
 		d.anomaly("event with missing or unreadable ts skipped")
-		return
+		return KindSkipped
 	}
 	dur, ok := micros(f.dur)
 	if !ok {
 		if kind == catGPU {
 			d.anomaly("GPU activity without dur skipped")
-			return
+			return KindSkipped
 		}
 		dur = 0
 		d.anomaly("event without dur read as zero length")
@@ -278,7 +358,12 @@ func (d *decoder) event(ev string) {
 	}
 	if dur > trace.MaxActivityDur && kind == catGPU {
 		d.anomaly("GPU activity longer than 1 h skipped")
-		return
+		return KindSkipped
+	}
+	if commOp {
+		// The op itself is not kept (it is no step marker); its args are.
+		d.collective(trace.CollectiveOnCPUOp, trace.Time(ts), dur, 0, threadID(f.tid))
+		return KindCollective
 	}
 	if f.name.Type != gjson.String {
 		d.anomaly("event without a name")
@@ -302,11 +387,15 @@ func (d *decoder) event(ev string) {
 		} else {
 			d.anomaly("GPU activity without correlation id")
 		}
-		d.res.acts = append(d.res.acts, a)
+		d.out.act = a
+		if d.hasCollective() {
+			d.collective(trace.CollectiveOnKernel, a.Start, 0, a.Corr, 0)
+		}
+		return KindActivity
 	case catLaunch:
 		corr, ok := num(f.corr)
 		if !ok || corr == 0 {
-			return
+			return KindSkipped
 		}
 		isL, seen := d.launch[name]
 		if !seen {
@@ -314,22 +403,17 @@ func (d *decoder) event(ev string) {
 			d.launch[name] = isL
 		}
 		if !isL {
-			return
+			return KindSkipped
 		}
-		d.res.launches = append(d.res.launches, trace.Launch{
-			Start: trace.Time(ts), Dur: dur, Corr: corr, Thread: threadID(f.tid), Name: name,
-		})
-		if !d.res.hasPID {
-			if pid, ok := num(f.pid); ok {
-				d.res.cpuPID, d.res.hasPID = pid, true
-			}
-		}
+		d.out.launch = trace.Launch{Start: trace.Time(ts), Dur: dur, Corr: corr, Thread: threadID(f.tid), Name: name}
+		return KindLaunch
 	case catCPURange, catOp:
-		d.res.ranges = append(d.res.ranges, trace.Range{
+		d.out.rng = trace.Range{
 			Start: trace.Time(ts), Dur: dur, Thread: threadID(f.tid), Name: name,
 			Device: -1, Stream: -1, Kind: trace.RangeCPU, Domain: d.names.ID(f.cat.Str),
-		})
-	case catGPURange:
+		}
+		return KindRange
+	default: // catGPURange
 		r := trace.Range{Start: trace.Time(ts), Dur: dur, Name: name, Device: -1, Stream: -1,
 			Kind: trace.RangeGPU, Domain: d.names.ID(f.cat.Str)}
 		if n, ok := num(f.pid); ok {
@@ -338,7 +422,8 @@ func (d *decoder) event(ev string) {
 		if n, ok := streamID(f.tid); ok {
 			r.Stream = int32(n)
 		}
-		d.res.ranges = append(d.res.ranges, r)
+		d.out.rng = r
+		return KindRange
 	}
 }
 

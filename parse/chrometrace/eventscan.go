@@ -16,66 +16,13 @@ import (
 // decoder reads them as before. gjson stays for the small metadata values
 // and for strings with escapes, so the unescaping rules are gjson's.
 
-// isWS reports JSON whitespace (and, like gjson, any control byte).
-func isWS(c byte) bool { return c <= ' ' }
-
-// skipWS returns the index of the first non-space byte at or after i.
-func skipWS(s string, i int) int {
-	for i < len(s) && isWS(s[i]) {
-		i++
-	}
-	return i
-}
-
-// strEnd returns the index just past the closing quote of the string whose
-// opening quote is s[i], or -1, and whether the string holds escapes. Most
-// strings of an event are a few bytes long: a plain loop beats the call
-// into IndexByte.
-func strEnd(s string, i int) (int, bool) {
-	esc := false
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '"':
-			return j + 1, esc
-		case '\\':
-			esc = true
-			j++
-		}
-	}
-	return -1, esc
-}
-
-// skipComposite returns the index just past the object or array starting
-// at s[i], or -1.
-func skipComposite(s string, i int) int {
-	depth := 0
-	for j := i; j < len(s); j++ {
-		switch s[j] {
-		case '"':
-			e, _ := strEnd(s, j)
-			if e < 0 {
-				return -1
-			}
-			j = e - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		}
-	}
-	return -1
-}
-
 // readValue reads the value at s[i] (not whitespace) and returns it and the
 // index just past it; end is -1 when s ends inside it. Literals that are not
 // JSON read as a missing value.
 func readValue(s string, i int) (v gjson.Result, end int) {
 	switch c := s[i]; {
 	case c == '"':
-		e, esc := strEnd(s, i)
+		e, esc := stringEnd(s, i)
 		if e < 0 {
 			return v, -1
 		}
@@ -87,17 +34,14 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 		}
 		return v, e
 	case c == '{' || c == '[':
-		e := skipComposite(s, i)
+		e := compositeEnd(s, i)
 		if e < 0 {
 			return v, -1
 		}
 		v.Type, v.Raw = gjson.JSON, s[i:e]
 		return v, e
 	default:
-		j := i + 1
-		for j < len(s) && !isWS(s[j]) && s[j] != ',' && s[j] != '}' && s[j] != ']' {
-			j++
-		}
+		j, _ := scalarEnd(s, i)
 		raw := s[i:j]
 		switch {
 		case raw == "true":
@@ -125,14 +69,14 @@ func readValue(s string, i int) (v gjson.Result, end int) {
 func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) int {
 	i := 1
 	for first := true; ; first = false {
-		i = skipWS(s, i)
+		i = skipSpace(s, i)
 		if i < len(s) && s[i] == '}' && first {
 			return i + 1
 		}
 		if i >= len(s) || s[i] != '"' {
 			return -1
 		}
-		ke, esc := strEnd(s, i)
+		ke, esc := stringEnd(s, i)
 		if ke < 0 {
 			return -1
 		}
@@ -140,11 +84,11 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 		if esc {
 			key = gjson.Parse(s[i:ke]).Str
 		}
-		i = skipWS(s, ke)
+		i = skipSpace(s, ke)
 		if i >= len(s) || s[i] != ':' {
 			return -1
 		}
-		i = skipWS(s, i+1)
+		i = skipSpace(s, i+1)
 		if i >= len(s) {
 			return -1
 		}
@@ -152,7 +96,7 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 		if end < 0 || !more {
 			return -1
 		}
-		i = skipWS(s, end)
+		i = skipSpace(s, end)
 		if i < len(s) && s[i] == '}' {
 			return i + 1
 		}
@@ -165,24 +109,32 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 
 // Bits of fields.seen: which keys of the event have been read.
 const (
-	seenPh uint16 = 1 << iota
+	seenPh uint32 = 1 << iota
 	seenCat
 	seenName
 	seenPid
 	seenTid
 	seenTs
 	seenDur
+	seenArgs
+	seenID
 	seenDevice
 	seenStream
 	seenCorr
+	seenCollName
+	seenInElems
+	seenOutElems
+	seenGroupSize
+	seenDType
+	seenGroup
+	seenRanks
 
 	seenTop = seenPh | seenCat | seenName | seenPid | seenTid | seenTs | seenDur
 )
 
 // done reports whether every key that the event's kind uses has been
 // read, so that the rest of it (for a kernel, half its bytes: occupancy,
-// grid and block sizes) need not be. A key repeated after that point is
-// not seen, where gjson would have let the last one win.
+// grid and block sizes) need not be.
 func (f *fields) done() bool {
 	if f.seen&(seenPh|seenCat) != seenPh|seenCat || f.ph.Type != gjson.String || f.cat.Type != gjson.String {
 		return false
@@ -190,16 +142,23 @@ func (f *fields) done() bool {
 	if !knownPhase(f.ph.Str) {
 		return false // read on: the anomaly names what is there
 	}
-	var need uint16
+	var need uint32
 	switch kind, _ := classifyCat(f.cat.Str); kind {
 	case catIgnore:
 		return true
 	case catOp:
-		if f.seen&seenName != 0 && f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
+		if f.seen&seenName != 0 && f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") &&
+			f.name.Str != commsOp {
 			return true
+		}
+		if f.name.Str == commsOp {
+			return false // its collective args may come anywhere
 		}
 		need = seenTop
 	case catGPU:
+		if f.seen&seenName != 0 && mayBeCollective(f.name.Str) {
+			return false // its collective args come last
+		}
 		need = seenTop | seenDevice | seenStream | seenCorr
 	case catLaunch:
 		need = seenTop | seenCorr
@@ -209,76 +168,80 @@ func (f *fields) done() bool {
 	return f.seen&need == need
 }
 
+// stop reports whether the scanner may stop after a key: Parse stops as
+// soon as the event's kind has what it uses; a Reader reads on but marks
+// the rest past (collective args read then are not the event's).
+func (d *decoder) stop() bool {
+	if d.f.past {
+		return false
+	}
+	if !d.f.done() {
+		return false
+	}
+	d.f.past = true
+	return !d.full
+}
+
 // eventKey stores the value of one top-level key of an event and says
 // whether the rest of the event can still matter.
 func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 	f := &d.f
-	if key == "args" && s[i] == '{' {
+	if key == "args" && s[i] == '{' && f.seen&seenArgs == 0 {
 		// Read the args the decoder uses in the same pass that finds the
 		// end of args.
+		f.seen |= seenArgs
 		e := scanObject(s[i:], d.onArg)
 		if e < 0 {
 			return -1, false // done, or malformed
 		}
-		return i + e, true
+		return i + e, !d.stop()
 	}
 	v, e := readValue(s, i)
 	switch key {
 	case "ph":
-		f.ph = v
-		f.seen |= seenPh
+		f.set(seenPh, &f.ph, v)
 	case "cat":
-		f.cat = v
-		f.seen |= seenCat
+		f.set(seenCat, &f.cat, v)
 	case "name":
-		f.name = v
-		f.seen |= seenName
+		f.set(seenName, &f.name, v)
 	case "pid":
-		f.pid = v
-		f.seen |= seenPid
+		f.set(seenPid, &f.pid, v)
 	case "tid":
-		f.tid = v
-		f.seen |= seenTid
+		f.set(seenTid, &f.tid, v)
 	case "ts":
-		f.ts = v
-		f.seen |= seenTs
+		f.set(seenTs, &f.ts, v)
 	case "dur":
-		f.dur = v
-		f.seen |= seenDur
-	case "args":
-		f.args = v
+		f.set(seenDur, &f.dur, v)
+	case "id":
+		f.set(seenID, &f.id, v)
 	}
-	return e, !f.done()
+	return e, !d.stop()
 }
 
 func knownPhase(ph string) bool { return len(ph) == 1 && strings.Contains(knownPhases, ph) }
 
-// argKey keeps the args the decoder uses: device, stream, correlation.
+// argKey keeps the args the decoder uses: device, stream, correlation and
+// the collective args.
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
-	var dst *gjson.Result
 	f := &d.f
 	switch key {
 	case "device":
-		dst = &f.device
-		f.seen |= seenDevice
+		v, e := readValue(s, i)
+		f.set(seenDevice, &f.device, v)
+		return e, !d.stop()
 	case "stream":
-		dst = &f.stream
-		f.seen |= seenStream
+		v, e := readValue(s, i)
+		f.set(seenStream, &f.stream, v)
+		return e, !d.stop()
 	case "correlation":
-		dst = &f.corr
-		f.seen |= seenCorr
-	default:
-		if s[i] == '{' || s[i] == '[' {
-			return skipComposite(s, i), true
-		}
-		if s[i] == '"' {
-			e, _ := strEnd(s, i)
+		v, e := readValue(s, i)
+		f.set(seenCorr, &f.corr, v)
+		return e, !d.stop()
+	}
+	if !f.past {
+		if e, ok := d.collArg(key, s, i); ok {
 			return e, true
 		}
-		_, e := readValue(s, i)
-		return e, true
 	}
-	v, e := readValue(s, i)
-	*dst = v
-	return e, !f.done()
+	return skipValue(s, i), true
 }

@@ -108,8 +108,7 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 	if workers == 1 {
 		d := newDecoder(0)
 		d.free = m.free
-		s.emit = func(b *batch) { m.add(d.decode(b)); b.blk.release() }
-		runErr = s.run()
+		runErr = s.each(func(b *batch) { m.add(d.decode(b)); b.blk.release() })
 	} else {
 		batches := make(chan *batch, workers)
 		results := make(chan *result, workers*2)
@@ -141,8 +140,7 @@ func parse(in io.Reader, opt Options, zr *gzip.Reader) (*trace.Trace, error) {
 			}
 			close(done)
 		}()
-		s.emit = func(b *batch) { batches <- b }
-		runErr = s.run()
+		runErr = s.each(func(b *batch) { batches <- b })
 		close(batches)
 		wg.Wait()
 		close(results)
@@ -325,6 +323,11 @@ func (m *merger) add(r *result) {
 		r.ranges[i].Name = rm[r.ranges[i].Name]
 		r.ranges[i].Domain = rm[r.ranges[i].Domain]
 	}
+	for i := range r.colls {
+		c := &r.colls[i]
+		c.Op, c.DType, c.Group, c.GroupRanks = rm[c.Op], rm[c.DType], rm[c.Group], rm[c.GroupRanks]
+	}
+	m.t.Collectives = append(m.t.Collectives, r.colls...)
 	// With a size hint, the slices are sized once from the density of
 	// the batches so far: doubling would copy them at each growth and,
 	// at the moment of growth, hold three times the model.

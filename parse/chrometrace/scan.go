@@ -2,12 +2,12 @@ package chrometrace
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -25,8 +25,8 @@ import (
 // Input that ends early returns an error wrapping ErrTruncated, after every
 // complete event has been handed over.
 func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []byte) error) error {
-	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
-		s.emit = func(b *batch) {
+	return scanWith(r, top, func(stop *stopReader) (func(*batch), func()) {
+		return func(b *batch) {
 			if stop.failed() || event == nil {
 				b.blk.release()
 				return
@@ -38,8 +38,7 @@ func Scan(r io.Reader, event func(raw []byte) error, top func(key string, raw []
 				}
 			}
 			b.blk.release()
-		}
-		return func() {}
+		}, func() {}
 	}, 1)
 }
 
@@ -61,7 +60,7 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 		b  *batch
 		vs []T
 	}
-	return scanWith(r, top, func(s *splitter, stop *stopReader) func() {
+	return scanWith(r, top, func(stop *stopReader) (func(*batch), func()) {
 		batches := make(chan *batch, workers)
 		results := make(chan decided, workers*2)
 		// inflight bounds the batches read but not yet emitted: without it
@@ -106,23 +105,22 @@ func ScanParallel[T any](r io.Reader, workers int, decide func(raw []byte) T, em
 				}
 			}
 		}()
-		s.emit = func(b *batch) {
-			inflight <- struct{}{}
-			batches <- b
-		}
-		return func() {
-			close(batches)
-			wg.Wait()
-			close(results)
-			<-done
-		}
+		return func(b *batch) {
+				inflight <- struct{}{}
+				batches <- b
+			}, func() {
+				close(batches)
+				wg.Wait()
+				close(results)
+				<-done
+			}
 	}, workers)
 }
 
-// scanWith runs the splitter over r with the emit hook that setup
-// installs; the function setup returns is called once the splitter is done
-// and must wait for every emitted batch to be handled.
-func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*splitter, *stopReader) func(), workers int) error {
+// scanWith runs the splitter over r, handing each batch to the emit
+// function that setup returns; the wait function it returns is called once
+// the splitter is done and must wait for every batch to be handled.
+func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*stopReader) (emit func(*batch), wait func()), workers int) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
 	var in io.Reader = br
@@ -144,7 +142,7 @@ func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*s
 	// Blocks are recycled once their events are handed over; at most
 	// 3·workers batches are in flight (ScanParallel), plus the splitter's.
 	s := &splitter{r: stop, blockSize: defaultBlockSize, pool: newBlocks(defaultBlockSize, 3*workers+2)}
-	wait := setup(s, stop)
+	emit, wait := setup(stop)
 	if top != nil {
 		s.top = func(key string, raw []byte) {
 			if !stop.failed() {
@@ -154,7 +152,7 @@ func scanWith(r io.Reader, top func(key string, raw []byte) error, setup func(*s
 			}
 		}
 	}
-	err := s.run()
+	err := s.each(emit)
 	wait()
 	if err := stop.error(); err != nil {
 		return err
@@ -228,49 +226,21 @@ type Event struct {
 
 // ReadEvent decodes the fields of Event from one raw event.
 //
-// It walks the event's top-level keys itself and decodes only the values
-// it keeps: gjson's ForEach parses every number it passes as a float,
-// which was a quarter of the time of a slice.
+// It walks the event's top-level keys with the decoder's own scanner and
+// decodes only the values it keeps.
 func ReadEvent(raw []byte, ev *Event) {
 	*ev = Event{}
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
+	s := unsafeString(raw)
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
 		return
 	}
-	i++
-	for {
-		i = skipSpace(raw, i)
-		if i >= len(raw) || raw[i] == '}' {
-			return
+	scanObject(s[i:], func(key, s string, i int) (int, bool) {
+		e := skipValue(s, i)
+		if e < 0 {
+			return -1, false
 		}
-		if raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-		}
-		if i >= len(raw) || raw[i] != '"' {
-			return
-		}
-		ke, err := scanString(raw, i)
-		if ke < 0 || err != nil {
-			return
-		}
-		key := unsafeString(raw[i+1 : ke-1])
-		i = skipSpace(raw, ke)
-		if i >= len(raw) || raw[i] != ':' {
-			return
-		}
-		i = skipSpace(raw, i+1)
-		if i >= len(raw) {
-			return
-		}
-		ve, err := scanValue(raw, i)
-		if err != nil {
-			return
-		}
-		if ve < 0 {
-			ve = len(raw) // a literal that ends the input
-		}
-		val := raw[i:ve]
-		i = ve
+		val := s[i:e]
 		switch key {
 		case "ph":
 			ev.Ph = rawString(val)
@@ -283,43 +253,37 @@ func ReadEvent(raw []byte, ev *Event) {
 		case "dur":
 			ev.Dur, ev.HasDur = rawNumber(val, parseMicros)
 		case "id":
-			ev.ID = unsafeString(val)
+			ev.ID = val
 		case "args":
 			if val[0] == '{' {
-				if c := gjson.GetBytes(val, "correlation"); c.Exists() {
-					switch c.Type {
-					case gjson.Number:
-						ev.Corr, _ = parseInt(c.Raw)
-					case gjson.String:
-						ev.Corr, _ = parseInt(c.Str)
+				scanObject(val, func(key, s string, i int) (int, bool) {
+					if key != "correlation" {
+						return skipValue(s, i), true
 					}
-				}
+					v, e := readValue(s, i)
+					ev.Corr, _ = num(v)
+					return e, false
+				})
 			}
 		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
+		return e, true
+	})
 }
 
 // rawString returns the text of a JSON string value, "" for any other
 // value. Only a string with escapes is copied.
-func rawString(v []byte) string {
+func rawString(v string) string {
 	if len(v) < 2 || v[0] != '"' {
 		return ""
 	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return unsafeString(v[1 : len(v)-1])
+	if strings.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
 	}
-	return gjson.ParseBytes(v).Str
+	return gjson.Parse(v).Str
 }
 
 // rawNumber reads a number, or a string holding one, with parse.
-func rawNumber(v []byte, parse func(string) (int64, bool)) (int64, bool) {
+func rawNumber(v string, parse func(string) (int64, bool)) (int64, bool) {
 	if len(v) == 0 {
 		return 0, false
 	}
@@ -327,7 +291,7 @@ func rawNumber(v []byte, parse func(string) (int64, bool)) (int64, bool) {
 		return parse(rawString(v))
 	}
 	if v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
-		return parse(unsafeString(v))
+		return parse(v)
 	}
 	return 0, false
 }

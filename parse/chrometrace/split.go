@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 )
 
 // The splitter streams the top-level JSON document without holding it:
 // it reads fixed-size blocks, finds the boundaries of the elements of the
-// "traceEvents" array, and hands blocks of whole events to the decoders.
+// "traceEvents" array, and hands out blocks of whole events (next).
 // Everything outside traceEvents (distributedInfo, deviceProperties, ...)
-// is small and is returned raw for the metadata decoder.
+// is small and is kept raw for the metadata decoder.
 
 const defaultBlockSize = 4 << 20
 
@@ -28,8 +30,27 @@ type batch struct {
 	blk   *block // holds data's block; release after decoding (nil: not pooled)
 }
 
-// errTruncated marks input that ended before the document closed.
-var errTruncated = errors.New("unexpected end of input")
+var (
+	// errTruncated marks input that ended before the document closed.
+	errTruncated = errors.New("unexpected end of input")
+	errEmpty     = errors.New("empty input")
+)
+
+// Where the splitter is in the document.
+const (
+	inStart  = iota // before the document
+	inObject        // in the top-level object
+	inEvents        // in the events array
+	inEnd           // after the document: only whitespace may follow
+	inDone
+)
+
+// What the splitter expects next inside a container.
+const (
+	wantFirst = iota // a member or element, or the container's end
+	wantComma        // a comma, or the container's end
+	wantItem         // a member or element (a comma was read)
+)
 
 type splitter struct {
 	r         io.Reader
@@ -40,18 +61,25 @@ type splitter struct {
 	eof       bool
 	readErr   error // a read error other than io.EOF
 
-	emit    func(*batch) // receives each batch; owns batch.data after the call
+	state    uint8
+	want     uint8
+	topArray bool // the document is a bare array of events
+	bomDone  bool
+
 	seq     int
-	nevents int64 // events emitted so far
+	nevents int64  // events handed out so far
+	spans   []span // events found in buf and not handed out yet,
+	bstart  int    // relative to this offset of buf
+	err     error  // an error found while spans were pending
 
 	meta     map[string][]byte // raw top-level values other than traceEvents
 	sawArray bool              // traceEvents (or a top-level array) was found
 	closed   bool              // and its closing ']' was read
 	// lastGood is the offset just past the last complete event; on
-	// truncation everything before it has been emitted.
+	// truncation everything before it has been handed out.
 	lastGood int64
 
-	// top, when set (by Scan), receives every top-level value but traceEvents.
+	// top, when set, receives every top-level value but traceEvents.
 	top func(key string, raw []byte)
 
 	// pool, when set, recycles blocks; blk is the one buf lies in.
@@ -59,11 +87,11 @@ type splitter struct {
 	blk  *block
 }
 
-// more reads more input, keeping buf[keep:]; it reports false at end of
-// input. The old block is never written again (a decoder may own it).
-func (s *splitter) more(keep int) bool {
+// more reads more input, keeping buf[keep:]. The old block is never
+// written again (a decoder may own it). At end of input it sets eof.
+func (s *splitter) more(keep int) {
 	if s.eof {
-		return false
+		return
 	}
 	left := len(s.buf) - keep
 	size := s.blockSize
@@ -83,6 +111,7 @@ func (s *splitter) more(keep int) bool {
 	}
 	s.base += int64(keep)
 	s.pos -= keep
+	s.bstart -= keep
 	for len(nb) < cap(nb) {
 		n, err := s.r.Read(nb[len(nb):cap(nb)])
 		nb = nb[:len(nb)+n]
@@ -94,316 +123,278 @@ func (s *splitter) more(keep int) bool {
 			break
 		}
 	}
-	grew := len(nb) > left
 	s.buf = nb
-	return grew
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+func (s *splitter) failAt(i int, msg string, args ...any) error {
+	return &SyntaxError{Offset: s.base + int64(i), Msg: fmt.Sprintf(msg, args...)}
+}
 
-// skipSpace advances pos past whitespace, reading more as needed.
-func (s *splitter) skipSpace() bool {
+// next returns the next batch of whole events, or nil at the end of the
+// document; an error comes after the batch of the events before it.
+func (s *splitter) next() (*batch, error) {
+	if s.meta == nil {
+		s.meta = map[string][]byte{}
+	}
+	for s.err == nil {
+		var b *batch
+		var err error
+		switch s.state {
+		case inStart:
+			err = s.start()
+		case inObject:
+			err = s.member()
+		case inEvents:
+			b, err = s.events()
+		case inEnd:
+			err = s.end()
+		case inDone:
+			return nil, nil
+		}
+		if b != nil {
+			s.err = err
+			return b, nil
+		}
+		s.err = err
+	}
+	return nil, s.err
+}
+
+// each hands every batch to fn, in order, and returns the error that
+// ended the document, if any.
+func (s *splitter) each(fn func(*batch)) error {
 	for {
-		for s.pos < len(s.buf) && isSpace(s.buf[s.pos]) {
-			s.pos++
-		}
-		if s.pos < len(s.buf) {
-			return true
-		}
-		if !s.more(s.pos) {
-			return false
-		}
-	}
-}
-
-func (s *splitter) fail(msg string, args ...any) error {
-	return &SyntaxError{Offset: s.base + int64(s.pos), Msg: fmt.Sprintf(msg, args...)}
-}
-
-// scanValue returns the end of the JSON value starting at b[i], or -1 if b
-// ends before it does. It checks structure (brackets, strings) only: the
-// decoder checks the contents of the values it uses.
-func scanValue(b []byte, i int) (int, error) {
-	switch c := b[i]; {
-	case c == '"':
-		return scanString(b, i)
-	case c == '{' || c == '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, err := scanString(b, j)
-				if e < 0 || err != nil {
-					return e, err
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return -1, nil
-	default: // number, true, false, null
-		j := i
-		for j < len(b) {
-			c := b[j]
-			if c == ',' || c == '}' || c == ']' || isSpace(c) {
-				return j, nil
-			}
-			if c == '{' || c == '[' || c == '"' || c == ':' {
-				return 0, fmt.Errorf("unexpected %q in a literal", c)
-			}
-			j++
-		}
-		return -1, nil
-	}
-}
-
-// scanString returns the end of the string starting at b[i] (a quote).
-func scanString(b []byte, i int) (int, error) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1, nil
-		}
-		q := j + k
-		// The quote is escaped iff an odd run of backslashes precedes it.
-		n := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, nil
-		}
-		j = q + 1
-	}
-}
-
-// value scans a whole value at pos, reading more as needed, and returns its
-// bounds in buf.
-func (s *splitter) value() (int, int, error) {
-	for {
-		end, err := scanValue(s.buf, s.pos)
-		if err != nil {
-			return 0, 0, s.fail("%v", err)
-		}
-		if end >= 0 {
-			// A literal that ends exactly at the end of the buffer may go on.
-			if end < len(s.buf) || s.eof || s.buf[s.pos] == '"' || s.buf[s.pos] == '{' || s.buf[s.pos] == '[' {
-				start := s.pos
-				s.pos = end
-				return start, end, nil
-			}
-		}
-		if !s.more(s.pos) {
-			if end >= 0 {
-				start := s.pos
-				s.pos = end
-				return start, end, nil
-			}
-			return 0, 0, errTruncated
-		}
-	}
-}
-
-// run parses the whole document.
-func (s *splitter) run() error {
-	s.meta = map[string][]byte{}
-	if !s.skipSpace() {
-		return errEmpty
-	}
-	// A UTF-8 byte order mark (some Windows tools write one) is not JSON.
-	// Skipping it keeps byte offsets those of the file.
-	if s.base == 0 && s.pos == 0 && bytes.HasPrefix(s.buf, []byte("\xef\xbb\xbf")) {
-		s.pos = 3
-		if !s.skipSpace() {
-			return errEmpty
-		}
-	}
-	switch s.buf[s.pos] {
-	case '[': // the JSON Array Format of the Chrome trace spec
-		s.sawArray = true
-		s.pos++
-		if err := s.events(); err != nil {
+		b, err := s.next()
+		if b == nil {
 			return err
 		}
-		return s.end()
-	case '{':
-		s.pos++
-	default:
-		return s.fail("expected a JSON object or array, found %q", s.buf[s.pos])
+		fn(b)
 	}
-	for first := true; ; first = false {
-		if !s.skipSpace() {
-			return errTruncated
-		}
-		if s.buf[s.pos] == '}' {
-			s.pos++
-			return s.end()
-		}
-		if !first {
-			if s.buf[s.pos] != ',' {
-				return s.fail("expected ',' or '}' after a top-level value, found %q", s.buf[s.pos])
+}
+
+// start reads the opening bracket of the document.
+func (s *splitter) start() error {
+	for {
+		i := skipSpace(unsafeString(s.buf), s.pos)
+		s.pos = i
+		if i == len(s.buf) {
+			if s.eof {
+				return errEmpty
 			}
-			s.pos++
-			if !s.skipSpace() {
-				return errTruncated
-			}
-		}
-		if s.buf[s.pos] != '"' {
-			return s.fail("expected a key, found %q", s.buf[s.pos])
-		}
-		ks, ke, err := s.value()
-		if err != nil {
-			return err
-		}
-		key := string(s.buf[ks+1 : ke-1])
-		if !s.skipSpace() {
-			return errTruncated
-		}
-		if s.buf[s.pos] != ':' {
-			return s.fail("expected ':' after key %q", key)
-		}
-		s.pos++
-		if !s.skipSpace() {
-			return errTruncated
-		}
-		if key == "traceEvents" && !s.sawArray {
-			if s.buf[s.pos] != '[' {
-				return s.fail("traceEvents is not an array")
-			}
-			s.sawArray = true
-			s.pos++
-			if err := s.events(); err != nil {
-				return err
-			}
+			s.more(i)
 			continue
 		}
-		vs, ve, err := s.value()
-		if err != nil {
-			return err
+		// A UTF-8 byte order mark (some Windows tools write one) is not
+		// JSON. Skipping it keeps byte offsets those of the file.
+		if !s.bomDone {
+			s.bomDone = true
+			if s.base == 0 && i == 0 && bytes.HasPrefix(s.buf, []byte("\xef\xbb\xbf")) {
+				s.pos = 3
+				continue
+			}
 		}
+		s.pos = i + 1
+		s.want = wantFirst
+		switch s.buf[i] {
+		case '[': // the JSON Array Format of the Chrome trace spec
+			s.sawArray, s.topArray = true, true
+			s.state = inEvents
+		case '{':
+			s.state = inObject
+		default:
+			return s.failAt(i, "expected a JSON object or array, found %q", s.buf[i])
+		}
+		return nil
+	}
+}
+
+// member reads one member of the top-level object (or its end), reading
+// more input until the whole member is in buf.
+func (s *splitter) member() error {
+	for {
+		str := unsafeString(s.buf)
+		i := skipSpace(str, s.pos)
+		s.pos = i
+		if i == len(str) {
+			if s.eof {
+				return errTruncated
+			}
+			s.more(i)
+			continue
+		}
+		c := str[i]
+		if c == '}' && s.want != wantItem {
+			s.pos = i + 1
+			s.state = inEnd
+			return nil
+		}
+		if s.want == wantComma {
+			if c != ',' {
+				return s.failAt(i, "expected ',' or '}' after a top-level value, found %q", c)
+			}
+			s.pos = i + 1
+			s.want = wantItem
+			continue
+		}
+		if c != '"' {
+			return s.failAt(i, "expected a key, found %q", c)
+		}
+		ke, _ := stringEnd(str, i)
+		if ke < 0 {
+			if s.eof {
+				return errTruncated
+			}
+			s.more(i)
+			continue
+		}
+		key := str[i+1 : ke-1]
+		j := skipSpace(str, ke)
+		if j < len(str) && str[j] != ':' {
+			return s.failAt(j, "expected ':' after key %q", key)
+		}
+		if j < len(str) {
+			j = skipSpace(str, j+1)
+		}
+		if j < len(str) && key == "traceEvents" && !s.sawArray {
+			if str[j] != '[' {
+				return s.failAt(j, "traceEvents is not an array")
+			}
+			s.sawArray = true
+			s.pos = j + 1
+			s.state, s.want = inEvents, wantFirst
+			return nil
+		}
+		ve := -1
+		if j < len(str) {
+			var err error
+			if ve, err = valueEnd(str, j); err != nil {
+				return s.failAt(j, "%v", err)
+			}
+			if ve == len(str) && !s.eof && str[j] != '"' && str[j] != '{' && str[j] != '[' {
+				ve = -1 // a literal that may go on
+			}
+		}
+		if ve < 0 {
+			if s.eof {
+				return errTruncated
+			}
+			s.more(i)
+			continue
+		}
+		raw := s.buf[j:ve]
 		if metaKeys[key] {
-			s.meta[key] = bytes.Clone(s.buf[vs:ve])
+			s.meta[strings.Clone(key)] = bytes.Clone(raw)
 		}
 		if s.top != nil {
-			s.top(key, s.buf[vs:ve])
+			s.top(strings.Clone(key), raw)
 		}
+		s.pos = ve
+		s.want = wantComma
 	}
 }
 
 // end checks that only whitespace follows the document.
 func (s *splitter) end() error {
-	if s.skipSpace() {
-		return s.fail("unexpected %q after the end of the document", s.buf[s.pos])
-	}
-	return nil
-}
-
-var errEmpty = errors.New("empty input")
-
-// events scans the elements of an array whose '[' was consumed, emitting
-// batches of whole events.
-func (s *splitter) events() error {
-	start := s.pos // first byte of the current batch
-	var spans []span
-	flush := func() {
-		if len(spans) > 0 {
-			last := int(spans[len(spans)-1].end)
-			for i := range spans {
-				spans[i].start -= int32(start)
-				spans[i].end -= int32(start)
-			}
-			s.blk.hold()
-			s.emit(&batch{seq: s.seq, data: s.buf[start:last:last], spans: spans, base: s.base + int64(start), first: s.nevents, blk: s.blk})
-			s.seq++
-			s.nevents += int64(len(spans))
-			spans = nil
+	for {
+		i := skipSpace(unsafeString(s.buf), s.pos)
+		s.pos = i
+		if i < len(s.buf) {
+			return s.failAt(i, "unexpected %q after the end of the document", s.buf[i])
 		}
-	}
-	// need makes at least one unread byte available, flushing the batch
-	// first when a new block must be read.
-	need := func() bool {
-		if s.pos < len(s.buf) {
-			return true
-		}
-		flush()
-		ok := s.more(s.pos)
-		start = s.pos
-		return ok
-	}
-	for first := true; ; first = false {
-		for {
-			for s.pos < len(s.buf) && isSpace(s.buf[s.pos]) {
-				s.pos++
-			}
-			if !need() {
-				return errTruncated
-			}
-			if !isSpace(s.buf[s.pos]) {
-				break
-			}
-		}
-		c := s.buf[s.pos]
-		if c == ']' {
-			s.pos++
-			flush()
-			s.lastGood = s.base + int64(s.pos)
-			s.closed = true
+		if s.eof {
+			s.state = inDone
 			return nil
 		}
-		if !first {
-			if c != ',' {
-				flush()
-				return s.fail("expected ',' or ']' between events, found %q", c)
-			}
-			s.pos++
-			for {
-				for s.pos < len(s.buf) && isSpace(s.buf[s.pos]) {
-					s.pos++
-				}
-				if !need() {
-					return errTruncated
-				}
-				if !isSpace(s.buf[s.pos]) {
-					break
-				}
-			}
-		}
-		// Scan one element; if the block ends inside it, flush what is
-		// complete and continue in a new block that starts with it.
-		for {
-			end, err := scanValue(s.buf, s.pos)
-			if err != nil {
-				flush()
-				return s.fail("%v", err)
-			}
-			if end >= 0 && (end < len(s.buf) || s.eof) {
-				if end-start > 1<<31-1 {
-					return s.fail("event larger than 2 GiB")
-				}
-				spans = append(spans, span{int32(s.pos), int32(end)})
-				s.pos = end
-				s.lastGood = s.base + int64(end)
-				break
-			}
-			flush()
-			elem := s.pos
-			ok := s.more(elem)
-			start = s.pos
-			if !ok {
-				if end >= 0 { // a literal at the very end
-					continue
-				}
-				return errTruncated
-			}
-		}
+		s.more(i)
 	}
+}
+
+// events finds the elements of the events array, up to the end of the
+// block or of the array, and returns them as a batch (nil when none).
+func (s *splitter) events() (*batch, error) {
+	for {
+		str := unsafeString(s.buf)
+		i := skipSpace(str, s.pos)
+		s.pos = i
+		if i == len(str) {
+			if len(s.spans) > 0 {
+				return s.flush(), nil
+			}
+			if s.eof {
+				return nil, errTruncated
+			}
+			s.more(i)
+			continue
+		}
+		c := str[i]
+		if c == ']' && s.want != wantItem {
+			s.pos = i + 1
+			s.lastGood = s.base + int64(s.pos)
+			s.closed = true
+			if s.topArray {
+				s.state = inEnd
+			} else {
+				s.state, s.want = inObject, wantComma
+			}
+			return s.flush(), nil
+		}
+		if s.want == wantComma {
+			if c != ',' {
+				return s.flush(), s.failAt(i, "expected ',' or ']' between events, found %q", c)
+			}
+			s.pos = i + 1
+			s.want = wantItem
+			continue
+		}
+		end, err := valueEnd(str, i)
+		if err != nil {
+			return s.flush(), s.failAt(i, "%v", err)
+		}
+		if end == len(str) && !s.eof && c != '"' && c != '{' && c != '[' {
+			end = -1 // a literal that may go on
+		}
+		if end >= 0 && len(s.spans) > 0 && end-s.bstart > math.MaxInt32 {
+			end = -1 // too far for this batch: start the next one
+		}
+		if end < 0 {
+			// The block ends inside the element: hand out what is
+			// complete, then continue in a new block that starts
+			// with it.
+			if len(s.spans) > 0 {
+				return s.flush(), nil
+			}
+			if s.eof {
+				return nil, errTruncated
+			}
+			s.more(i)
+			continue
+		}
+		if len(s.spans) == 0 {
+			s.bstart = i
+			if end-i > math.MaxInt32 {
+				return nil, s.failAt(i, "event larger than 2 GiB")
+			}
+		}
+		s.spans = append(s.spans, span{int32(i - s.bstart), int32(end - s.bstart)})
+		s.pos = end
+		s.lastGood = s.base + int64(end)
+		s.want = wantComma
+	}
+}
+
+// flush hands out the pending events as a batch, or returns nil.
+func (s *splitter) flush() *batch {
+	if len(s.spans) == 0 {
+		return nil
+	}
+	last := s.bstart + int(s.spans[len(s.spans)-1].end)
+	s.blk.hold()
+	b := &batch{seq: s.seq, data: s.buf[s.bstart:last:last], spans: s.spans, base: s.base + int64(s.bstart),
+		first: s.nevents, blk: s.blk}
+	s.seq++
+	s.nevents += int64(len(s.spans))
+	s.spans = nil
+	return b
 }
 
 // metaKeys are the top-level keys whose values describe the trace.

@@ -1,0 +1,99 @@
+package chrometrace
+
+import (
+	"math"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// Collective args: torch.profiler records what a c10d collective moved as
+// args of its record_param_comms CPU op and, since PyTorch 2.1, copies
+// them onto the NCCL kernel. They come last in the kernel's args, after
+// the correlation id where the scanner would stop, so the scanner reads
+// on only for kernels named like NCCL's (ncclKernel_…, ncclDevKernel_…;
+// RCCL keeps the names) and for record_param_comms ops: other events pay
+// nothing for them.
+
+// commsOp is the CPU op that carries a collective's args.
+const commsOp = "record_param_comms"
+
+// collArgs holds the collective args of one event; fields.seen says which
+// were read.
+type collArgs struct {
+	name, inElems, outElems, groupSize, dtype, group, ranks gjson.Result
+}
+
+// mayBeCollective reports whether a GPU activity's name is that of a
+// collective kernel whose args the scanner must read to the end.
+func mayBeCollective(name string) bool {
+	return strings.HasPrefix(name, "nccl") || strings.HasPrefix(name, "rccl")
+}
+
+// collArg reads the value at s[i] when key is a collective arg, and
+// returns the index just past it; ok is false for other keys.
+func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
+	c := &d.coll
+	var bit uint32
+	var dst *gjson.Result
+	switch key {
+	case "Collective name":
+		bit, dst = seenCollName, &c.name
+	case "In msg nelems":
+		bit, dst = seenInElems, &c.inElems
+	case "Out msg nelems":
+		bit, dst = seenOutElems, &c.outElems
+	case "Group size":
+		bit, dst = seenGroupSize, &c.groupSize
+	case "dtype":
+		bit, dst = seenDType, &c.dtype
+	case "Process Group Name":
+		bit, dst = seenGroup, &c.group
+	case "Process Group Ranks":
+		bit, dst = seenRanks, &c.ranks
+	default:
+		return 0, false
+	}
+	v, e := readValue(s, i)
+	d.f.set(bit, dst, v)
+	return e, true
+}
+
+// collective fills d.out.coll from the args read; absent numbers are -1,
+// absent strings "" (id 0).
+func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, corr, thread int64) {
+	f, c := &d.f, &d.coll
+	count := func(bit uint32, v gjson.Result) int64 {
+		if f.seen&bit == 0 {
+			return -1
+		}
+		if n, ok := num(v); ok && n >= 0 {
+			return n
+		}
+		return -1
+	}
+	str := func(bit uint32, v gjson.Result) trace.NameID {
+		if f.seen&bit == 0 || v.Type != gjson.String {
+			return 0
+		}
+		return d.names.ID(v.Str)
+	}
+	gs := count(seenGroupSize, c.groupSize)
+	if gs > math.MaxInt32 {
+		gs = -1
+	}
+	d.out.coll = trace.Collective{
+		Start: start, Dur: dur, Corr: corr, Thread: thread,
+		InElems: count(seenInElems, c.inElems), OutElems: count(seenOutElems, c.outElems),
+		GroupSize: int32(gs), Op: str(seenCollName, c.name), DType: str(seenDType, c.dtype),
+		Group: str(seenGroup, c.group), GroupRanks: str(seenRanks, c.ranks), Source: src,
+	}
+	d.out.hasColl = true
+}
+
+// hasCollective reports whether the event named its collective.
+func (d *decoder) hasCollective() bool {
+	return d.f.seen&seenCollName != 0 && d.coll.name.Type == gjson.String && d.coll.name.Str != ""
+}
