@@ -21,6 +21,9 @@ type Step struct {
 	Index  int // position among the input's steps, from 0
 	Kind   StepKind
 	Marker string
+	// Tokens is the number of tokens the step computed, from its marker
+	// (Marker.Tokens); -1 when the marker does not say.
+	Tokens int64
 	// Start and End bound the marker range (CPU side, or the GPU mirror
 	// for a trace without CPU markers).
 	Start trace.Time
@@ -86,11 +89,12 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		return nil, nil
 	}
 	st := &Steps{Of: make([]int32, len(t.Activities))}
-	kindOf := func(name string) StepKind {
+	newStep := func(index int, name string, start, end trace.Time, proc int32) Step {
+		s := Step{Index: index, Kind: KindStep, Marker: name, Start: start, End: end, Proc: proc, Tokens: -1}
 		if m, ok := ParseMarker(name); ok {
-			return m.Kind
+			s.Kind, s.Tokens = m.Kind, m.Tokens
 		}
-		return KindStep
+		return s
 	}
 	// Steps come from the CPU ranges; GPU mirrors map onto them. A trace
 	// with mirrors only (its CPU side cut off) gets its steps from them.
@@ -109,8 +113,7 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		prev = r
 		stepName = append(stepName, r.Name)
 		s := int32(len(st.List))
-		st.List = append(st.List, Step{Index: int(s), Kind: kindOf(t.Names[r.Name]), Marker: t.Names[r.Name],
-			Start: r.Start, End: r.End(), Proc: r.Proc})
+		st.List = append(st.List, newStep(int(s), t.Names[r.Name], r.Start, r.End(), r.Proc))
 		k := threadKey{r.Proc, r.Thread}
 		if cpuSets[k] == nil {
 			cpuSets[k] = &Innermost{}
@@ -163,7 +166,7 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 		lastProc, lastCorr, lastStep = a.Proc, a.Corr, launchStep[li]
 	}
 	if npending > 0 {
-		mirrorSteps(t, st, stepName, src, kindOf)
+		mirrorSteps(t, st, stepName, src, newStep)
 	}
 	// Mirror-only steps were appended in mirror order; CPU steps are in
 	// start order already. Renumber so that Index follows start order.
@@ -184,7 +187,8 @@ func FindSteps(t *trace.Trace, opt StepOptions) (*Steps, error) {
 // that text started before the mirror. Without CPU markers at all the
 // mirrors are the steps; mirrors of one annotation on several streams
 // (overlapping in time) make one step.
-func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSource, kindOf func(string) StepKind) {
+func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSource,
+	newStep func(index int, name string, start, end trace.Time, proc int32) Step) {
 	const pending = -3
 	ncpu := len(st.List)
 	byName := map[string][]int32{} // CPU steps of each text, by start
@@ -225,8 +229,7 @@ func mirrorSteps(t *trace.Trace, st *Steps, stepName []trace.NameID, src stepSou
 			st.List[s].End = max(st.List[s].End, r.End())
 		} else {
 			s = int32(len(st.List))
-			st.List = append(st.List, Step{Index: int(s), Kind: kindOf(name), Marker: name,
-				Start: r.Start, End: r.End(), Proc: 0})
+			st.List = append(st.List, newStep(int(s), name, r.Start, r.End(), 0))
 			lastMirror[name] = s
 		}
 		if gpuSets[k] == nil {

@@ -87,7 +87,7 @@ func sliceCmd(e *env) *cli.Command {
 				var steps []string
 				sel, steps, err = sliceSteps(open, c.String("step"), from, to, c.String("kind"))
 				if errors.Is(err, slice.ErrNoSteps) {
-					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"
+					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
 					if p := c.String("step"); p != "" {
 						what = fmt.Sprintf("no annotation range matches --step %q", p)
 					}
