@@ -24,6 +24,7 @@ func commands(e *env) []*cli.Command {
 		stepsCmd(e),
 		diffCmd(e),
 		sliceCmd(e),
+		collectivesCmd(e),
 	}
 }
 
