@@ -328,3 +328,36 @@ func TestParseLink(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossRankStraggler: the breakdown's cross-rank rows of a collective
+// name the straggler from Collectives (the rank with the shortest
+// all-reduce, not the one with the most time); other rows have none.
+func TestCrossRankStraggler(t *testing.T) {
+	var inputs []Input
+	for rank := range 3 {
+		r := newRank(rank, 3)
+		r.k(gemm, 1, 100, int64(100+rank*50))
+		d := int64(300)
+		if rank == 2 {
+			d = 100 // arrives last: its all-reduce is the shortest
+		}
+		r.k(arName, 2, 1000, d)
+		inputs = append(inputs, r.input(t, "r"+string(rune('0'+rank))))
+	}
+	g, _ := Breakdown(inputs, Options{})
+	seen := 0
+	for _, row := range g.CrossRank {
+		switch {
+		case !row.Total && row.Category.String() == "communication/allreduce":
+			seen++
+			if row.Straggler == nil || *row.Straggler.Rank != 2 || row.Straggler.LastArrivals != 1 || *row.MaxRank != 0 {
+				t.Errorf("allreduce row: straggler %+v, max rank %v", row.Straggler, *row.MaxRank)
+			}
+		case row.Straggler != nil:
+			t.Errorf("row %s has a straggler", row.Category)
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("%d allreduce rows", seen)
+	}
+}
