@@ -888,3 +888,69 @@ func (c *CollectiveTable) Straggler(run string, kind StepKind, op string) *Strag
 	out.Instances = total
 	return &out
 }
+
+// CollectiveKind sums the collectives of one run and step kind, all ops
+// and communicators together, per rank.
+type CollectiveKind struct {
+	Run      string
+	StepKind StepKind
+	// Ranks in rank order; each sums its ops' matched kernels.
+	Ranks     []CollectiveRankStat
+	Instances int64
+	// Straggler has the most last arrivals over all the kind's instances
+	// (the lowest Index on a tie); nil when every op has one rank.
+	Straggler *Straggler
+	// UpperBound: every op has one rank (see CollectiveOp.UpperBound).
+	UpperBound bool
+}
+
+// Kinds sums c's ops per run and step kind, in c's order.
+func (c *CollectiveTable) Kinds() []CollectiveKind {
+	var out []CollectiveKind
+	for i := 0; i < len(c.Ops); {
+		j := i + 1
+		for j < len(c.Ops) && c.Ops[j].Run == c.Ops[i].Run && c.Ops[j].StepKind == c.Ops[i].StepKind {
+			j++
+		}
+		k := CollectiveKind{Run: c.Ops[i].Run, StepKind: c.Ops[i].StepKind, UpperBound: true}
+		byIndex := map[int]*CollectiveRankStat{}
+		var multi int64
+		for _, o := range c.Ops[i:j] {
+			k.Instances += o.Instances
+			if !o.UpperBound {
+				k.UpperBound = false
+				multi += o.Instances
+			}
+			for _, st := range o.Ranks {
+				s := byIndex[st.Index]
+				if s == nil {
+					s = &CollectiveRankStat{CollectiveRank: st.CollectiveRank}
+					byIndex[st.Index] = s
+				}
+				s.KernelNS += st.KernelNS
+				s.WaitNS += st.WaitNS
+				s.TransferNS += st.TransferNS
+				if !o.UpperBound {
+					s.LastArrivals += st.LastArrivals
+				}
+			}
+		}
+		for _, s := range byIndex {
+			k.Ranks = append(k.Ranks, *s)
+		}
+		slices.SortFunc(k.Ranks, func(x, y CollectiveRankStat) int { return cmp.Compare(x.Index, y.Index) })
+		if !k.UpperBound {
+			best := 0
+			for r, s := range k.Ranks {
+				if s.LastArrivals > k.Ranks[best].LastArrivals {
+					best = r
+				}
+			}
+			k.Straggler = &Straggler{CollectiveRank: k.Ranks[best].CollectiveRank, LastArrivals: k.Ranks[best].LastArrivals,
+				Instances: multi}
+		}
+		out = append(out, k)
+		i = j
+	}
+	return out
+}

@@ -1,9 +1,11 @@
 package render
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -206,13 +208,16 @@ func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
 		}
 		sb.WriteString(Printable(v) + "\n")
 	}
-	collectiveTables(&sb, ct, opt)
+	CollectiveTables(&sb, ct, opt)
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-// collectiveTables writes, per op, its per-rank and per-size tables.
-func collectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Options) {
+// CollectiveTables writes, per op, its per-rank and per-size tables, in
+// text or (opt.Format "markdown") markdown: the part of Collectives after
+// the answer lines. With opt.Top > 0, a per-size table keeps the opt.Top
+// sizes with the most transfer time.
+func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Options) {
 	md := opt.Format == "markdown"
 	labels := collLabels(ct)
 	for i := range ct.Ops {
@@ -270,12 +275,18 @@ func collectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Opti
 			}
 			st.Add(append(cells, src)...)
 		}
-		for _, s := range o.Sizes {
+		sizes, cut := topSizes(o.Sizes, opt.Top)
+		for _, s := range sizes {
 			b := "unknown"
 			if s.Bytes >= 0 {
 				b = strconv.FormatInt(s.Bytes, 10)
 			}
 			row(b, s.Instances, s.TransferNS, s.Bandwidth, s.Source.String())
+		}
+		if cut > 0 {
+			cells := make([]string, len(st.Head))
+			cells[0], cells[len(cells)-1] = fmt.Sprintf("%d more sizes", cut), "traceq collectives lists all"
+			st.Add(cells...)
 		}
 		if len(o.Sizes) > 1 && o.SizedInstances > 0 {
 			src := ""
@@ -290,6 +301,26 @@ func collectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Opti
 		}
 		st.Write(sb, md)
 	}
+}
+
+// topSizes keeps, when top > 0 and there are more rows, the top rows with
+// the most transfer time, in their order, and says how many it left out.
+func topSizes(sizes []analyze.CollectiveSize, top int) ([]analyze.CollectiveSize, int) {
+	if top <= 0 || len(sizes) <= top {
+		return sizes, 0
+	}
+	idx := make([]int, len(sizes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(sizes[b].TransferNS, sizes[a].TransferNS) })
+	keep := idx[:top]
+	slices.Sort(keep)
+	out := make([]analyze.CollectiveSize, len(keep))
+	for i, k := range keep {
+		out[i] = sizes[k]
+	}
+	return out, len(sizes) - top
 }
 
 func factorText(op string) string {
