@@ -275,16 +275,24 @@ type rankData struct {
 	CollectiveRank
 	// kindNS is all GPU activity time per step kind.
 	kindNS [numKinds]int64
-	// idx are the rank's collective kernels (indices in Activities), in
-	// time order until match sorts them by lane; size their size ids
-	// (-1 unknown); lane their lanes.
-	idx, size, lane []int32
-	// off[l] is where lane l starts in idx once sorted; off[nlanes] = len.
+	// kern are the rank's collective kernels, in time order until match
+	// sorts them by lane.
+	kern []collKernel
+	// off[l] is where lane l starts in kern once sorted; off[nlanes] =
+	// len(kern).
 	off []int32
 	// streams are the collective streams in order of first use.
 	streams []int32
 	// worldSize is the trace's world size (-1 when unknown).
 	worldSize int
+}
+
+// collKernel is one collective kernel: 12 bytes, the analysis's memory
+// per kernel.
+type collKernel struct {
+	idx  int32 // index in Trace.Activities
+	lane int32 // index in runAnalysis.lanes
+	size int32 // index in runAnalysis.sizes; -1 unknown
 }
 
 // laneKey is what the k-th kernels of all ranks share.
@@ -409,22 +417,21 @@ func (a *runAnalysis) collect(inputIdx []int) {
 		}
 		byProc := map[int32]*rankData{}
 		var order []*rankData
-		for i := range t.Activities {
-			act := &t.Activities[i]
-			r := byProc[act.Proc]
-			if r == nil {
-				r = &rankData{CollectiveRank: CollectiveRank{Rank: Rank(t, act.Proc), Path: in.Path,
-					PID: procPID(t, act.Proc), Input: ii, Proc: act.Proc}, worldSize: t.Meta.WorldSize}
-				byProc[act.Proc] = r
-				order = append(order, r)
+		var last *rankData
+		// isColl says whether activity i is a collective kernel of a kept
+		// step kind, classifying each name once. Pass 1 counts each
+		// rank's collective kernels, pass 2 stores them in slices of that
+		// exact size.
+		isColl := func(i int, act *trace.Activity) bool {
+			if act.Kind != trace.KindKernel {
+				return false
 			}
-			kind := KindAll
-			if in.Steps != nil {
-				kind = stepKind(in, in.Steps.Of[i])
-			}
-			r.kindNS[kind] += act.Dur
-			if act.Kind != trace.KindKernel || !a.opt.keeps(kind) {
-				continue
+			if kind := KindAll; in.Steps != nil {
+				if kind = stepKind(in, in.Steps.Of[i]); !a.opt.keeps(kind) {
+					return false
+				}
+			} else if !a.opt.keeps(kind) {
+				return false
 			}
 			op := opOf[act.Name]
 			if op == -2 {
@@ -434,12 +441,45 @@ func (a *runAnalysis) collect(inputIdx []int) {
 				}
 				opOf[act.Name] = op
 			}
-			if op == notComm {
-				continue
+			return op != notComm
+		}
+		count := map[*rankData]int{}
+		for i := range t.Activities {
+			act := &t.Activities[i]
+			r := last
+			if r == nil || r.Proc != act.Proc {
+				r = byProc[act.Proc]
+				if r == nil {
+					r = &rankData{CollectiveRank: CollectiveRank{Rank: Rank(t, act.Proc), Path: in.Path,
+						PID: procPID(t, act.Proc), Input: ii, Proc: act.Proc}, worldSize: t.Meta.WorldSize}
+					byProc[act.Proc] = r
+					order = append(order, r)
+				}
+				last = r
 			}
-			r.idx = append(r.idx, int32(i))
-			if !slices.Contains(r.streams, act.Stream) {
-				r.streams = append(r.streams, act.Stream)
+			kind := KindAll
+			if in.Steps != nil {
+				kind = stepKind(in, in.Steps.Of[i])
+			}
+			r.kindNS[kind] += act.Dur
+			if isColl(i, act) {
+				count[r]++
+				if !slices.Contains(r.streams, act.Stream) {
+					r.streams = append(r.streams, act.Stream)
+				}
+			}
+		}
+		for _, r := range order {
+			r.kern = make([]collKernel, 0, count[r])
+		}
+		last = nil
+		for i := range t.Activities {
+			act := &t.Activities[i]
+			if last == nil || last.Proc != act.Proc {
+				last = byProc[act.Proc]
+			}
+			if isColl(i, act) {
+				last.kern = append(last.kern, collKernel{idx: int32(i)})
 			}
 		}
 		slices.SortFunc(order, func(x, y *rankData) int { return cmp.Compare(x.Proc, y.Proc) })
@@ -457,7 +497,7 @@ func (a *runAnalysis) collect(inputIdx []int) {
 	byID := true
 	var ref []int32
 	for _, r := range a.ranks {
-		if len(r.idx) == 0 {
+		if len(r.kern) == 0 {
 			continue
 		}
 		s := slices.Sorted(slices.Values(r.streams))
@@ -576,9 +616,8 @@ func (a *runAnalysis) lanesOf(r *rankData, in Input, opOf []int16, streamsByID b
 			n[s.Proc]++
 		}
 	}
-	r.lane = make([]int32, len(r.idx))
-	r.size = make([]int32, len(r.idx))
-	for j, ai := range r.idx {
+	for j := range r.kern {
+		ai := r.kern[j].idx
 		act := &t.Activities[ai]
 		k := laneKey{step: -1, kind: KindAll}
 		step := int32(-1)
@@ -613,8 +652,8 @@ func (a *runAnalysis) lanesOf(r *rankData, in Input, opOf []int16, streamsByID b
 			}
 		}
 		k.comm = a.commID(comm)
-		r.lane[j] = a.laneID(k)
-		r.size[j] = size
+		r.kern[j].lane = a.laneID(k)
+		r.kern[j].size = size
 	}
 }
 
@@ -623,22 +662,15 @@ func (a *runAnalysis) lanesOf(r *rankData, in Input, opOf []int16, streamsByID b
 func (a *runAnalysis) match() {
 	nl := len(a.lanes)
 	for _, r := range a.ranks {
+		// In place, by lane, each lane in time order (activity order).
+		slices.SortFunc(r.kern, func(x, y collKernel) int { return cmp.Or(cmp.Compare(x.lane, y.lane), cmp.Compare(x.idx, y.idx)) })
 		r.off = make([]int32, nl+1)
-		for _, l := range r.lane {
-			r.off[l+1]++
+		for _, k := range r.kern {
+			r.off[k.lane+1]++
 		}
 		for l := 0; l < nl; l++ {
 			r.off[l+1] += r.off[l]
 		}
-		pos := slices.Clone(r.off[:nl])
-		idx := make([]int32, len(r.idx))
-		size := make([]int32, len(r.idx))
-		for j, l := range r.lane {
-			p := pos[l]
-			pos[l]++
-			idx[p], size[p] = r.idx[j], r.size[j]
-		}
-		r.idx, r.size, r.lane = idx, size, nil
 	}
 	// The ranks of each communicator: those with any of its kernels.
 	commRanks := make([][]int, len(a.comms))
@@ -702,7 +734,7 @@ func (a *runAnalysis) match() {
 }
 
 func (a *runAnalysis) dur(r *rankData, p int32) int64 {
-	return a.inputs[r.Input].Trace.Activities[r.idx[p]].Dur
+	return a.inputs[r.Input].Trace.Activities[r.kern[p].idx].Dur
 }
 
 // instance adds the k-th kernels of lane l, found on every rank of e.
@@ -719,7 +751,7 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 			transfer, last = d, i
 		}
 		// The size from the best source, the lowest rank on a tie.
-		if s := r.size[p]; s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
+		if s := r.kern[p].size; s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
 			size = s
 		}
 	}
