@@ -319,15 +319,16 @@ type runAnalysis struct {
 	cl     *classify.Classifier
 	run    string
 
-	ranks   []*rankData
-	opNames []string
-	opIDs   map[string]int16
-	comms   []commKey
-	commIDs map[commKey]int32
-	sizes   []sizeKey
-	sizeIDs map[sizeKey]int32
-	lanes   []laneKey
-	laneIDs map[laneKey]int32
+	ranks    []*rankData
+	opNames  []string
+	opIDs    map[string]int16
+	comms    []commKey
+	commIDs  map[commKey]int32
+	sizes    []sizeKey
+	sizeIDs  map[sizeKey]int32
+	lanes    []laneKey
+	laneIDs  map[laneKey]int32
+	lastLane int32 // laneID's last answer; -1 none
 
 	// results, per op entry
 	entries  []*opAcc
@@ -383,12 +384,18 @@ func (a *runAnalysis) sizeID(k sizeKey) int32 {
 }
 
 func (a *runAnalysis) laneID(k laneKey) int32 {
+	// Consecutive kernels of a rank mostly share their lane.
+	if a.lastLane >= 0 && a.lanes[a.lastLane] == k {
+		return a.lastLane
+	}
 	if id, ok := a.laneIDs[k]; ok {
+		a.lastLane = id
 		return id
 	}
 	id := int32(len(a.lanes))
 	a.lanes = append(a.lanes, k)
 	a.laneIDs[k] = id
+	a.lastLane = id
 	return id
 }
 
@@ -401,6 +408,7 @@ func (a *runAnalysis) collect(inputIdx []int) {
 	a.commIDs = map[commKey]int32{}
 	a.sizeIDs = map[sizeKey]int32{}
 	a.laneIDs = map[laneKey]int32{}
+	a.lastLane = -1
 	type pending struct {
 		r    *rankData
 		in   int
@@ -537,10 +545,16 @@ type argsIndex struct {
 	kernel []trace.Collective // CollectiveOnKernel, by (Proc, Corr)
 	ops    map[threadKey]*Innermost
 	opList []int // CollectiveOnCPUOp: indices in t.Collectives
+	// The last answer: the kernels of a CUDA-graph replay share their
+	// launch's correlation id, and so its answer.
+	lastProc int32
+	lastCorr int64
+	lastC    *trace.Collective
+	lastSrc  SizeSource
 }
 
 func newArgsIndex(t *trace.Trace) *argsIndex {
-	x := &argsIndex{t: t}
+	x := &argsIndex{t: t, lastProc: -1}
 	i, _ := slices.BinarySearchFunc(t.Collectives, trace.CollectiveOnCPUOp, func(c trace.Collective, s trace.CollectiveSource) int {
 		return cmp.Compare(c.Source, s)
 	})
@@ -581,6 +595,15 @@ func (x *argsIndex) find(act *trace.Activity) (*trace.Collective, SizeSource) {
 	if len(x.t.Collectives) == 0 || act.Corr == 0 {
 		return nil, SizeUnknown
 	}
+	if act.Proc == x.lastProc && act.Corr == x.lastCorr {
+		return x.lastC, x.lastSrc
+	}
+	c, src := x.lookup(act)
+	x.lastProc, x.lastCorr, x.lastC, x.lastSrc = act.Proc, act.Corr, c, src
+	return c, src
+}
+
+func (x *argsIndex) lookup(act *trace.Activity) (*trace.Collective, SizeSource) {
 	i, ok := slices.BinarySearchFunc(x.kernel, act, func(c trace.Collective, a *trace.Activity) int {
 		return cmp.Or(cmp.Compare(c.Proc, a.Proc), cmp.Compare(c.Corr, a.Corr))
 	})
