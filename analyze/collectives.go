@@ -285,14 +285,15 @@ type rankData struct {
 	streams []int32
 	// worldSize is the trace's world size (-1 when unknown).
 	worldSize int
+	// args finds the collective args of the rank's kernels.
+	args *argsIndex
 }
 
-// collKernel is one collective kernel: 12 bytes, the analysis's memory
-// per kernel.
+// collKernel is one collective kernel: 8 bytes, the analysis's memory
+// per kernel. Its size is looked up again when its instance is matched.
 type collKernel struct {
 	idx  int32 // index in Trace.Activities
 	lane int32 // index in runAnalysis.lanes
-	size int32 // index in runAnalysis.sizes; -1 unknown
 }
 
 // laneKey is what the k-th kernels of all ranks share.
@@ -477,8 +478,10 @@ func (a *runAnalysis) collect(inputIdx []int) {
 				}
 			}
 		}
+		args := newArgsIndex(t)
 		for _, r := range order {
 			r.kern = make([]collKernel, 0, count[r])
+			r.args = args
 		}
 		last = nil
 		for i := range t.Activities {
@@ -628,7 +631,7 @@ func (x *argsIndex) lookup(act *trace.Activity) (*trace.Collective, SizeSource) 
 // is the op of each kernel name of the input.
 func (a *runAnalysis) lanesOf(r *rankData, in Input, opOf []int16, streamsByID bool) {
 	t := in.Trace
-	args := newArgsIndex(t)
+	args := r.args
 	// The position of each step among the steps of its process.
 	var stepOrd []int32
 	if in.Steps != nil {
@@ -656,8 +659,7 @@ func (a *runAnalysis) lanesOf(r *rankData, in Input, opOf []int16, streamsByID b
 		if !streamsByID {
 			k.stream = int32(slices.Index(r.streams, act.Stream))
 		}
-		size := int32(-1)
-		c, src := args.find(act)
+		c, _ := args.find(act)
 		var comm commKey
 		if c != nil {
 			comm = commKey{t.Names[c.Group], t.Names[c.GroupRanks]}
@@ -666,18 +668,30 @@ func (a *runAnalysis) lanesOf(r *rankData, in Input, opOf []int16, streamsByID b
 					k.op = a.opID(op)
 				}
 			}
-			// Kept even without a byte count: the group size still counts.
-			size = a.sizeID(sizeKey{argsBytes(c, t.Names[c.DType]), src, c.GroupSize})
 		}
-		if (size < 0 || a.sizes[size].bytes < 0) && a.opt.BytesPerToken > 0 && step >= 0 {
+		k.comm = a.commID(comm)
+		r.kern[j].lane = a.laneID(k)
+	}
+}
+
+// kernelSize is the size id of rank r's collective kernel ai (-1 for
+// none): from its args, whose group size counts even without a byte
+// count, else from its step's tokens.
+func (a *runAnalysis) kernelSize(r *rankData, ai int32) int32 {
+	in := &a.inputs[r.Input]
+	t := in.Trace
+	size := int32(-1)
+	if c, src := r.args.find(&t.Activities[ai]); c != nil {
+		size = a.sizeID(sizeKey{argsBytes(c, t.Names[c.DType]), src, c.GroupSize})
+	}
+	if (size < 0 || a.sizes[size].bytes < 0) && a.opt.BytesPerToken > 0 && in.Steps != nil {
+		if step := in.Steps.Of[ai]; step >= 0 {
 			if tok := in.Steps.List[step].Tokens; tok > 0 && tok <= math.MaxInt64/a.opt.BytesPerToken {
 				size = a.sizeID(sizeKey{tok * a.opt.BytesPerToken, SizeBytesPerToken, -1})
 			}
 		}
-		k.comm = a.commID(comm)
-		r.kern[j].lane = a.laneID(k)
-		r.kern[j].size = size
 	}
+	return size
 }
 
 // match sorts each rank's kernels by lane (a counting sort, stable, so
@@ -774,7 +788,7 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 			transfer, last = d, i
 		}
 		// The size from the best source, the lowest rank on a tie.
-		if s := r.kern[p].size; s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
+		if s := a.kernelSize(r, r.kern[p].idx); s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
 			size = s
 		}
 	}
