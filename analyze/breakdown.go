@@ -231,7 +231,7 @@ func addStragglers(inputs []Input, rows []RankRow, opt Options) {
 			continue
 		}
 		if ct == nil {
-			ct = Collectives(inputs, CollectiveOptions{Classifier: opt.Classifier, Kind: opt.Kind})
+			ct = Collectives(inputs, CollectiveOptions{Classifier: opt.Classifier, Kind: opt.Kind, noSizes: true})
 		}
 		row.Straggler = ct.Straggler(row.Run, row.StepKind, row.Category.Sub)
 	}

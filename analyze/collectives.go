@@ -21,6 +21,8 @@ type CollectiveOptions struct {
 	BytesPerToken int64
 	// Link, when set, is what bus bandwidth is compared with.
 	Link *Link
+	// noSizes skips message sizes: Breakdown wants only stragglers.
+	noSizes bool
 }
 
 // SizeSource says where a collective's message size was read.
@@ -788,6 +790,9 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 			transfer, last = d, i
 		}
 		// The size from the best source, the lowest rank on a tie.
+		if a.opt.noSizes {
+			continue
+		}
 		if s := a.kernelSize(r, r.kern[p].idx); s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
 			size = s
 		}
