@@ -157,7 +157,9 @@ type CollectiveRun struct {
 
 // CollectiveTable is the result of Collectives.
 type CollectiveTable struct {
-	Inputs        []InputInfo
+	Inputs []InputInfo
+	// Kind is the step kind kept (CollectiveOptions.Kind).
+	Kind          StepKind
 	Runs          []CollectiveRun
 	Link          *Link
 	BytesPerToken int64
@@ -252,7 +254,7 @@ func Collectives(inputs []Input, opt CollectiveOptions) *CollectiveTable {
 	if cl == nil {
 		cl = classify.Default()
 	}
-	ct := &CollectiveTable{Link: opt.Link, BytesPerToken: opt.BytesPerToken, Ops: []CollectiveOp{}}
+	ct := &CollectiveTable{Kind: opt.Kind, Link: opt.Link, BytesPerToken: opt.BytesPerToken, Ops: []CollectiveOp{}}
 	var runs []string
 	byRun := map[string][]int{}
 	for i, in := range inputs {

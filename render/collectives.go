@@ -198,7 +198,11 @@ func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
 	var sb strings.Builder
 	md := opt.Format == "markdown"
 	if len(ct.Ops) == 0 {
-		sb.WriteString("no collective kernels (category communication/*) in the inputs\n")
+		where := "the inputs"
+		if ct.Kind != analyze.KindAny {
+			where = ct.Kind.String() + " steps of the inputs"
+		}
+		sb.WriteString("no collective kernels (category communication/*) in " + where + "\n")
 		_, err := io.WriteString(w, sb.String())
 		return err
 	}

@@ -182,3 +182,20 @@ func TestCollectivesUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectivesNone: inputs without collective kernels (or none of the
+// kind asked for) say so.
+func TestCollectivesNone(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"../../testdata/traces/torch/hta_ns_resolution.json.gz"}, "no collective kernels (category communication/*) in the inputs\n"},
+		{[]string{"--kind", "decode", "../../testdata/traces/torch/dlrm8"}, "no collective kernels (category communication/*) in decode steps of the inputs\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"traceq", "collectives"}, tc.args...), nil, &out, &errb); code != 0 || out.String() != tc.want {
+			t.Errorf("%v: exit %d, %q", tc.args, code, out.String())
+		}
+	}
+}
