@@ -15,12 +15,12 @@ import (
 type ChartKind uint8
 
 const (
-	Steps    ChartKind = iota // per-step kernel time stacked by category (one input, one device)
-	Shares                    // category shares per input, device and step kind
-	Top                       // the most expensive kernels across the inputs
-	Hist                      // distribution of step spans (one input)
-	Timeline                  // the kernels of one step on their streams (one input)
-	Collectives               // per rank, collective time split into transfer and waiting (all inputs: one run)
+	Steps       ChartKind = iota // per-step kernel time stacked by category (one input, one device)
+	Shares                       // category shares per input, device and step kind
+	Top                          // the most expensive kernels across the inputs
+	Hist                         // distribution of step spans (one input)
+	Timeline                     // the kernels of one step on their streams (one input)
+	Collectives                  // per rank, collective time split into transfer and waiting (all inputs: one run)
 	numChartKinds
 )
 
