@@ -404,7 +404,7 @@ func (a *runAnalysis) laneID(k laneKey) int32 {
 	return id
 }
 
-// commSub is the sub-category of a collective kernel name: its op.
+// notComm marks, in a per-name op table, a name that is no collective.
 const notComm = -1
 
 // collect finds every rank's collective kernels and their lanes.
