@@ -456,7 +456,7 @@ func (a *runAnalysis) collect(inputIdx []int) {
 			}
 			return op != notComm
 		}
-		count := map[*rankData]int{}
+		count := make([]int, 0, 1) // by position in order
 		for i := range t.Activities {
 			act := &t.Activities[i]
 			r := last
@@ -466,7 +466,9 @@ func (a *runAnalysis) collect(inputIdx []int) {
 					r = &rankData{CollectiveRank: CollectiveRank{Rank: Rank(t, act.Proc), Path: in.Path,
 						PID: procPID(t, act.Proc), Input: ii, Proc: act.Proc}, worldSize: t.Meta.WorldSize}
 					byProc[act.Proc] = r
+					r.Index = len(order) // for now: the position in order
 					order = append(order, r)
+					count = append(count, 0)
 				}
 				last = r
 			}
@@ -476,7 +478,7 @@ func (a *runAnalysis) collect(inputIdx []int) {
 			}
 			r.kindNS[kind] += act.Dur
 			if isColl(i, act) {
-				count[r]++
+				count[r.Index]++
 				if !slices.Contains(r.streams, act.Stream) {
 					r.streams = append(r.streams, act.Stream)
 				}
@@ -484,7 +486,7 @@ func (a *runAnalysis) collect(inputIdx []int) {
 		}
 		args := newArgsIndex(t)
 		for _, r := range order {
-			r.kern = make([]collKernel, 0, count[r])
+			r.kern = make([]collKernel, 0, count[r.Index])
 			r.args = args
 		}
 		last = nil
