@@ -75,6 +75,31 @@ type Straggler struct {
 	CollectiveRank
 	LastArrivals int64
 	Instances    int64 // the instances it could have been last in
+	// Distinct says that it stands out: last strictly more often than
+	// any other rank, and in at least 1.5/n of the instances (n ranks).
+	// Otherwise no rank is slow in particular (ranks take turns, as with
+	// random jitter).
+	Distinct bool
+}
+
+// pickStraggler returns the rank of stats with the most last arrivals
+// (the first on a tie: stats are in rank order) out of instances.
+func pickStraggler(stats []CollectiveRankStat, instances int64) *Straggler {
+	if len(stats) < 2 || instances <= 0 {
+		return nil
+	}
+	best, second := 0, -1
+	for i := 1; i < len(stats); i++ {
+		switch {
+		case stats[i].LastArrivals > stats[best].LastArrivals:
+			best, second = i, best
+		case second < 0 || stats[i].LastArrivals > stats[second].LastArrivals:
+			second = i
+		}
+	}
+	b := stats[best].LastArrivals
+	return &Straggler{CollectiveRank: stats[best].CollectiveRank, LastArrivals: b, Instances: instances,
+		Distinct: b > stats[second].LastArrivals && 2*b*int64(len(stats)) >= 3*instances}
 }
 
 // Share is LastArrivals / Instances.
@@ -870,16 +895,7 @@ func (a *runAnalysis) ops() []CollectiveOp {
 			op.GroupSize = a.ranks[e.ranks[0]].worldSize
 		}
 		op.UpperBound = len(e.ranks) == 1
-		if len(e.ranks) > 1 && op.Instances > 0 {
-			best := 0
-			for i, st := range e.stats {
-				if st.LastArrivals > e.stats[best].LastArrivals {
-					best = i
-				}
-			}
-			op.Straggler = &Straggler{CollectiveRank: e.stats[best].CollectiveRank,
-				LastArrivals: e.stats[best].LastArrivals, Instances: op.Instances}
-		}
+		op.Straggler = pickStraggler(e.stats, op.Instances)
 		for _, row := range e.sizeRows {
 			if row.Bytes >= 0 {
 				row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS)
@@ -936,9 +952,9 @@ func (c *CollectiveTable) Straggler(run string, kind StepKind, op string) *Strag
 		input int
 		proc  int32
 	}
-	last := map[key]*Straggler{}
+	at := map[key]int{}
+	var merged []CollectiveRankStat
 	var total int64
-	var best *Straggler
 	for i := range c.Ops {
 		o := &c.Ops[i]
 		if o.Run != run || o.StepKind != kind || o.Op != op || o.Straggler == nil {
@@ -947,24 +963,17 @@ func (c *CollectiveTable) Straggler(run string, kind StepKind, op string) *Strag
 		total += o.Instances
 		for _, st := range o.Ranks {
 			k := key{st.Input, st.Proc}
-			s := last[k]
-			if s == nil {
-				s = &Straggler{CollectiveRank: st.CollectiveRank}
-				last[k] = s
+			j, ok := at[k]
+			if !ok {
+				j = len(merged)
+				at[k] = j
+				merged = append(merged, CollectiveRankStat{CollectiveRank: st.CollectiveRank})
 			}
-			s.LastArrivals += st.LastArrivals
-			if best == nil || s.LastArrivals > best.LastArrivals ||
-				s.LastArrivals == best.LastArrivals && s.Index < best.Index {
-				best = s
-			}
+			merged[j].LastArrivals += st.LastArrivals
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	out := *best
-	out.Instances = total
-	return &out
+	slices.SortFunc(merged, func(x, y CollectiveRankStat) int { return cmp.Compare(x.Index, y.Index) })
+	return pickStraggler(merged, total)
 }
 
 // CollectiveKind sums the collectives of one run and step kind, all ops
@@ -1018,14 +1027,7 @@ func (c *CollectiveTable) Kinds() []CollectiveKind {
 		}
 		slices.SortFunc(k.Ranks, func(x, y CollectiveRankStat) int { return cmp.Compare(x.Index, y.Index) })
 		if !k.UpperBound {
-			best := 0
-			for r, s := range k.Ranks {
-				if s.LastArrivals > k.Ranks[best].LastArrivals {
-					best = r
-				}
-			}
-			k.Straggler = &Straggler{CollectiveRank: k.Ranks[best].CollectiveRank, LastArrivals: k.Ranks[best].LastArrivals,
-				Instances: multi}
+			k.Straggler = pickStraggler(k.Ranks, multi)
 		}
 		out = append(out, k)
 		i = j

@@ -361,3 +361,36 @@ func TestCrossRankStraggler(t *testing.T) {
 		t.Fatalf("%d allreduce rows", seen)
 	}
 }
+
+func TestPickStraggler(t *testing.T) {
+	stats := func(last ...int64) []CollectiveRankStat {
+		out := make([]CollectiveRankStat, len(last))
+		for i, n := range last {
+			out[i].Index, out[i].LastArrivals = i, n
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		last      []int64
+		instances int64
+		index     int
+		distinct  bool
+	}{
+		{[]int64{0, 0, 0, 0, 0, 126, 0, 0}, 126, 5, true},
+		{[]int64{1, 1, 1, 1, 1, 1, 2, 0}, 8, 6, true},  // 2 of 8 ≥ 1.5/8, and more than any other
+		{[]int64{1, 1, 1, 1, 1, 1, 1, 1}, 8, 0, false}, // a tie: the lowest rank, not distinct
+		{[]int64{3, 5, 0, 0, 0, 0, 0, 0}, 8, 1, true},  // 5 of 8 ≥ 1.5/8
+		{[]int64{40, 36, 24}, 100, 0, false},           // 40 % < 1.5/3
+		{[]int64{51, 49}, 100, 0, false},               // 51 % < 75 %
+		{[]int64{80, 20}, 100, 0, true},
+		{[]int64{0, 3, 3}, 6, 1, false},
+	} {
+		s := pickStraggler(stats(tc.last...), tc.instances)
+		if s.Index != tc.index || s.LastArrivals != tc.last[tc.index] || s.Distinct != tc.distinct || s.Instances != tc.instances {
+			t.Errorf("%v: %+v, want index %d distinct %v", tc.last, s, tc.index, tc.distinct)
+		}
+	}
+	if pickStraggler(stats(5), 5) != nil || pickStraggler(stats(0, 0), 0) != nil {
+		t.Error("one rank or no instance: a straggler")
+	}
+}

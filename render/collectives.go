@@ -153,9 +153,12 @@ func verdict(o *analyze.CollectiveOp, link *analyze.Link, labels map[[2]int64]st
 	if o.UpperBound {
 		sb.WriteString("; one rank, so waiting cannot be told from transfer: transfer ≤ " + MS(o.TransferNS) + " ms")
 	} else {
-		if s := o.Straggler; s != nil {
+		if s := o.Straggler; s != nil && s.Distinct {
 			fmt.Fprintf(&sb, "; %s of it waiting for %s (last in %s of %d instances)", Pct(analyze.Ratio(o.WaitNS, o.KernelNS)),
 				labels[rankKey(s.CollectiveRank)], Pct(s.Share()), s.Instances)
+		} else if s != nil {
+			fmt.Fprintf(&sb, "; %s of it waiting, for no rank in particular (the most often last, %s, in %s of %d instances)",
+				Pct(analyze.Ratio(o.WaitNS, o.KernelNS)), labels[rankKey(s.CollectiveRank)], Pct(s.Share()), s.Instances)
 		}
 		sb.WriteString("; transfer " + MS(o.TransferNS) + " ms")
 	}
@@ -248,7 +251,7 @@ func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Opti
 				Right: []bool{false, true, true, true, true, true}}
 			for _, r := range o.Ranks {
 				label := labels[rankKey(r.CollectiveRank)]
-				if s := o.Straggler; s != nil && s.Input == r.Input && s.Proc == r.Proc {
+				if s := o.Straggler; s != nil && s.Distinct && s.Input == r.Input && s.Proc == r.Proc {
 					label += " (straggler)"
 				}
 				rt.Add(label, MS(r.KernelNS), MS(r.WaitNS), MS(r.TransferNS), Pct(analyze.Ratio(r.WaitNS, r.KernelNS)),

@@ -30,6 +30,7 @@ type jsonStraggler struct {
 	PID          int64   `json:"pid"`
 	Instances    int64   `json:"instances"`
 	Share        float64 `json:"share"`
+	Distinct     bool    `json:"distinct"`
 }
 
 type jsonCollSize struct {
@@ -82,7 +83,7 @@ func jsonStrag(s *analyze.Straggler) *jsonStraggler {
 		return nil
 	}
 	return &jsonStraggler{Rank: s.Rank, LastArrivals: s.LastArrivals, Index: s.Index, Path: s.Path, PID: s.PID,
-		Instances: s.Instances, Share: s.Share()}
+		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct}
 }
 
 func collectivesDoc(ct *analyze.CollectiveTable) jsonCollectivesDoc {

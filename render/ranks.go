@@ -31,8 +31,10 @@ func crossRankText(sb *strings.Builder, rows []analyze.RankRow, opt Options) {
 			Right: []bool{false, true, true, true, true, true, true, false, false}}
 		for _, r := range rows[i:j] {
 			strag := ""
-			if s := r.Straggler; s != nil {
+			if s := r.Straggler; s != nil && s.Distinct {
 				strag = rankName(s.Rank, s.Path, s.PID) + " (last in " + Pct(s.Share()) + ")"
+			} else if s != nil {
+				strag = "none in particular"
 			}
 			t.Add(rowCategory(r.Total, r.Category), MS(r.TotalNS), Pct(r.Share), MS(r.MinNS), MSf(r.MedianNS), MS(r.MaxNS),
 				strconv.FormatFloat(r.MaxOverMedian, 'f', 2, 64), strag, slowest(r))

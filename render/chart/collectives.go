@@ -21,8 +21,9 @@ var waitColour = color.RGBA{0xbd, 0xbd, 0xbd, 0xff}
 // one horizontal bar per rank: its collective kernel time split into
 // transfer (communication red, from 0) and waiting for the last rank
 // (grey, after it). The straggler, the rank the others wait for, is named
-// in its label and its bar says how often it arrived last; every other
-// bar prints its waiting share.
+// in its label and its bar says how often it arrived last (when it stands
+// out: analyze.Straggler.Distinct); every other bar prints its waiting
+// share.
 func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
 	f, err := collectivesFigure(ct, opt)
 	if err != nil {
@@ -73,7 +74,7 @@ func collectivesFigure(ct *analyze.CollectiveTable, opt Options) (*figure, error
 		}
 		for _, r := range k.Ranks {
 			label := prefix + labels[[2]int64{int64(r.Input), int64(r.Proc)}]
-			strag := k.Straggler != nil && k.Straggler.Index == r.Index
+			strag := k.Straggler != nil && k.Straggler.Distinct && k.Straggler.Index == r.Index
 			text := ""
 			switch {
 			case k.UpperBound:
