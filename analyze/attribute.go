@@ -123,7 +123,7 @@ func NewAttributor(t *trace.Trace, opt StepOptions) (*Attributor, error) {
 		prev = r
 		name := t.Names[r.Name]
 		s := int32(len(a.cpu))
-		a.cpu = append(a.cpu, Step{Index: int(s), Kind: markerKind(name), Marker: name, Start: r.Start, End: r.End(), Proc: r.Proc})
+		a.cpu = append(a.cpu, newStep(int(s), name, r.Start, r.End(), r.Proc))
 		k := threadKey{r.Proc, r.Thread}
 		if a.cpuSets[k] == nil {
 			a.cpuSets[k] = &Innermost{}
@@ -150,12 +150,14 @@ func NewAttributor(t *trace.Trace, opt StepOptions) (*Attributor, error) {
 	return a, nil
 }
 
-// markerKind is the step kind a marker's text says, or KindStep.
-func markerKind(name string) StepKind {
+// newStep is a step of a marker: the kind and token count its text says,
+// else KindStep and -1.
+func newStep(index int, name string, start, end trace.Time, proc int32) Step {
+	s := Step{Index: index, Kind: KindStep, Marker: name, Start: start, End: end, Proc: proc, Tokens: -1}
 	if m, ok := ParseMarker(name); ok {
-		return m.Kind
+		s.Kind, s.Tokens = m.Kind, m.Tokens
 	}
-	return KindStep
+	return s
 }
 
 // HasCPUMarkers reports whether the steps come from CPU ranges; without
@@ -238,7 +240,7 @@ func (a *Attributor) Resolve() {
 				continue
 			}
 			m.step = int32(len(a.steps))
-			a.steps = append(a.steps, Step{Index: len(a.steps), Kind: markerKind(m.name), Marker: m.name, Start: m.start, End: m.end})
+			a.steps = append(a.steps, newStep(len(a.steps), m.name, m.start, m.end, 0))
 			last[m.name] = m.step
 		}
 		a.renumber()

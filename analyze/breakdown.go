@@ -230,10 +230,28 @@ func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
 	st := acc.stepTable()
 	st.addStats(r.Groups)
 	r.CrossRank = CrossRank(r)
+	addStragglers(inputs, r.CrossRank, opt)
 	if len(st.Rows) == 0 && len(st.Inputs) == 0 {
 		st = nil
 	}
 	return r, st
+}
+
+// addStragglers names the straggler of each communication row of the
+// cross-rank table, from the collectives analysis (run only when there
+// is such a row).
+func addStragglers(inputs []Input, rows []RankRow, opt Options) {
+	var ct *CollectiveTable
+	for i := range rows {
+		row := &rows[i]
+		if row.Total || row.Category.Top != classify.Communication {
+			continue
+		}
+		if ct == nil {
+			ct = Collectives(inputs, CollectiveOptions{Classifier: opt.Classifier, Kind: opt.Kind, noSizes: true})
+		}
+		row.Straggler = ct.Straggler(row.Run, row.StepKind, row.Category.Sub)
+	}
 }
 
 func stepKind(in Input, step int32) StepKind {

@@ -9,13 +9,14 @@ import "strings"
 const (
 	FamilyVLLM     = "vllm"     // execute_[T_]context_C(...)_generation_G(...)
 	FamilySGLang   = "sglang"   // step[DECODE bs=32]
+	FamilyATOM     = "atom"     // prefill[bs=2 tok=14721 ...], decode[bs=117/128 tok=117 ...]
 	FamilyVLLMOld  = "vllm-old" // execute_new_N_cached_M
 	FamilyProfiler = "profiler" // ProfilerStep#N
 	FamilyCustom   = "custom"   // matched by --step REGEX
 	familyNone     = ""
 )
 
-var familyRank = map[string]int{FamilyVLLM: 0, FamilySGLang: 1, FamilyVLLMOld: 2, FamilyProfiler: 3}
+var familyRank = map[string]int{FamilyVLLM: 0, FamilySGLang: 1, FamilyATOM: 2, FamilyVLLMOld: 3, FamilyProfiler: 4}
 
 // Marker is what the text of a step marker says.
 type Marker struct {
@@ -24,21 +25,33 @@ type Marker struct {
 	// Context and Generation are vLLM's request counts (execute_context_C,
 	// _generation_G; execute_new_N_cached_M gives N and M); -1 otherwise.
 	Context, Generation int64
+	// Tokens is the number of tokens the step computed, as the marker
+	// states it; -1 when it does not (see ParseMarker).
+	Tokens int64
 }
 
 // ParseMarker recognises the built-in step markers:
 //
 //	ProfilerStep#N                                   step
-//	execute_context_C(...)_generation_G(...)         vLLM: C==0 && G>0 decode, G==0 prefill, else mixed
-//	execute_T_context_C(...)_generation_G(...)       the same with the token count first
+//	execute_context_C(c)_generation_G(g)             vLLM: C==0 && G>0 decode, G==0 prefill, else mixed; c+g tokens
+//	execute_T_context_C(...)_generation_G(...)       the same with the token count T first
 //	execute_new_N_cached_M                           older vLLM: N new, M cached requests, same rule
 //	step[DECODE ...] / step[EXTEND ...] / step[PREFILL ...] / step[MIXED ...]   SGLang, any case
+//	prefill[bs=B tok=T ...] / decode[bs=B/P tok=T ...]                          ATOM
 //
-// The parenthesised parts are not read (their format has changed between
-// vLLM versions: "(888_788544)", "(sq0sk0sqsq0sqsk0)"), so parsing is lenient
-// about them and about anything after the last number.
+// Token counts: vLLM's T, else c+g (the numbers each parenthesised part
+// starts with: "(888_788544)" gives 888); SGLang's toks=T, else ext=E
+// plus dec=D, else bs=B for a decode step (one token per request);
+// ATOM's tok=T. Markers that do not say have Tokens -1.
+//
+// Graph-capture markers (capture_128_decode: see ParseCapture) are not
+// steps: they time the recording of a CUDA graph, not a forward pass.
+//
+// Parsing is lenient about the parenthesised parts (their format has
+// changed between vLLM versions: "(888_788544)", "(sq0sk0sqsq0sqsk0)")
+// and about anything after the last number it reads.
 func ParseMarker(name string) (Marker, bool) {
-	m := Marker{Context: -1, Generation: -1}
+	m := Marker{Context: -1, Generation: -1, Tokens: -1}
 	low := strings.ToLower(strings.TrimSpace(name))
 	switch {
 	case strings.HasPrefix(low, "profilerstep#"):
@@ -61,46 +74,152 @@ func ParseMarker(name string) (Marker, bool) {
 		m.Kind = vllmKind(n, c)
 		return m, true
 	case strings.HasPrefix(low, "execute_"):
-		ci := strings.Index(low, "context_")
-		gi := strings.Index(low, "_generation_")
-		if ci < 0 || gi < ci {
-			return m, false
-		}
-		// Only digits may stand between "execute_" and "context_".
-		if mid := strings.TrimSuffix(low[len("execute_"):ci], "_"); mid != "" {
-			if _, ok := leadingInt(mid); !ok || len(digitsPrefix(mid)) != len(mid) {
-				return m, false
-			}
-		}
-		c, ok1 := leadingInt(low[ci+len("context_"):])
-		g, ok2 := leadingInt(low[gi+len("_generation_"):])
-		if !ok1 || !ok2 {
-			return m, false
-		}
-		m.Family, m.Context, m.Generation = FamilyVLLM, c, g
-		m.Kind = vllmKind(c, g)
-		return m, true
+		return parseVLLM(low, m)
 	case strings.HasPrefix(low, "step["):
-		word := low[len("step["):]
-		if i := strings.IndexAny(word, " ]\t,"); i >= 0 {
-			word = word[:i]
-		} else {
-			return m, false // unclosed and without arguments: not SGLang's
-		}
-		m.Family = FamilySGLang
-		switch word {
-		case "decode":
-			m.Kind = KindDecode
-		case "extend", "prefill":
-			m.Kind = KindPrefill
-		case "mixed":
-			m.Kind = KindMixed
-		default: // idle, target_verify, draft_extend, ...
-			m.Kind = KindStep
-		}
-		return m, true
+		return parseSGLang(low, m)
+	case strings.HasPrefix(low, "prefill[bs="), strings.HasPrefix(low, "decode[bs="):
+		return parseATOM(low, m)
 	}
 	return m, false
+}
+
+func parseVLLM(low string, m Marker) (Marker, bool) {
+	ci := strings.Index(low, "context_")
+	gi := strings.Index(low, "_generation_")
+	if ci < 0 || gi < ci {
+		return m, false
+	}
+	// Only digits may stand between "execute_" and "context_": the
+	// detailed variant's token count.
+	total := int64(-1)
+	if mid := strings.TrimSuffix(low[len("execute_"):ci], "_"); mid != "" {
+		n, ok := leadingInt(mid)
+		if !ok || len(digitsPrefix(mid)) != len(mid) {
+			return m, false
+		}
+		total = n
+	}
+	cs, gs := low[ci+len("context_"):], low[gi+len("_generation_"):]
+	c, ok1 := leadingInt(cs)
+	g, ok2 := leadingInt(gs)
+	if !ok1 || !ok2 {
+		return m, false
+	}
+	m.Family, m.Context, m.Generation = FamilyVLLM, c, g
+	m.Kind = vllmKind(c, g)
+	m.Tokens = total
+	if total < 0 {
+		ct, ok1 := parenInt(cs[len(digitsPrefix(cs)):])
+		gt, ok2 := parenInt(gs[len(digitsPrefix(gs)):])
+		if ok1 && ok2 {
+			m.Tokens = ct + gt
+		}
+	}
+	return m, true
+}
+
+// parenInt reads the number that starts a parenthesised part: "(888_7)"
+// gives 888.
+func parenInt(s string) (int64, bool) {
+	if !strings.HasPrefix(s, "(") {
+		return 0, false
+	}
+	return leadingInt(s[1:])
+}
+
+func parseSGLang(low string, m Marker) (Marker, bool) {
+	word := low[len("step["):]
+	if i := strings.IndexAny(word, " ]\t,"); i >= 0 {
+		word = word[:i]
+	} else {
+		return m, false // unclosed and without arguments: not SGLang's
+	}
+	m.Family = FamilySGLang
+	switch word {
+	case "decode":
+		m.Kind = KindDecode
+	case "extend", "prefill":
+		m.Kind = KindPrefill
+	case "mixed":
+		m.Kind = KindMixed
+	default: // idle, target_verify, draft_extend, ...
+		m.Kind = KindStep
+	}
+	args := low[len("step[")+len(word):]
+	if t, ok := argInt(args, "toks="); ok {
+		m.Tokens = t
+	} else if e, ok := argInt(args, "ext="); ok {
+		if d, ok := argInt(args, "dec="); ok {
+			m.Tokens = e + d
+		}
+	} else if bs, ok := argInt(args, "bs="); ok && m.Kind == KindDecode {
+		m.Tokens = bs
+	}
+	return m, true
+}
+
+// parseATOM reads AMD ATOM's markers: prefill[bs=2 tok=14721 ctx=[7803,
+// 6918]] and decode[bs=117/128 tok=117 d=117] (117 real requests in a
+// CUDA graph padded to 128).
+func parseATOM(low string, m Marker) (Marker, bool) {
+	word, args, _ := strings.Cut(low, "[")
+	if _, ok := leadingInt(args[len("bs="):]); !ok || !strings.HasSuffix(low, "]") {
+		return m, false
+	}
+	m.Family = FamilyATOM
+	m.Kind = KindPrefill
+	if word == "decode" {
+		m.Kind = KindDecode
+	}
+	if t, ok := argInt(args, "tok="); ok {
+		m.Tokens = t
+	}
+	return m, true
+}
+
+// argInt reads the number after key in a space-separated argument list
+// ("bs=2 toks=14721"): key must start the list or follow a blank.
+func argInt(args, key string) (int64, bool) {
+	for i := 0; i < len(args); {
+		j := strings.Index(args[i:], key)
+		if j < 0 {
+			return 0, false
+		}
+		j += i
+		if j == 0 || args[j-1] == ' ' || args[j-1] == '\t' || args[j-1] == '[' {
+			return leadingInt(args[j+len(key):])
+		}
+		i = j + len(key)
+	}
+	return 0, false
+}
+
+// Capture is what a CUDA-graph capture marker says.
+type Capture struct {
+	Kind  StepKind // decode or prefill
+	Batch int64    // the captured batch size
+}
+
+// ParseCapture recognises graph-capture markers (ATOM's capture_128_decode,
+// capture_1_prefill): ranges around the recording of a CUDA graph, which
+// ParseMarker does not count as steps.
+func ParseCapture(name string) (Capture, bool) {
+	low := strings.ToLower(strings.TrimSpace(name))
+	rest, ok := strings.CutPrefix(low, "capture_")
+	if !ok {
+		return Capture{}, false
+	}
+	n, ok := leadingInt(rest)
+	if !ok {
+		return Capture{}, false
+	}
+	switch rest[len(digitsPrefix(rest)):] {
+	case "_decode":
+		return Capture{KindDecode, n}, true
+	case "_prefill":
+		return Capture{KindPrefill, n}, true
+	}
+	return Capture{}, false
 }
 
 // vllmKind applies vLLM's rule: no context (prefill) requests and some

@@ -40,6 +40,11 @@ type RankRow struct {
 	MaxPID  int64
 	// ByRankNS holds every rank's value, in input (then process) order.
 	ByRankNS []int64
+	// Straggler, for a communication/<op> row, is the rank the others
+	// wait for in that collective (Collectives): the one arriving last
+	// most often. The rank with MaxNS is the one that waited most, not
+	// the slow one. Nil for other rows and when unknown.
+	Straggler *Straggler
 }
 
 // CrossRank compares the ranks of each run of a group table: one row per

@@ -20,6 +20,9 @@ type Step struct {
 	Index  int // position among the input's steps, from 0
 	Kind   StepKind
 	Marker string
+	// Tokens is the number of tokens the step computed, from its marker
+	// (Marker.Tokens); -1 when the marker does not say.
+	Tokens int64
 	// Start and End bound the marker range (CPU side, or the GPU mirror
 	// for a trace without CPU markers).
 	Start trace.Time

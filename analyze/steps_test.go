@@ -14,33 +14,49 @@ func TestParseMarker(t *testing.T) {
 		family   string
 		kind     StepKind
 		ctx, gen int64
+		tokens   int64
 	}{
-		{"ProfilerStep#5", true, FamilyProfiler, KindStep, -1, -1},
-		{"ProfilerStep#", false, "", KindAny, -1, -1},
-		{"ProfilerStepX", false, "", KindAny, -1, -1},
-		{"execute_context_1(888_788544)_generation_0(0)", true, FamilyVLLM, KindPrefill, 1, 0},
-		{"execute_context_0(0)_generation_32(32)", true, FamilyVLLM, KindDecode, 0, 32},
-		{"execute_context_2(10)_generation_3(3)", true, FamilyVLLM, KindMixed, 2, 3},
-		{"execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)", true, FamilyVLLM, KindDecode, 0, 32},
-		{"execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489)", true, FamilyVLLM, KindMixed, 9, 37},
-		{"execute_15360_context_15(sq15360sk15360)_generation_0(sq0sk0", true, FamilyVLLM, KindPrefill, 15, 0}, // cut short
-		{"execute_context_0_generation_0", true, FamilyVLLM, KindPrefill, 0, 0},
-		{"execute_model", false, "", KindAny, -1, -1},
-		{"execute_abc_context_1_generation_2", false, "", KindAny, -1, -1},
-		{"execute_generation_2_context_1", false, "", KindAny, -1, -1},
-		{"execute_new_4_cached_0", true, FamilyVLLMOld, KindPrefill, 4, 0},
-		{"execute_new_0_cached_12", true, FamilyVLLMOld, KindDecode, 0, 12},
-		{"execute_new_2_cached_12", true, FamilyVLLMOld, KindMixed, 2, 12},
-		{"execute_new_x_cached_1", false, "", KindAny, -1, -1},
-		{"step[DECODE bs=32]", true, FamilySGLang, KindDecode, -1, -1},
-		{"step[EXTEND bs=15 toks=15360]", true, FamilySGLang, KindPrefill, -1, -1},
-		{"step[extend bs=1]", true, FamilySGLang, KindPrefill, -1, -1},
-		{"STEP[Prefill]", true, FamilySGLang, KindPrefill, -1, -1},
-		{"step[MIXED bs=8 toks=900]", true, FamilySGLang, KindMixed, -1, -1},
-		{"step[IDLE]", true, FamilySGLang, KindStep, -1, -1},
-		{"step[DECODE", false, "", KindAny, -1, -1},
-		{"Optimizer.step#SGD.step", false, "", KindAny, -1, -1},
-		{"", false, "", KindAny, -1, -1},
+		{"ProfilerStep#5", true, FamilyProfiler, KindStep, -1, -1, -1},
+		{"ProfilerStep#", false, "", KindAny, -1, -1, -1},
+		{"ProfilerStepX", false, "", KindAny, -1, -1, -1},
+		{"execute_context_1(888_788544)_generation_0(0)", true, FamilyVLLM, KindPrefill, 1, 0, 888},
+		{"execute_context_0(0)_generation_32(32)", true, FamilyVLLM, KindDecode, 0, 32, 32},
+		{"execute_context_2(10)_generation_3(3)", true, FamilyVLLM, KindMixed, 2, 3, 13},
+		{"execute_context_2(1500)_generation_30(30)", true, FamilyVLLM, KindMixed, 2, 30, 1530},
+		{"execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)", true, FamilyVLLM, KindDecode, 0, 32, 32},
+		{"execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489)", true, FamilyVLLM, KindMixed, 9, 37, 8192},
+		{"execute_15360_context_15(sq15360sk15360)_generation_0(sq0sk0", true, FamilyVLLM, KindPrefill, 15, 0, 15360}, // cut short
+		{"execute_context_0_generation_0", true, FamilyVLLM, KindPrefill, 0, 0, -1},
+		{"execute_context_1(sq5)_generation_2(2)", true, FamilyVLLM, KindMixed, 1, 2, -1}, // no count in one part
+		{"execute_context_1(7)_generation_2", true, FamilyVLLM, KindMixed, 1, 2, -1},
+		{"execute_model", false, "", KindAny, -1, -1, -1},
+		{"execute_abc_context_1_generation_2", false, "", KindAny, -1, -1, -1},
+		{"execute_generation_2_context_1", false, "", KindAny, -1, -1, -1},
+		{"execute_new_4_cached_0", true, FamilyVLLMOld, KindPrefill, 4, 0, -1},
+		{"execute_new_0_cached_12", true, FamilyVLLMOld, KindDecode, 0, 12, -1},
+		{"execute_new_2_cached_12", true, FamilyVLLMOld, KindMixed, 2, 12, -1},
+		{"execute_new_x_cached_1", false, "", KindAny, -1, -1, -1},
+		{"step[DECODE bs=32]", true, FamilySGLang, KindDecode, -1, -1, 32},
+		{"step[EXTEND bs=15 toks=15360]", true, FamilySGLang, KindPrefill, -1, -1, 15360},
+		{"step[EXTEND bs=2 toks=14721 c_sq=3 c_sk=9]", true, FamilySGLang, KindPrefill, -1, -1, 14721},
+		{"step[extend bs=1]", true, FamilySGLang, KindPrefill, -1, -1, -1},
+		{"STEP[Prefill]", true, FamilySGLang, KindPrefill, -1, -1, -1},
+		{"step[MIXED bs=8 toks=900]", true, FamilySGLang, KindMixed, -1, -1, 900},
+		{"step[mixed bs=8 ext=700 dec=7]", true, FamilySGLang, KindMixed, -1, -1, 707},
+		{"step[mixed bs=8 xext=700 dec=7]", true, FamilySGLang, KindMixed, -1, -1, -1},
+		{"step[IDLE]", true, FamilySGLang, KindStep, -1, -1, -1},
+		{"step[TARGET_VERIFY bs=4]", true, FamilySGLang, KindStep, -1, -1, -1},
+		{"step[DECODE", false, "", KindAny, -1, -1, -1},
+		{"prefill[bs=2 tok=14721 ctx=[7803, 6918]]", true, FamilyATOM, KindPrefill, -1, -1, 14721},
+		{"decode[bs=117/128 tok=117 d=117]", true, FamilyATOM, KindDecode, -1, -1, 117},
+		{"DECODE[bs=4/8]", true, FamilyATOM, KindDecode, -1, -1, -1},
+		{"decode[bs=x tok=1]", false, "", KindAny, -1, -1, -1},
+		{"decode[bs=1 tok=1", false, "", KindAny, -1, -1, -1},
+		{"decode[tok=1]", false, "", KindAny, -1, -1, -1},
+		{"capture_128_decode", false, "", KindAny, -1, -1, -1},
+		{"capture_1_prefill", false, "", KindAny, -1, -1, -1},
+		{"Optimizer.step#SGD.step", false, "", KindAny, -1, -1, -1},
+		{"", false, "", KindAny, -1, -1, -1},
 	} {
 		m, ok := ParseMarker(tc.name)
 		if ok != tc.ok {
@@ -50,18 +66,42 @@ func TestParseMarker(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if m.Family != tc.family || m.Kind != tc.kind || m.Context != tc.ctx || m.Generation != tc.gen {
-			t.Errorf("ParseMarker(%q) = %+v, want family %s kind %s ctx %d gen %d", tc.name, m, tc.family, tc.kind, tc.ctx, tc.gen)
+		if m.Family != tc.family || m.Kind != tc.kind || m.Context != tc.ctx || m.Generation != tc.gen || m.Tokens != tc.tokens {
+			t.Errorf("ParseMarker(%q) = %+v, want family %s kind %s ctx %d gen %d tokens %d", tc.name, m, tc.family, tc.kind, tc.ctx, tc.gen, tc.tokens)
+		}
+	}
+}
+
+func TestParseCapture(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ok    bool
+		kind  StepKind
+		batch int64
+	}{
+		{"capture_128_decode", true, KindDecode, 128},
+		{"Capture_1_Prefill", true, KindPrefill, 1},
+		{"capture_8_mixed", false, KindAny, 0},
+		{"capture__decode", false, KindAny, 0},
+		{"capture_8_decode_x", false, KindAny, 0},
+		{"decode[bs=1 tok=1]", false, KindAny, 0},
+	} {
+		c, ok := ParseCapture(tc.name)
+		if ok != tc.ok || c.Kind != tc.kind || c.Batch != tc.batch {
+			t.Errorf("ParseCapture(%q) = %+v, %v; want %s %d, %v", tc.name, c, ok, tc.kind, tc.batch, tc.ok)
 		}
 	}
 }
 
 // FuzzMarker checks that ParseMarker never panics, that a recognised
-// marker has a kind of its family, and that case does not matter.
+// marker has a kind of its family and a token count of -1 or more, that
+// a capture marker is never a step, and that case does not matter.
 func FuzzMarker(f *testing.F) {
 	for _, s := range []string{"ProfilerStep#1", "execute_context_1(888_788544)_generation_0(0)",
 		"execute_32_context_0(sq0)_generation_32(sq32)", "execute_new_1_cached_2", "step[DECODE bs=32]",
-		"step[EXTEND bs=15 toks=15360]", "execute_", "step[", "execute_context_99999999999999999999_generation_1"} {
+		"step[EXTEND bs=15 toks=15360]", "execute_", "step[", "execute_context_99999999999999999999_generation_1",
+		"step[mixed bs=8 ext=700 dec=7]", "prefill[bs=2 tok=14721 ctx=[7803, 6918]]", "decode[bs=117/128 tok=117 d=117]",
+		"capture_128_decode", "execute_context_999999999999999999(999999999999999999)_generation_1(999999999999999999)"} {
 		f.Add(s)
 	}
 	kinds := map[string][]StepKind{
@@ -69,8 +109,14 @@ func FuzzMarker(f *testing.F) {
 		FamilyVLLM:     {KindDecode, KindPrefill, KindMixed},
 		FamilyVLLMOld:  {KindDecode, KindPrefill, KindMixed},
 		FamilySGLang:   {KindDecode, KindPrefill, KindMixed, KindStep},
+		FamilyATOM:     {KindDecode, KindPrefill},
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if _, ok := ParseCapture(s); ok {
+			if _, ok := ParseMarker(s); ok {
+				t.Fatalf("%q is both a capture and a step marker", s)
+			}
+		}
 		m, ok := ParseMarker(s)
 		if !ok {
 			return
@@ -80,6 +126,9 @@ func FuzzMarker(f *testing.F) {
 		}
 		if m.Family == FamilyVLLM && (m.Context < 0 || m.Generation < 0) {
 			t.Fatalf("ParseMarker(%q) = %+v: vLLM marker without counts", s, m)
+		}
+		if m.Tokens < -1 {
+			t.Fatalf("ParseMarker(%q) = %+v: negative token count", s, m)
 		}
 		if m2, ok2 := ParseMarker(upperASCII(s)); !ok2 || m2 != m {
 			t.Fatalf("ParseMarker(upper %q) = %+v, %v; want %+v", s, m2, ok2, m)
@@ -361,6 +410,53 @@ func TestFindStepsFamiliesAndMirrors(t *testing.T) {
 	b.kernel(0, 0, 0, 7, 1, 2)
 	if st, err := FindSteps(b.done(t), StepOptions{}); st != nil || err != nil {
 		t.Errorf("no markers: %+v, %v", st, err)
+	}
+}
+
+// TestFindStepsTokensAndATOM checks that steps carry their markers' token
+// counts, that ATOM's markers are steps ranked after SGLang's, and that
+// graph-capture markers are not steps.
+func TestFindStepsTokensAndATOM(t *testing.T) {
+	b := newBuilder()
+	b.cpu("capture_128_decode", 1, 0, 50)
+	b.cpu("prefill[bs=2 tok=14721 ctx=[7803, 6918]]", 1, 100, 200)
+	b.cpu("decode[bs=117/128 tok=117 d=117]", 1, 200, 300)
+	b.launch(0, 1, 1, 10)
+	b.kernel(0, 1, 0, 7, 20, 30)
+	b.launch(0, 2, 1, 150)
+	b.kernel(0, 2, 0, 7, 160, 170)
+	b.launch(0, 3, 1, 250)
+	b.kernel(0, 3, 0, 7, 260, 270)
+	st, err := FindSteps(b.done(t), StepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.List) != 2 || st.List[0].Kind != KindPrefill || st.List[0].Tokens != 14721 ||
+		st.List[1].Kind != KindDecode || st.List[1].Tokens != 117 {
+		t.Fatalf("ATOM steps = %+v", st.List)
+	}
+	if want := []int32{-1, 0, 1}; !slices.Equal(st.Of, want) {
+		t.Errorf("Of = %v, want %v (the capture's kernel in no step)", st.Of, want)
+	}
+
+	// SGLang wins over ATOM; a step without a count has Tokens -1.
+	b = newBuilder()
+	b.cpu("step[EXTEND bs=2 toks=300]", 1, 0, 100)
+	b.cpu("prefill[bs=2 tok=300]", 1, 10, 90)
+	b.cpu("step[IDLE]", 1, 100, 200)
+	st, err = FindSteps(b.done(t), StepOptions{})
+	if err != nil || len(st.List) != 2 || st.List[0].Marker != "step[EXTEND bs=2 toks=300]" || st.List[0].Tokens != 300 ||
+		st.List[1].Tokens != -1 {
+		t.Fatalf("SGLang over ATOM: %+v, %v", st, err)
+	}
+
+	// Steps from GPU mirrors alone carry tokens too.
+	b = newBuilder()
+	b.gpu("execute_context_1(500)_generation_3(3)", 0, 7, 100, 200)
+	b.kernel(0, 0, 0, 7, 150, 160)
+	st, err = FindSteps(b.done(t), StepOptions{})
+	if err != nil || len(st.List) != 1 || st.List[0].Tokens != 503 || st.List[0].Kind != KindMixed {
+		t.Fatalf("mirror step: %+v, %v", st, err)
 	}
 }
 

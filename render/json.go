@@ -249,6 +249,9 @@ type jsonRankRow struct {
 	SlowestPath string  `json:"slowest_path"`
 	SlowestPID  int64   `json:"slowest_pid"`
 	ByRankNS    []int64 `json:"by_rank_ns"`
+	// Straggler, on communication rows, is the rank the others wait for
+	// (traceq collectives); the slowest_* rank is the one that waited most.
+	Straggler *jsonStraggler `json:"straggler,omitempty"`
 }
 
 // totalCategory names the all-categories row of the cross-rank table and
@@ -268,7 +271,7 @@ func jsonRanks(rows []analyze.RankRow) []jsonRankRow {
 		out[i] = jsonRankRow{StepKind: r.StepKind.String(), Category: rowCategory(r.Total, r.Category), Ranks: r.Ranks,
 			TotalNS: r.TotalNS, Share: r.Share, MinNS: r.MinNS, MedianNS: r.MedianNS, MaxNS: r.MaxNS,
 			MaxOverMedian: r.MaxOverMedian, SlowestRank: r.MaxRank, SlowestPath: r.MaxPath, SlowestPID: r.MaxPID,
-			ByRankNS: r.ByRankNS}
+			ByRankNS: r.ByRankNS, Straggler: jsonStrag(r.Straggler)}
 	}
 	return out
 }

@@ -3,6 +3,10 @@
 // JSON or gzip, streamed so that a multi-GB trace needs little memory.
 //
 //	go run ./bench/gen -ranks 8 -steps 4400 -gz -out /tmp/traceq-bench
+//
+// With -straggler R the ranks are one run on one clock (gen.WriteRank):
+// rank R computes -slowdown % slower and the others wait for it in every
+// all-reduce, for traceq collectives.
 package main
 
 import (
@@ -29,6 +33,8 @@ func main() {
 		seed     = flag.Int64("seed", 1, "random seed")
 		gz       = flag.Bool("gz", false, "write .json.gz (gzip level 6, like gzip(1)'s default) instead of .json")
 		parallel = flag.Int("parallel", 2, "rank files written at once")
+		strag    = flag.Int("straggler", -1, "write one run on one clock whose rank `R` is slower (gen.WriteRank)")
+		slowdown = flag.Int("slowdown", 30, "with -straggler: the slow rank's extra compute time, %")
 	)
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -36,6 +42,11 @@ func main() {
 		os.Exit(1)
 	}
 	cfg := gen.Config{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, MixedEvery: *mixed, Layers: *layers, Seed: *seed}
+	var run *gen.RunConfig
+	if *strag >= 0 {
+		run = &gen.RunConfig{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, Layers: *layers, Straggler: *strag,
+			SlowdownPct: *slowdown, JitterNS: 2000, Seed: *seed}
+	}
 	sem := make(chan struct{}, max(1, *parallel))
 	var wg sync.WaitGroup
 	errs := make([]error, *ranks)
@@ -45,7 +56,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[r] = write(*out, cfg, r, *gz)
+			errs[r] = write(*out, cfg, run, r, *gz)
 		}()
 	}
 	wg.Wait()
@@ -57,7 +68,7 @@ func main() {
 	}
 }
 
-func write(dir string, cfg gen.Config, rank int, gz bool) error {
+func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) error {
 	name := fmt.Sprintf("rank%d.json", rank)
 	if gz {
 		name += ".gz"
@@ -75,9 +86,19 @@ func write(dir string, cfg gen.Config, rank int, gz bool) error {
 		zw, _ = gzip.NewWriterLevel(bw, 6)
 		w = zw
 	}
-	exp, err := gen.Write(w, cfg, rank)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	var bytes, acts, kernels int64
+	if run != nil {
+		exp, err := gen.WriteRank(w, *run, rank)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		bytes, acts, kernels = exp.Bytes, exp.Activities, exp.Activities
+	} else {
+		exp, err := gen.Write(w, cfg, rank)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		bytes, acts, kernels = exp.Bytes, exp.Activities, exp.Kernels
 	}
 	if zw != nil {
 		if err := zw.Close(); err != nil {
@@ -87,6 +108,6 @@ func write(dir string, cfg gen.Config, rank int, gz bool) error {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, exp.Bytes, exp.Activities, exp.Kernels)
+	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, bytes, acts, kernels)
 	return f.Close()
 }

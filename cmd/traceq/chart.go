@@ -51,12 +51,13 @@ func chartStepKind(c *cli.Context) (analyze.StepKind, error) {
 func chartCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "chart",
-		Usage: "draw one chart (SVG or PNG) of --type steps, shares, top, hist or timeline",
+		Usage: "draw one chart (SVG or PNG) of --type steps, shares, top, hist, timeline or collectives",
 		Description: "steps: per-step GPU kernel time stacked by category (first input, first device; bins when many steps)\n" +
 			"shares: category shares of kernel time per input, device and step kind\n" +
 			"top: the most expensive kernels across all inputs\n" +
 			"hist: distribution of step GPU spans with p50/p90/p99 (first input)\n" +
 			"timeline: the kernels of one step on their streams (first input, --step-index)\n" +
+			"collectives: per rank of a run, collective kernel time split into transfer and waiting for the last rank, the straggler named\n" +
 			"The format follows the output's extension (.svg or .png); --format is for -o - (standard output).",
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{

@@ -26,6 +26,7 @@ func commands(e *env) []*cli.Command {
 		diffCmd(e),
 		sliceCmd(e),
 		exportCmd(e),
+		collectivesCmd(e),
 	}
 }
 

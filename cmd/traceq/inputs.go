@@ -23,7 +23,7 @@ var (
 	verbose     = &cli.BoolFlag{Name: "verbose", Usage: "list every kind of odd input found, with an example"}
 	namesFlag   = &cli.StringFlag{Name: "names", Value: "demangled", Usage: "nsys kernel names: demangled or short"}
 	noStepsFlag = &cli.BoolFlag{Name: "no-steps", Usage: "ignore step markers: the whole trace is one window per device"}
-	stepFlag    = &cli.StringFlag{Name: "step", Usage: "step markers are the annotation ranges whose name matches `REGEX` (default: ProfilerStep#N, vLLM execute_…, SGLang step[…])"}
+	stepFlag    = &cli.StringFlag{Name: "step", Usage: "step markers are the annotation ranges whose name matches `REGEX` (default: ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"}
 	inputFmt    = &cli.StringFlag{Name: "input-format", Usage: "force the input format: chrome or nsys (default: detect from content)"}
 )
 
@@ -227,7 +227,7 @@ func findSteps(c *cli.Context, e *env, path string, t *trace.Trace) (*analyze.St
 		return nil, err
 	}
 	if st == nil {
-		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"
+		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
 		if p := c.String("step"); p != "" {
 			what = fmt.Sprintf("no annotation range matches --step %q", p)
 		}

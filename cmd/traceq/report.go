@@ -36,6 +36,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
+			bytesPerTokenFlag, linkFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -80,7 +81,12 @@ func reportCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opt := report.Options{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Level: 1}
+			copt, err := collectiveOptions(c)
+			if err != nil {
+				return err
+			}
+			opt := report.Options{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Level: 1,
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link}
 			chartDir, linkDir := out, out
 			if app != "" {
 				opt.Level, opt.Date, linkDir = 2, date, filepath.Dir(app)

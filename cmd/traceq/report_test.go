@@ -64,7 +64,11 @@ func TestChartCommand(t *testing.T) {
 	for _, k := range report.ChartKinds() {
 		kind := k.String()
 		out := filepath.Join(dir, kind+".svg")
-		rtRun(t, "chart", "--type", kind, "-o", out, in)
+		src := in
+		if k == report.Collectives {
+			src = rtTorch + "dlrm8" // collectives need collective kernels
+		}
+		rtRun(t, "chart", "--type", kind, "-o", out, src)
 		rtWellFormed(t, out)
 	}
 	// The same chart twice: the same bytes.
@@ -99,6 +103,7 @@ func TestChartCommand(t *testing.T) {
 		{[]string{"chart", "--type", "top", in}, exitUsage, "output"},
 		{[]string{"chart", "--type", "timeline", "--step-index", "5", "-o", a, in}, exitInput, "step index 5 out of range"},
 		{[]string{"chart", "--type", "steps", "--no-steps", "-o", a, in}, exitInput, "no step markers"},
+		{[]string{"chart", "--type", "collectives", "-o", a, in}, exitInput, "no collective kernels"},
 	} {
 		if msg := rtRunCode(t, tc.code, tc.args...); !strings.Contains(msg, tc.msg) {
 			t.Errorf("%v: stderr %q lacks %q", tc.args, msg, tc.msg)
@@ -137,7 +142,7 @@ func TestReportOut(t *testing.T) {
 	var bb bytes.Buffer
 	g, st := reportFor(t, in)
 	if err := render.Breakdown(&bb, g, st, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: 3,
-		Detail: render.DetailGroups, NoHint: true}); err != nil {
+		Detail: render.DetailGroups | render.DetailRanks, NoHint: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(tail, bb.Bytes()) {
@@ -202,6 +207,18 @@ func TestReportRanks(t *testing.T) {
 	links := rtImageLinks(md)
 	if !slices.Contains(links, "timeline-rank3.svg") || slices.Contains(links, "timeline-rank4.svg") {
 		t.Errorf("links %q", links)
+	}
+	// The collectives section: the answer line, the chart, the tables;
+	// the same lines traceq collectives prints first.
+	verdict := strings.SplitN(rtRun(t, "collectives", rtTorch+"dlrm8"), "\n", 2)[0]
+	if !strings.Contains(md, "## Collectives\n\n- "+verdict+"\n") || !slices.Contains(links, "collectives.svg") ||
+		!strings.Contains(md, "| rank 7 (straggler) |") {
+		t.Errorf("no collectives section with %q", verdict)
+	}
+	// The breakdown's cross-rank table names the straggler of each
+	// collective, not just the rank with the most time.
+	if !strings.Contains(md, "| communication/send_recv | 37.935 | 66.3% | 0.389 | 5.027 | 9.506 | 1.89 | rank 7 (last in 80.0%) | rank 1 |") {
+		t.Error("cross-rank table without the send_recv straggler")
 	}
 	for _, l := range links {
 		rtWellFormed(t, filepath.Join(dir, l))

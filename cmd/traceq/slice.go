@@ -96,7 +96,7 @@ func sliceCmd(e *env) *cli.Command {
 				case errors.As(err, &pe):
 					return usageError{err.Error()}
 				case errors.Is(err, slice.ErrNoSteps):
-					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…])"
+					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
 					if p := c.String("step"); p != "" {
 						what = fmt.Sprintf("no annotation range matches --step %q", p)
 					}

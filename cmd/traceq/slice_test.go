@@ -124,7 +124,7 @@ func TestSliceTimeAndErrors(t *testing.T) {
 		{[]string{"--kind", "decode", "--time", "1:2", "-o", out, in}, exitUsage, "--kind needs --steps"},
 		{[]string{"--steps", "40:50", "-o", out, in}, exitInput, "no steps with index in [40, 50)"},
 		{[]string{"--steps", "0:2", "--kind", "decode", "-o", out, in}, exitInput, "no decode steps"},
-		{[]string{"--steps", "0:1", "-o", out, "../../testdata/traces/torch/hta_legacy_minimal.json.gz"}, exitInput, "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…]): use --time"},
+		{[]string{"--steps", "0:1", "-o", out, "../../testdata/traces/torch/hta_legacy_minimal.json.gz"}, exitInput, "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…]): use --time"},
 		{[]string{"--time", "1:2", "-o", in, in}, exitUsage, "is an input"},
 		{[]string{"--time", "1:2", "-o", out, "../../testdata/traces/nsys/nsys2022.1.3_dlprof-rtx2070-cudnn.sqlite"}, exitInput, "slice reads Chrome traces"},
 	} {

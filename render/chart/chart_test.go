@@ -65,6 +65,9 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 		"top":      func(w io.Writer, f string) error { return Top(w, ks, Options{Format: f, Title: "hta_ns_resolution"}) },
 		"shares":   func(w io.Writer, f string) error { return Shares(w, rd.Groups, Options{Format: f, Title: "dlrm8"}) },
 		"timeline": func(w io.Writer, f string) error { return Timeline(w, tl, Options{Format: f, Title: "dlrm8 rank 0"}) },
+		"collectives": func(w io.Writer, f string) error {
+			return Collectives(w, analyze.Collectives(dlrm, analyze.CollectiveOptions{}), Options{Format: f, Title: "dlrm8"})
+		},
 	}
 }
 
@@ -72,7 +75,7 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 // second time to check the bytes do not change, and parses it as XML.
 func TestGolden(t *testing.T) {
 	cs := charts(t)
-	for _, kind := range []string{"steps", "shares", "top", "hist", "timeline"} {
+	for _, kind := range []string{"steps", "shares", "top", "hist", "timeline", "collectives"} {
 		t.Run(kind, func(t *testing.T) {
 			var a, b bytes.Buffer
 			if err := cs[kind](&a, "svg"); err != nil {
@@ -89,7 +92,11 @@ func TestGolden(t *testing.T) {
 			if !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, " — ") }) {
 				t.Errorf("no title naming the trace among %q", texts)
 			}
-			if kind != "hist" && !slices.Contains(texts, "elementwise") {
+			if kind == "collectives" {
+				if !slices.Contains(texts, "waiting") || !slices.Contains(texts, "rank 7 (straggler)") {
+					t.Errorf("no waiting legend or straggler label: %q", texts)
+				}
+			} else if kind != "hist" && !slices.Contains(texts, "elementwise") {
 				t.Errorf("legend lacks the elementwise category: %q", texts)
 			}
 		})
@@ -459,5 +466,40 @@ func TestTimelineCoverage(t *testing.T) {
 	rects, coverage = timelineRects(tl, 1)
 	if coverage || len(rects) != 10 || rects[1].x0 != 0.0005 || rects[1].x1 != 0.00075 {
 		t.Errorf("exact mode: coverage %v, %d rects, second %+v", coverage, len(rects), rects[1])
+	}
+}
+
+// TestCollectivesBars checks that each rank's bar is its transfer then its
+// wait, as the analysis has them, the straggler's label says so, and a
+// trace without collectives is refused.
+func TestCollectivesBars(t *testing.T) {
+	dlrm := load(t, "dlrm8/rank0.json.gz", "dlrm8/rank1.json.gz", "dlrm8/rank2.json.gz", "dlrm8/rank3.json.gz",
+		"dlrm8/rank4.json.gz", "dlrm8/rank5.json.gz", "dlrm8/rank6.json.gz", "dlrm8/rank7.json.gz")
+	ct := analyze.Collectives(dlrm, analyze.CollectiveOptions{})
+	k := ct.Kinds()
+	if len(k) != 1 || len(k[0].Ranks) != 8 || k[0].Straggler == nil {
+		t.Fatalf("kinds = %+v", k)
+	}
+	f, err := collectivesFigure(ct, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.data.rects) != 16 {
+		t.Fatalf("%d rects, want 16", len(f.data.rects))
+	}
+	for i, r := range k[0].Ranks {
+		tr, wt := f.data.rects[2*i], f.data.rects[2*i+1]
+		var transfer, wait int64
+		for _, o := range ct.Ops {
+			transfer += o.Ranks[i].TransferNS
+			wait += o.Ranks[i].WaitNS
+		}
+		if math.Abs(tr.x1-float64(transfer)/1e6) > 1e-12 || tr.x0 != 0 || math.Abs(wt.x1-wt.x0-float64(wait)/1e6) > 1e-12 ||
+			wt.x0 != tr.x1 || tr.y0 != float64(7-i)-0.36 {
+			t.Errorf("rank %d: bars %+v %+v, want transfer %d wait %d", r.Index, tr, wt, transfer, wait)
+		}
+	}
+	if _, err := collectivesFigure(analyze.Collectives(load(t, "hta_ns_resolution.json.gz"), analyze.CollectiveOptions{}), Options{}); err == nil {
+		t.Error("no collectives: no error")
 	}
 }

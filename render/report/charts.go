@@ -15,15 +15,16 @@ import (
 type ChartKind uint8
 
 const (
-	Steps    ChartKind = iota // per-step kernel time stacked by category (one input, one device)
-	Shares                    // category shares per input, device and step kind
-	Top                       // the most expensive kernels across the inputs
-	Hist                      // distribution of step spans (one input)
-	Timeline                  // the kernels of one step on their streams (one input)
+	Steps       ChartKind = iota // per-step kernel time stacked by category (one input, one device)
+	Shares                       // category shares per input, device and step kind
+	Top                          // the most expensive kernels across the inputs
+	Hist                         // distribution of step spans (one input)
+	Timeline                     // the kernels of one step on their streams (one input)
+	Collectives                  // per rank, collective time split into transfer and waiting (all inputs: one run)
 	numChartKinds
 )
 
-var chartKindNames = [numChartKinds]string{"steps", "shares", "top", "hist", "timeline"}
+var chartKindNames = [numChartKinds]string{"steps", "shares", "top", "hist", "timeline", "collectives"}
 
 func (k ChartKind) String() string {
 	if int(k) < len(chartKindNames) {
@@ -33,7 +34,7 @@ func (k ChartKind) String() string {
 }
 
 // ChartKinds lists the charts in the order a report shows them.
-func ChartKinds() []ChartKind { return []ChartKind{Steps, Shares, Top, Hist, Timeline} }
+func ChartKinds() []ChartKind { return []ChartKind{Steps, Shares, Top, Hist, Timeline, Collectives} }
 
 // ParseChartKind returns the chart named s.
 func ParseChartKind(s string) (ChartKind, bool) {
@@ -63,6 +64,10 @@ type ChartOptions struct {
 	// Longest is how many of the longest kernels a timeline names (0: the
 	// chart's default; negative: none).
 	Longest int
+	// BytesPerToken and Link are the collectives analysis's options
+	// (analyze.CollectiveOptions).
+	BytesPerToken int64
+	Link          *analyze.Link
 }
 
 // Charts is what the charts of one set of inputs are drawn from.
@@ -72,6 +77,7 @@ type Charts struct {
 	groups  *analyze.GroupTable
 	steps   *analyze.StepTable
 	kernels []analyze.KernelStat
+	coll    *analyze.CollectiveTable // made on first use
 }
 
 // NewCharts analyses inputs for drawing.
@@ -83,6 +89,16 @@ func NewCharts(inputs []analyze.Input, opt ChartOptions) *Charts {
 	g, st := analyze.Breakdown(inputs, aopt)
 	return &Charts{inputs: inputs, opt: opt, groups: g, steps: st,
 		kernels: analyze.Kernels(inputs, analyze.KernelOptions{Options: aopt, MemOps: true, Limit: opt.Top})}
+}
+
+// Collectives is the collectives analysis of the inputs, made on first
+// use: only multi-rank reports and the collectives chart need it.
+func (c *Charts) Collectives() *analyze.CollectiveTable {
+	if c.coll == nil {
+		c.coll = analyze.Collectives(c.inputs, analyze.CollectiveOptions{Classifier: c.opt.Classifier, Kind: c.opt.StepKind,
+			BytesPerToken: c.opt.BytesPerToken, Link: c.opt.Link})
+	}
+	return c.coll
 }
 
 // series is the step rows the per-input charts draw for input i: its first
@@ -140,6 +156,8 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		}
 		one.Longest = c.opt.Longest
 		return chart.Timeline(w, tl, one)
+	case Collectives:
+		return chart.Collectives(w, c.Collectives(), opt)
 	}
 	return fmt.Errorf("unknown chart %v", kind)
 }

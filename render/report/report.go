@@ -44,6 +44,10 @@ type Options struct {
 	Level int
 	// Date, set for an appended section, ends its title.
 	Date string
+	// BytesPerToken and Link tune the collectives section (see
+	// analyze.CollectiveOptions).
+	BytesPerToken int64
+	Link          *analyze.Link
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
@@ -69,7 +73,8 @@ func New(inputs []analyze.Input, opt Options) *Report {
 	if opt.Level <= 0 {
 		opt.Level = 1
 	}
-	c := NewCharts(inputs, ChartOptions{Classifier: opt.Classifier, StepKind: opt.StepKind, Top: opt.Top})
+	c := NewCharts(inputs, ChartOptions{Classifier: opt.Classifier, StepKind: opt.StepKind, Top: opt.Top,
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link})
 	return &Report{opt: opt, inputs: inputs, groups: c.groups, steps: c.steps, kernels: c.kernels, charts: c}
 }
 
@@ -134,6 +139,9 @@ func (w *writer) write() error {
 		return err
 	}
 	w.idleSection()
+	if err := w.collectives(); err != nil {
+		return err
+	}
 
 	sb.WriteString(w.h(1) + "Top kernels\n\n")
 	link, err = w.drawKind("top", Top, 0, 0, "top kernels")
@@ -154,7 +162,7 @@ func (w *writer) write() error {
 
 	sb.WriteString(w.h(1) + "Breakdown by group\n\n")
 	return render.Breakdown(sb, w.groups, w.steps, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2,
-		Detail: render.DetailGroups, NoHint: true})
+		Detail: render.DetailGroups | render.DetailRanks, NoHint: true})
 }
 
 func kindNote(kind analyze.StepKind) string {
@@ -257,6 +265,43 @@ func (w *writer) beforeAfter() error {
 		return err
 	}
 	w.sb.WriteString("\n")
+	return nil
+}
+
+// collectives writes, for a run of several ranks, the collectives
+// analysis: its answer lines, the per-rank chart, the tables.
+func (w *writer) collectives() error {
+	procs := 0
+	for _, in := range w.inputs {
+		procs += max(1, len(in.Trace.Procs))
+	}
+	if procs < 2 {
+		return nil
+	}
+	ct := w.charts.Collectives()
+	multi := false
+	for _, o := range ct.Ops {
+		multi = multi || !o.UpperBound
+	}
+	if !multi {
+		return nil
+	}
+	sb := &w.sb
+	sb.WriteString(w.h(1) + "Collectives\n\n")
+	for _, v := range render.CollectiveVerdicts(ct) {
+		sb.WriteString("- " + render.MarkdownCell(v) + "\n")
+	}
+	sb.WriteString("\n")
+	link, err := w.drawKind("collectives", Collectives, 0, 0, "collective time per rank: transfer vs waiting")
+	if err != nil {
+		return err
+	}
+	sb.WriteString(link + "\n\n")
+	sb.WriteString("*Per rank, its collective kernels' time: the transfer (each instance's shortest kernel over the ranks: the last rank to arrive waits for no one) " +
+		"and the rest, waiting for the last rank. The straggler is the rank that arrived last most often. `traceq collectives` prints the same; " +
+		"docs/definitions.md defines the figures.*\n")
+	render.CollectiveTables(sb, ct, render.Options{Format: "markdown", Level: w.opt.Level + 2, Top: 12})
+	sb.WriteString("\n")
 	return nil
 }
 

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/traceq/traceq/internal/gen"
+	"github.com/traceq/traceq/internal/golden"
+)
+
+// writeRun writes the ranks of a generated run into a new directory.
+func writeRun(t *testing.T, cfg gen.RunConfig) (string, *gen.RunExpected) {
+	t.Helper()
+	dir := t.TempDir()
+	var exp *gen.RunExpected
+	for r := range cfg.Ranks {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.json", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := gen.WriteRank(f, cfg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		exp = e
+	}
+	return dir, exp
+}
+
+var genRun = gen.RunConfig{Ranks: 4, Steps: 7, DecodeEvery: 3, Layers: 2, Straggler: 2, SlowdownPct: 25, JitterNS: 500,
+	BusGBps: 16, Seed: 13}
+
+// TestGoldenCollectives pins collectives output in every format on real
+// traces (a vLLM rank with args and symmetric-memory all-reduces, the
+// two processes of an nsys export, an 8-rank NCCL run) and a generated
+// run; each twice for byte-identical output.
+func TestGoldenCollectives(t *testing.T) {
+	dir, _ := writeRun(t, genRun)
+	inputs := []struct {
+		name string
+		args []string
+	}{
+		{"vllm_b200", []string{"--bytes-per-token", "14336", "--link", "nvlink5", "../../testdata/traces/torch/vllm_b200_eager_prefill.json.gz"}},
+		{"nsys_after", []string{"--link", "pcie5", "../../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"}},
+		{"dlrm8", []string{"../../testdata/traces/torch/dlrm8"}},
+		{"gen4", []string{"--bytes-per-token", strconv.FormatInt(genRun.BytesPerToken(), 10), "--link", "pcie4", dir}},
+	}
+	for _, in := range inputs {
+		for _, format := range []string{"text", "markdown", "csv", "json"} {
+			t.Run(in.name+"/"+format, func(t *testing.T) {
+				args := append([]string{"traceq", "collectives", "--format", format}, in.args...)
+				var out1, out2, errb bytes.Buffer
+				if code := run(args, nil, &out1, &errb); code != 0 {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				if code := run(args, nil, &out2, &errb); code != 0 || !bytes.Equal(out1.Bytes(), out2.Bytes()) {
+					t.Fatalf("second run differs (exit %d)", code)
+				}
+				got := out1.Bytes()
+				if in.name == "gen4" {
+					// The temporary directory differs from run to run.
+					got = bytes.ReplaceAll(got, []byte(dir), []byte("GEN"))
+				}
+				golden.Check(t, filepath.Join("testdata", "collectives_"+in.name+"."+format+".golden"), got)
+			})
+		}
+	}
+}
+
+// TestCollectivesJSONContract reads the issue's JSON contract back from
+// the CLI on a generated run and checks each field against the
+// generator's record.
+func TestCollectivesJSONContract(t *testing.T) {
+	dir, exp := writeRun(t, genRun)
+	var out, errb bytes.Buffer
+	args := []string{"traceq", "collectives", "--format", "json", "--bytes-per-token", strconv.FormatInt(genRun.BytesPerToken(), 10),
+		"--link", "20", dir}
+	if code := run(args, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Link *struct {
+			GBps float64 `json:"gbs"`
+		} `json:"link"`
+		Collectives []struct {
+			Op                 string `json:"op"`
+			StepKind           string `json:"step_kind"`
+			GroupSize          int    `json:"group_size"`
+			Instances          int64  `json:"instances"`
+			UnmatchedInstances int64  `json:"unmatched_instances"`
+			KernelNS           int64  `json:"kernel_ns"`
+			TransferNS         int64  `json:"transfer_ns"`
+			WaitNS             int64  `json:"wait_ns"`
+			Straggler          *struct {
+				Rank         int   `json:"rank"`
+				LastArrivals int64 `json:"last_arrivals"`
+			} `json:"straggler"`
+			Ranks []struct {
+				Rank         int   `json:"rank"`
+				KernelNS     int64 `json:"kernel_ns"`
+				TransferNS   int64 `json:"transfer_ns"`
+				WaitNS       int64 `json:"wait_ns"`
+				LastArrivals int64 `json:"last_arrivals"`
+			} `json:"ranks"`
+			Sizes []struct {
+				Bytes      *int64   `json:"bytes"`
+				Instances  int64    `json:"instances"`
+				TransferNS int64    `json:"transfer_ns"`
+				AlgBW      *float64 `json:"algbw_gbs"`
+				BusBW      *float64 `json:"busbw_gbs"`
+				LinkShare  *float64 `json:"link_share"`
+				Source     string   `json:"source"`
+			} `json:"sizes"`
+		} `json:"collectives"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Link == nil || doc.Link.GBps != 20 || len(doc.Collectives) != len(exp.Ops) {
+		t.Fatalf("doc: %s", out.String())
+	}
+	rel := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+	for i, want := range exp.Ops {
+		c := doc.Collectives[i]
+		var kernel, wait int64
+		for r := range genRun.Ranks {
+			kernel += want.KernelNS[r]
+			wait += want.WaitNS[r]
+			g := c.Ranks[r]
+			if g.Rank != r || g.KernelNS != want.KernelNS[r] || g.WaitNS != want.WaitNS[r] || g.TransferNS != want.TransferNS ||
+				g.LastArrivals != want.LastArrivals[r] {
+				t.Errorf("%s rank %d: %+v", want.Kind, r, g)
+			}
+		}
+		s := want.Straggler()
+		if c.Op != "allreduce" || c.StepKind != want.Kind || c.GroupSize != genRun.Ranks || c.Instances != want.Instances ||
+			c.UnmatchedInstances != 0 || c.KernelNS != kernel || c.TransferNS != want.TransferNS || c.WaitNS != wait ||
+			c.Straggler == nil || c.Straggler.Rank != s || c.Straggler.LastArrivals != want.LastArrivals[s] {
+			t.Errorf("%s: %+v", want.Kind, c)
+		}
+		if len(c.Sizes) != len(want.Sizes) {
+			t.Fatalf("%s: %d sizes, want %d", want.Kind, len(c.Sizes), len(want.Sizes))
+		}
+		for _, sz := range c.Sizes {
+			w := want.Sizes[gen.SizeKey{Bytes: *sz.Bytes, Source: sz.Source}]
+			if w == nil || sz.Instances != w.Instances || sz.TransferNS != w.TransferNS || sz.BusBW == nil ||
+				!rel(*sz.BusBW, float64(genRun.BusGBps)) || !rel(*sz.LinkShare, float64(genRun.BusGBps)/20) ||
+				!rel(*sz.AlgBW, float64(*sz.Bytes)*float64(w.Instances)/float64(w.TransferNS)) {
+				t.Errorf("%s size %+v, want %+v", want.Kind, sz, w)
+			}
+		}
+	}
+}
+
+func TestCollectivesUsage(t *testing.T) {
+	in := "../../testdata/traces/torch/dlrm8"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--link", "pcie9", in}, "unknown link"},
+		{[]string{"--link", "-4", in}, "unknown link"},
+		{[]string{"--bytes-per-token", "-1", in}, "--bytes-per-token"},
+		{[]string{"--kind", "sideways", in}, "unknown --kind"},
+		{[]string{"--format", "xml", in}, "unknown format"},
+		{nil, "no input files"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"traceq", "collectives"}, tc.args...), nil, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), tc.want) || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), exitUsage, tc.want)
+		}
+	}
+}
+
+// TestCollectivesNone: inputs without collective kernels (or none of the
+// kind asked for) say so.
+func TestCollectivesNone(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"../../testdata/traces/torch/hta_ns_resolution.json.gz"}, "no collective kernels (category communication/*) in the inputs\n"},
+		{[]string{"--kind", "decode", "../../testdata/traces/torch/dlrm8"}, "no collective kernels (category communication/*) in decode steps of the inputs\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"traceq", "collectives"}, tc.args...), nil, &out, &errb); code != 0 || out.String() != tc.want {
+			t.Errorf("%v: exit %d, %q", tc.args, code, out.String())
+		}
+	}
+}

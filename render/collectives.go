@@ -1,0 +1,425 @@
+package render
+
+import (
+	"cmp"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/traceq/traceq/analyze"
+)
+
+// opNames are the collectives as NCCL and nccl-tests spell them.
+var opNames = map[string]string{
+	"allreduce": "AllReduce", "allgather": "AllGather", "reduce_scatter": "ReduceScatter", "all_to_all": "AllToAll",
+	"send_recv": "SendRecv", "broadcast": "Broadcast", "reduce": "Reduce",
+}
+
+// OpName is a collective's display name: "AllReduce" for "allreduce".
+func OpName(op string) string {
+	if n, ok := opNames[op]; ok {
+		return n
+	}
+	return op
+}
+
+// GBps formats a bandwidth in GB/s with three significant digits or so.
+func GBps(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// RankLabels names the ranks of a run for tables and charts: "rank 3"
+// where the trace says, else the process ("pid 149") when the ranks are
+// processes of one input, else the input's short name.
+func RankLabels(ranks []analyze.CollectiveRank) map[[2]int64]string {
+	paths := map[string]bool{}
+	procs := map[string]int{}
+	var all []string
+	for _, r := range ranks {
+		paths[r.Path] = true
+		procs[r.Path]++
+		all = append(all, r.Path)
+	}
+	short := shortPaths(all)
+	out := map[[2]int64]string{}
+	for i, r := range ranks {
+		var s string
+		switch {
+		case r.Rank != nil:
+			s = "rank " + strconv.Itoa(*r.Rank)
+		case len(paths) == 1:
+			s = "pid " + strconv.FormatInt(r.PID, 10)
+		default:
+			s = clipLeft(short[i], 32)
+			if procs[r.Path] > 1 {
+				s += " pid " + strconv.FormatInt(r.PID, 10)
+			}
+		}
+		out[rankKey(r)] = Printable(s)
+	}
+	return out
+}
+
+func rankKey(r analyze.CollectiveRank) [2]int64 { return [2]int64{int64(r.Input), int64(r.Proc)} }
+
+// collLabels names every rank of every run of ct.
+func collLabels(ct *analyze.CollectiveTable) map[[2]int64]string {
+	out := map[[2]int64]string{}
+	for _, run := range ct.Runs {
+		for k, v := range RankLabels(run.Ranks) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func kindPrefix(o *analyze.CollectiveOp, runs int) string {
+	s := o.StepKind.String()
+	switch o.StepKind {
+	case analyze.KindAll:
+		s = "whole trace"
+	case analyze.KindNone:
+		s = "outside any step"
+	case analyze.KindStep:
+		s = "steps"
+	}
+	if runs > 1 && o.Run != "" {
+		s = o.Run + " " + s
+	}
+	return s
+}
+
+// CollectiveVerdicts are the answer lines: per run and step kind, the
+// collective with the most kernel time, its share, how much of it is
+// waiting and for whom, its transfer time and bus bandwidth against the
+// link. Then, when no --link was given, the line saying what it needs.
+func CollectiveVerdicts(ct *analyze.CollectiveTable) []string {
+	labels := collLabels(ct)
+	var out []string
+	for i := 0; i < len(ct.Ops); {
+		j := i + 1
+		for j < len(ct.Ops) && ct.Ops[j].Run == ct.Ops[i].Run && ct.Ops[j].StepKind == ct.Ops[i].StepKind {
+			j++
+		}
+		line := kindPrefix(&ct.Ops[i], len(ct.Runs)) + ": " + verdict(&ct.Ops[i], ct.Link, labels)
+		if j > i+1 {
+			var also []string
+			for _, o := range ct.Ops[i+1 : j] {
+				also = append(also, opTitle(&o)+" "+Pct(o.Share))
+			}
+			line += " (also " + strings.Join(also, ", ") + ")"
+		}
+		out = append(out, line)
+		i = j
+	}
+	if ct.Link == nil && len(ct.Ops) > 0 && anyBus(ct) {
+		out = append(out, "link share: give --link with the interconnect's bandwidth per direction in GB/s "+
+			"(an nccl-tests busbw measured on the same machine), or one of "+analyze.LinkNames())
+	}
+	return out
+}
+
+func anyBus(ct *analyze.CollectiveTable) bool {
+	for _, o := range ct.Ops {
+		if o.BusGBps != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func opTitle(o *analyze.CollectiveOp) string {
+	s := OpName(o.Op)
+	if o.Group != "" {
+		s += " (group " + o.Group + ")"
+	}
+	return s
+}
+
+func verdict(o *analyze.CollectiveOp, link *analyze.Link, labels map[[2]int64]string) string {
+	var sb strings.Builder
+	sb.WriteString(opTitle(o) + " " + Pct(o.Share) + " of kernel time")
+	if o.UpperBound {
+		sb.WriteString("; one rank, so waiting cannot be told from transfer: transfer ≤ " + MS(o.TransferNS) + " ms")
+	} else {
+		if s := o.Straggler; s != nil && s.Distinct {
+			fmt.Fprintf(&sb, "; %s of it waiting for %s (last in %s of %d instances)", Pct(analyze.Ratio(o.WaitNS, o.KernelNS)),
+				labels[rankKey(s.CollectiveRank)], Pct(s.Share()), s.Instances)
+		} else if s != nil {
+			fmt.Fprintf(&sb, "; %s of it waiting, for no rank in particular (the most often last, %s, in %s of %d instances)",
+				Pct(analyze.Ratio(o.WaitNS, o.KernelNS)), labels[rankKey(s.CollectiveRank)], Pct(s.Share()), s.Instances)
+		}
+		sb.WriteString("; transfer " + MS(o.TransferNS) + " ms")
+	}
+	switch {
+	case o.BusGBps != nil:
+		at := " at "
+		if o.UpperBound {
+			at = " at ≥ "
+		}
+		sb.WriteString(at + GBps(*o.BusGBps) + " GB/s busbw")
+		if o.LinkShare != nil {
+			sb.WriteString(" = " + Pct(*o.LinkShare) + " of " + link.Label())
+		}
+		if o.SizedInstances < o.Instances {
+			fmt.Fprintf(&sb, " (the %d of %d instances of known size)", o.SizedInstances, o.Instances)
+		}
+	case o.AlgGBps != nil:
+		sb.WriteString(" at " + GBps(*o.AlgGBps) + " GB/s algbw (no bus factor: group size unknown)")
+	default:
+		sb.WriteString("; message size unknown (no collective args: give --bytes-per-token)")
+	}
+	if o.UnmatchedInstances > 0 {
+		fmt.Fprintf(&sb, "; %d instances (%s ms) not found on every rank", o.UnmatchedInstances, MS(o.UnmatchedNS))
+	}
+	return sb.String()
+}
+
+// Collectives writes the collectives analysis: the answer lines, then per
+// op the per-rank table and the per-size table.
+func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
+	switch opt.Format {
+	case "json":
+		return writeJSON(w, collectivesDoc(ct))
+	case "csv":
+		return collectivesCSV(w, ct)
+	case "markdown", "text", "":
+	default:
+		return CheckFormat(opt.Format)
+	}
+	var sb strings.Builder
+	md := opt.Format == "markdown"
+	if len(ct.Ops) == 0 {
+		where := "the inputs"
+		if ct.Kind != analyze.KindAny {
+			where = ct.Kind.String() + " steps of the inputs"
+		}
+		sb.WriteString("no collective kernels (category communication/*) in " + where + "\n")
+		_, err := io.WriteString(w, sb.String())
+		return err
+	}
+	for _, v := range CollectiveVerdicts(ct) {
+		if md {
+			sb.WriteString("- ")
+		}
+		sb.WriteString(Printable(v) + "\n")
+	}
+	CollectiveTables(&sb, ct, opt)
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// CollectiveTables writes, per op, its per-rank and per-size tables, in
+// text or (opt.Format "markdown") markdown: the part of Collectives after
+// the answer lines. With opt.Top > 0, a per-size table keeps the opt.Top
+// sizes with the most transfer time.
+func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Options) {
+	md := opt.Format == "markdown"
+	labels := collLabels(ct)
+	for i := range ct.Ops {
+		o := &ct.Ops[i]
+		title := kindPrefix(o, len(ct.Runs)) + " · " + opTitle(o)
+		if o.GroupRanks != "" {
+			title += " " + o.GroupRanks
+		}
+		sb.WriteByte('\n')
+		heading(sb, Printable(title)+" · "+plural(len(o.Ranks), "rank")+" · "+plural(int(o.Instances), "instance"), opt)
+		if !o.UpperBound {
+			sb.WriteString("per rank: its kernels' time = waiting for the last rank + transfer (the instance's shortest kernel)")
+			if o.UnmatchedInstances > 0 {
+				fmt.Fprintf(sb, "; %d instances (%s ms) not on every rank are left out", o.UnmatchedInstances, MS(o.UnmatchedNS))
+			}
+			sb.WriteString("\n\n")
+		}
+		if o.UpperBound {
+			r := o.Ranks[0]
+			fmt.Fprintf(sb, "one rank (%s): its kernel time, %s ms, bounds the transfer time from above\n\n",
+				labels[rankKey(r.CollectiveRank)], MS(r.KernelNS))
+		} else {
+			rt := &Table{Head: []string{"rank", "kernel ms", "wait ms", "transfer ms", "wait share", "last arrivals"},
+				Right: []bool{false, true, true, true, true, true}}
+			for _, r := range o.Ranks {
+				label := labels[rankKey(r.CollectiveRank)]
+				if s := o.Straggler; s != nil && s.Distinct && s.Input == r.Input && s.Proc == r.Proc {
+					label += " (straggler)"
+				}
+				rt.Add(label, MS(r.KernelNS), MS(r.WaitNS), MS(r.TransferNS), Pct(analyze.Ratio(r.WaitNS, r.KernelNS)),
+					strconv.FormatInt(r.LastArrivals, 10)+" ("+Pct(analyze.Ratio(r.LastArrivals, o.Instances))+")")
+			}
+			rt.Write(sb, md)
+			sb.WriteByte('\n')
+		}
+		n := "group size unknown"
+		if o.GroupSize > 0 {
+			n = "group size " + strconv.Itoa(o.GroupSize)
+		}
+		bound := ""
+		if o.UpperBound {
+			bound = "; one rank: transfer is an upper bound, bandwidths lower bounds"
+		}
+		fmt.Fprintf(sb, "message sizes (nccl-tests' convention, %s; busbw = algbw × %s)%s\n\n", n, factorText(o.Op), bound)
+		st := &Table{Head: []string{"bytes", "instances", "transfer ms", "algbw GB/s", "busbw GB/s"},
+			Right: []bool{true, true, true, true, true}}
+		if ct.Link != nil {
+			st.Head, st.Right = append(st.Head, "of "+ct.Link.Label()), append(st.Right, true)
+		}
+		st.Head, st.Right = append(st.Head, "source"), append(st.Right, false)
+		row := func(b string, n, transfer int64, bw analyze.Bandwidth, src string) {
+			cells := []string{b, strconv.FormatInt(n, 10), MS(transfer), optGB(bw.AlgGBps), optGB(bw.BusGBps)}
+			if ct.Link != nil {
+				cells = append(cells, optPct(bw.LinkShare))
+			}
+			st.Add(append(cells, src)...)
+		}
+		sizes, cut := topSizes(o.Sizes, opt.Top)
+		for _, s := range sizes {
+			b := "unknown"
+			if s.Bytes >= 0 {
+				b = strconv.FormatInt(s.Bytes, 10)
+			}
+			row(b, s.Instances, s.TransferNS, s.Bandwidth, s.Source.String())
+		}
+		if cut > 0 {
+			cells := make([]string, len(st.Head))
+			cells[0], cells[len(cells)-1] = fmt.Sprintf("%d more sizes", cut), "traceq collectives lists all"
+			st.Add(cells...)
+		}
+		if len(o.Sizes) > 1 && o.SizedInstances > 0 {
+			src := ""
+			for _, s := range o.Sizes {
+				if s.Bytes >= 0 && src == "" {
+					src = s.Source.String()
+				} else if s.Bytes >= 0 && src != s.Source.String() {
+					src = "mixed"
+				}
+			}
+			row("all known", o.SizedInstances, o.SizedTransferNS, o.Bandwidth, src)
+		}
+		st.Write(sb, md)
+	}
+}
+
+// topSizes keeps, when top > 0 and there are more rows, the top rows with
+// the most transfer time, in their order, and says how many it left out.
+func topSizes(sizes []analyze.CollectiveSize, top int) ([]analyze.CollectiveSize, int) {
+	if top <= 0 || len(sizes) <= top {
+		return sizes, 0
+	}
+	idx := make([]int, len(sizes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(sizes[b].TransferNS, sizes[a].TransferNS) })
+	keep := idx[:top]
+	slices.Sort(keep)
+	out := make([]analyze.CollectiveSize, len(keep))
+	for i, k := range keep {
+		out[i] = sizes[k]
+	}
+	return out, len(sizes) - top
+}
+
+func factorText(op string) string {
+	switch op {
+	case "allreduce":
+		return "2(n−1)/n"
+	case "allgather", "reduce_scatter", "all_to_all":
+		return "(n−1)/n"
+	case "broadcast", "send_recv", "reduce":
+		return "1"
+	}
+	return "? (no nccl-tests factor for " + op + ")"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func optGB(p *float64) string {
+	if p == nil {
+		return "unknown"
+	}
+	return GBps(*p)
+}
+
+func optPct(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return Pct(*p)
+}
+
+func optFloat(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return ftoa(*p)
+}
+
+// collectivesCSV writes three tables separated by an empty line: ops,
+// ranks, sizes.
+func collectivesCSV(w io.Writer, ct *analyze.CollectiveTable) error {
+	cw := csv.NewWriter(w)
+	head := []string{"run", "step_kind", "op", "process_group", "process_group_ranks"}
+	key := func(o *analyze.CollectiveOp) []string {
+		return []string{csvText(o.Run), o.StepKind.String(), o.Op, csvText(o.Group), csvText(o.GroupRanks)}
+	}
+	cw.Write(append(head, "group_size", "instances", "unmatched_instances", "unmatched_ns", "kernel_ns", "transfer_ns", "wait_ns",
+		"share", "straggler_rank", "straggler_index", "straggler_last_arrivals", "upper_bound", "algbw_gbs", "busbw_gbs", "link_share"))
+	for i := range ct.Ops {
+		o := &ct.Ops[i]
+		srank, sidx, slast := "", "", ""
+		if s := o.Straggler; s != nil {
+			srank, sidx, slast = intOrEmpty(s.Rank), strconv.Itoa(s.Index), strconv.FormatInt(s.LastArrivals, 10)
+		}
+		cw.Write(append(key(o), strconv.Itoa(o.GroupSize), strconv.FormatInt(o.Instances, 10), strconv.FormatInt(o.UnmatchedInstances, 10),
+			strconv.FormatInt(o.UnmatchedNS, 10), strconv.FormatInt(o.KernelNS, 10), strconv.FormatInt(o.TransferNS, 10),
+			strconv.FormatInt(o.WaitNS, 10), ftoa(o.Share), srank, sidx, slast, strconv.FormatBool(o.UpperBound),
+			optFloat(o.AlgGBps), optFloat(o.BusGBps), optFloat(o.LinkShare)))
+	}
+	cw.Flush()
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	cw.Write(append(head, "rank", "index", "path", "pid", "kernel_ns", "transfer_ns", "wait_ns", "last_arrivals"))
+	for i := range ct.Ops {
+		o := &ct.Ops[i]
+		for _, r := range o.Ranks {
+			cw.Write(append(key(o), intOrEmpty(r.Rank), strconv.Itoa(r.Index), csvText(r.Path), strconv.FormatInt(r.PID, 10),
+				strconv.FormatInt(r.KernelNS, 10), strconv.FormatInt(r.TransferNS, 10), strconv.FormatInt(r.WaitNS, 10),
+				strconv.FormatInt(r.LastArrivals, 10)))
+		}
+	}
+	cw.Flush()
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	cw.Write(append(head, "bytes", "instances", "transfer_ns", "algbw_gbs", "busbw_gbs", "link_share", "source"))
+	for i := range ct.Ops {
+		o := &ct.Ops[i]
+		for _, s := range o.Sizes {
+			b := ""
+			if s.Bytes >= 0 {
+				b = strconv.FormatInt(s.Bytes, 10)
+			}
+			cw.Write(append(key(o), b, strconv.FormatInt(s.Instances, 10), strconv.FormatInt(s.TransferNS, 10),
+				optFloat(s.AlgGBps), optFloat(s.BusGBps), optFloat(s.LinkShare), s.Source.String()))
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

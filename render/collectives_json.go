@@ -1,0 +1,117 @@
+package render
+
+import "github.com/traceq/traceq/analyze"
+
+// The document of traceq collectives --format json (docs/json.md,
+// "collectives"). Fields are only ever added.
+
+type jsonLink struct {
+	Name  string  `json:"name"` // "" for a figure given as a number
+	GBps  float64 `json:"gbs"`
+	About string  `json:"about"`
+}
+
+type jsonCollRank struct {
+	Rank         *int   `json:"rank"`
+	Index        int    `json:"index"`
+	Path         string `json:"path"`
+	PID          int64  `json:"pid"`
+	KernelNS     int64  `json:"kernel_ns"`
+	TransferNS   int64  `json:"transfer_ns"`
+	WaitNS       int64  `json:"wait_ns"`
+	LastArrivals int64  `json:"last_arrivals"`
+}
+
+type jsonStraggler struct {
+	Rank         *int    `json:"rank"`
+	LastArrivals int64   `json:"last_arrivals"`
+	Index        int     `json:"index"`
+	Path         string  `json:"path"`
+	PID          int64   `json:"pid"`
+	Instances    int64   `json:"instances"`
+	Share        float64 `json:"share"`
+	Distinct     bool    `json:"distinct"`
+}
+
+type jsonCollSize struct {
+	Bytes      *int64   `json:"bytes"` // null: unknown
+	Instances  int64    `json:"instances"`
+	TransferNS int64    `json:"transfer_ns"`
+	AlgBW      *float64 `json:"algbw_gbs"`
+	BusBW      *float64 `json:"busbw_gbs"`
+	LinkShare  *float64 `json:"link_share"`
+	Source     string   `json:"source"`
+}
+
+type jsonCollective struct {
+	Op                 string         `json:"op"`
+	StepKind           string         `json:"step_kind"`
+	GroupSize          int            `json:"group_size"`
+	Instances          int64          `json:"instances"`
+	UnmatchedInstances int64          `json:"unmatched_instances"`
+	KernelNS           int64          `json:"kernel_ns"`
+	TransferNS         int64          `json:"transfer_ns"`
+	WaitNS             int64          `json:"wait_ns"`
+	Straggler          *jsonStraggler `json:"straggler"`
+	Ranks              []jsonCollRank `json:"ranks"`
+	Sizes              []jsonCollSize `json:"sizes"`
+	// Added to the issue's contract.
+	Run            string   `json:"run"`
+	ProcessGroup   string   `json:"process_group"`
+	GroupRanks     string   `json:"process_group_ranks"`
+	UnmatchedNS    int64    `json:"unmatched_ns"`
+	StepKindNS     int64    `json:"step_kind_kernel_ns"`
+	Share          float64  `json:"share"`
+	UpperBound     bool     `json:"upper_bound"`
+	SizedInstances int64    `json:"sized_instances"`
+	SizedTransfer  int64    `json:"sized_transfer_ns"`
+	AlgBW          *float64 `json:"algbw_gbs"`
+	BusBW          *float64 `json:"busbw_gbs"`
+	LinkShare      *float64 `json:"link_share"`
+}
+
+// jsonCollectivesDoc is the document of traceq collectives --format json.
+type jsonCollectivesDoc struct {
+	Inputs        []jsonInput      `json:"inputs"`
+	Link          *jsonLink        `json:"link"`
+	BytesPerToken int64            `json:"bytes_per_token"`
+	Collectives   []jsonCollective `json:"collectives"`
+}
+
+func jsonStrag(s *analyze.Straggler) *jsonStraggler {
+	if s == nil {
+		return nil
+	}
+	return &jsonStraggler{Rank: s.Rank, LastArrivals: s.LastArrivals, Index: s.Index, Path: s.Path, PID: s.PID,
+		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct}
+}
+
+func collectivesDoc(ct *analyze.CollectiveTable) jsonCollectivesDoc {
+	doc := jsonCollectivesDoc{Inputs: jsonInputs(ct.Inputs), BytesPerToken: ct.BytesPerToken, Collectives: []jsonCollective{}}
+	if l := ct.Link; l != nil {
+		doc.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About}
+	}
+	for _, o := range ct.Ops {
+		j := jsonCollective{Op: o.Op, StepKind: o.StepKind.String(), GroupSize: o.GroupSize, Instances: o.Instances,
+			UnmatchedInstances: o.UnmatchedInstances, KernelNS: o.KernelNS, TransferNS: o.TransferNS, WaitNS: o.WaitNS,
+			Straggler: jsonStrag(o.Straggler), Ranks: []jsonCollRank{}, Sizes: []jsonCollSize{},
+			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.StepKindNS,
+			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
+			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare}
+		for _, r := range o.Ranks {
+			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Rank, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
+				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals})
+		}
+		for _, s := range o.Sizes {
+			js := jsonCollSize{Instances: s.Instances, TransferNS: s.TransferNS, AlgBW: s.AlgGBps, BusBW: s.BusGBps,
+				LinkShare: s.LinkShare, Source: s.Source.String()}
+			if s.Bytes >= 0 {
+				b := s.Bytes
+				js.Bytes = &b
+			}
+			j.Sizes = append(j.Sizes, js)
+		}
+		doc.Collectives = append(doc.Collectives, j)
+	}
+	return doc
+}
