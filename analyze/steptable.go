@@ -126,6 +126,12 @@ type StepStats struct {
 	Periods    int
 	PeriodNS   Summary
 	GapNS      Summary
+	// TokenSteps counts the steps whose marker gives a token count;
+	// Tokens summarises those counts, and NSPerToken is their summed span
+	// over their summed tokens (0 without tokens).
+	TokenSteps int
+	Tokens     Summary
+	NSPerToken float64
 	Categories []CategorySummary
 	// Outliers lists the indices of the outlier steps (OutlierRule).
 	Outliers []int
@@ -296,6 +302,16 @@ func (st *StepTable) addStats(groups []Group) {
 		}
 		ss.Periods = len(periods)
 		ss.PeriodNS, ss.GapNS = summarize(periods), summarize(gaps)
+		var tokens []int64
+		var tokSpan, tokSum int64
+		for _, ri := range rows {
+			if r := &st.Rows[ri]; r.Step.Tokens >= 0 {
+				tokens = append(tokens, r.Step.Tokens)
+				tokSpan += r.SpanNS
+				tokSum += r.Step.Tokens
+			}
+		}
+		ss.TokenSteps, ss.Tokens, ss.NSPerToken = len(tokens), summarize(tokens), Ratio(tokSpan, tokSum)
 		seen := map[classify.Category]bool{}
 		var cats []classify.Category
 		for _, ri := range rows {

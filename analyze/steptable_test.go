@@ -218,3 +218,24 @@ func TestStepIdleIsDeviceIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenStats: tokens per step and time per token over the steps whose
+// markers say, in a group and in the run summary.
+func TestTokenStats(t *testing.T) {
+	st := &StepTable{Rows: []StepRow{
+		{Run: "r", Step: Step{Index: 0, Kind: KindDecode, Tokens: 32}, SpanNS: 3200},
+		{Run: "r", Step: Step{Index: 1, Kind: KindDecode, Tokens: 64}, SpanNS: 4800},
+		{Run: "r", Step: Step{Index: 2, Kind: KindDecode, Tokens: -1}, SpanNS: 9999},
+	}}
+	groups := []Group{{Run: "r", StepKind: KindDecode, Steps: 3, SpanNS: 17999}}
+	st.addStats(groups)
+	ss := groups[0].StepStats
+	// Tokens 32 and 64 (p50 48); spans 3200 + 4800 over 96 tokens.
+	if ss.TokenSteps != 2 || ss.Tokens.P50 != 48 || ss.NSPerToken != 8000.0/96 {
+		t.Errorf("group tokens %d %+v %v", ss.TokenSteps, ss.Tokens, ss.NSPerToken)
+	}
+	sum := Summarize(&GroupTable{Groups: groups}, st)
+	if s := sum[0]; s.TokenSteps != 2 || s.TokensP50 != 48 || s.NSPerToken != 8000.0/96 {
+		t.Errorf("summary tokens %d %v %v", s.TokenSteps, s.TokensP50, s.NSPerToken)
+	}
+}

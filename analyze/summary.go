@@ -25,6 +25,12 @@ type KindSummary struct {
 	// GapP50 their period and gap medians.
 	Periods           int
 	PeriodP50, GapP50 float64
+	// TokenSteps counts the windows whose step marker gives a token count;
+	// TokensP50 is their median count and NSPerToken their summed span
+	// over their summed tokens.
+	TokenSteps int
+	TokensP50  float64
+	NSPerToken float64
 	Idle              IdleSplit
 	// Categories: every category of the kind, most kernel time first, with
 	// shares of the summed kernel time and of the summed span.
@@ -131,13 +137,19 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 			return classify.Compare(a.Category, b.Category)
 		})
 		if st != nil && k.kind != KindAll && k.kind != KindNone {
-			var spans, periods, gaps []int64
+			var spans, periods, gaps, tokens []int64
+			var tokSpan, tokSum int64
 			for i := range st.Rows {
 				r := &st.Rows[i]
 				if r.Run != k.run || r.Step.Kind != k.kind {
 					continue
 				}
 				spans = append(spans, r.SpanNS)
+				if r.Step.Tokens >= 0 {
+					tokens = append(tokens, r.Step.Tokens)
+					tokSpan += r.SpanNS
+					tokSum += r.Step.Tokens
+				}
 				if r.HasNext {
 					periods = append(periods, r.PeriodNS)
 					gaps = append(gaps, r.GapNS)
@@ -146,6 +158,7 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 			s.StepSpan = summarize(spans)
 			s.Periods = len(periods)
 			s.PeriodP50, s.GapP50 = summarize(periods).P50, summarize(gaps).P50
+			s.TokenSteps, s.TokensP50, s.NSPerToken = len(tokens), summarize(tokens).P50, Ratio(tokSpan, tokSum)
 		}
 		out = append(out, *s)
 	}

@@ -180,6 +180,13 @@ func groupsText(sb *strings.Builder, r *analyze.GroupTable, opt Options) {
 	}
 }
 
+func int64OrEmpty(p *int64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
 func intOrEmpty(p *int) string {
 	if p == nil {
 		return ""

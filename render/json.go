@@ -22,6 +22,7 @@ func writeJSON(w io.Writer, v any) error {
 
 type jsonInput struct {
 	Path       string `json:"path"`
+	Run        string `json:"run"`
 	Format     string `json:"format"`
 	Rank       *int   `json:"rank"`
 	WorldSize  *int   `json:"world_size"`
@@ -32,7 +33,7 @@ type jsonInput struct {
 func jsonInputs(ins []analyze.InputInfo) []jsonInput {
 	out := make([]jsonInput, len(ins))
 	for i, in := range ins {
-		out[i] = jsonInput{Path: in.Path, Format: string(in.Format), Rank: in.Rank, WorldSize: in.WorldSize,
+		out[i] = jsonInput{Path: in.Path, Run: in.Run, Format: string(in.Format), Rank: in.Rank, WorldSize: in.WorldSize,
 			Activities: in.Activities, Truncated: in.Truncated}
 	}
 	return out
@@ -83,6 +84,9 @@ type jsonStepStats struct {
 	Periods    int                   `json:"periods"`
 	PeriodNS   jsonSummary           `json:"period_ns"`
 	GapNS      jsonSummary           `json:"gap_ns"`
+	TokenSteps int                   `json:"token_steps"`
+	Tokens     jsonSummary           `json:"tokens"`
+	NSPerToken float64               `json:"ns_per_token"`
 }
 
 func jsonStats(ss *analyze.StepStats) *jsonStepStats {
@@ -90,7 +94,8 @@ func jsonStats(ss *analyze.StepStats) *jsonStepStats {
 		return nil
 	}
 	out := &jsonStepStats{Count: ss.Count, SpanNS: jsonSum(ss.SpanNS), BusyNS: jsonSum(ss.BusyNS), IdleNS: jsonSum(ss.IdleNS),
-		KernelNS: jsonSum(ss.KernelNS), Outliers: ss.Outliers, Periods: ss.Periods, PeriodNS: jsonSum(ss.PeriodNS), GapNS: jsonSum(ss.GapNS)}
+		KernelNS: jsonSum(ss.KernelNS), Outliers: ss.Outliers, Periods: ss.Periods, PeriodNS: jsonSum(ss.PeriodNS), GapNS: jsonSum(ss.GapNS),
+		TokenSteps: ss.TokenSteps, Tokens: jsonSum(ss.Tokens), NSPerToken: ss.NSPerToken}
 	for _, c := range ss.Categories {
 		out.Categories = append(out.Categories, jsonCategorySummary{Category: c.Category.String(), KernelNS: jsonSum(c.KernelNS)})
 	}
@@ -99,6 +104,7 @@ func jsonStats(ss *analyze.StepStats) *jsonStepStats {
 
 type jsonGroup struct {
 	Path       string          `json:"path"`
+	Run        string          `json:"run"`
 	Rank       *int            `json:"rank"`
 	PID        int64           `json:"pid"`
 	Device     int32           `json:"device"`
@@ -117,6 +123,9 @@ type jsonGroup struct {
 	StepShare       float64  `json:"step_share"`
 	PeriodNSP50     *float64 `json:"period_ns_p50,omitempty"`
 	GapNSP50        *float64 `json:"gap_ns_p50,omitempty"`
+	// Tokens per step and time per token, for steps whose markers say.
+	TokensP50  *float64 `json:"tokens_p50,omitempty"`
+	NSPerToken *float64 `json:"ns_per_token,omitempty"`
 	// Idle time by cause (docs/definitions.md).
 	Idle             jsonIdle          `json:"idle"`
 	BetweenStepsNS   int64             `json:"between_steps_ns"`
@@ -178,12 +187,16 @@ func jsonEmptyLaunches(es []analyze.EmptyLaunch) []jsonEmptyLaunch {
 func jsonGroups(gs []analyze.Group) []jsonGroup {
 	out := make([]jsonGroup, len(gs))
 	for i, g := range gs {
-		j := jsonGroup{Path: g.Path, Rank: g.Rank, PID: g.PID, Device: g.Device, StepKind: g.StepKind.String(), Steps: g.Steps,
+		j := jsonGroup{Path: g.Path, Run: g.Run, Rank: g.Rank, PID: g.PID, Device: g.Device, StepKind: g.StepKind.String(), Steps: g.Steps,
 			KernelNS: g.KernelNS, BusyNS: g.BusyNS, SpanNS: g.SpanNS, IdleNS: g.IdleNS, StepStats: jsonStats(g.StepStats),
 			KernelNSPerStep: g.KernelPerStepNS, StepShare: g.StepShare}
 		if ss := g.StepStats; ss != nil && ss.Periods > 0 {
 			p50, gap := ss.PeriodNS.P50, ss.GapNS.P50
 			j.PeriodNSP50, j.GapNSP50 = &p50, &gap
+		}
+		if ss := g.StepStats; ss != nil && ss.TokenSteps > 0 {
+			p50, per := ss.Tokens.P50, ss.NSPerToken
+			j.TokensP50, j.NSPerToken = &p50, &per
 		}
 		for _, c := range g.Categories {
 			j.Categories = append(j.Categories, jsonCategory{Category: c.Category.String(), KernelNS: c.KernelNS,
@@ -301,6 +314,7 @@ type jsonStepCat struct {
 
 type jsonStep struct {
 	Path        string        `json:"path"`
+	Run         string        `json:"run"`
 	Rank        *int          `json:"rank"`
 	PID         int64         `json:"pid"`
 	Device      int32         `json:"device"`
@@ -320,12 +334,15 @@ type jsonStep struct {
 	TopShare    float64       `json:"top_share"`
 	Outlier     bool          `json:"outlier"`
 	Idle        jsonIdle      `json:"idle"`
+	// Tokens is the step's token count from its marker, null when the
+	// marker does not say.
+	Tokens *int64 `json:"tokens"`
 }
 
 func jsonSteps(rows []analyze.StepRow) []jsonStep {
 	out := make([]jsonStep, len(rows))
 	for i, r := range rows {
-		j := jsonStep{Path: r.Path, Rank: r.Rank, PID: r.PID, Device: r.Device, Index: r.Step.Index,
+		j := jsonStep{Path: r.Path, Run: r.Run, Rank: r.Rank, PID: r.PID, Device: r.Device, Index: r.Step.Index,
 			Kind: r.Step.Kind.String(), Marker: r.Step.Marker, MarkerStart: int64(r.Step.Start), MarkerEnd: int64(r.Step.End),
 			StartNS: int64(r.Start), OffsetNS: r.Offset, SpanNS: r.SpanNS, BusyNS: r.BusyNS, IdleNS: r.IdleNS,
 			KernelNS: r.KernelNS, Outlier: r.Outlier, Idle: jsonIdleOf(r.Idle)}
@@ -335,6 +352,9 @@ func jsonSteps(rows []analyze.StepRow) []jsonStep {
 		}
 		if c, ok := r.TopCategory(); ok {
 			j.TopCategory, j.TopShare = c.Category.String(), c.ShareOfKernel
+		}
+		if tok := r.Step.Tokens; tok >= 0 {
+			j.Tokens = &tok
 		}
 		out[i] = j
 	}

@@ -18,10 +18,14 @@ func crossRankText(sb *strings.Builder, rows []analyze.RankRow, opt Options) {
 	}
 	for i := 0; i < len(rows); {
 		j := i
-		for j < len(rows) && rows[j].StepKind == rows[i].StepKind {
+		for j < len(rows) && rows[j].StepKind == rows[i].StepKind && rows[j].Run == rows[i].Run {
 			j++
 		}
-		title := "all ranks · " + rankKindTitle(rows[i].StepKind) + " · cross-rank comparison of " + strconv.Itoa(rows[i].Ranks) + " ranks"
+		who := "all ranks"
+		if rows[i].Run != "" {
+			who = Printable(rows[i].Run)
+		}
+		title := who + " · " + rankKindTitle(rows[i].StepKind) + " · cross-rank comparison of " + strconv.Itoa(rows[i].Ranks) + " ranks"
 		sb.WriteByte('\n')
 		heading(sb, title, opt)
 		sb.WriteString("GPU time per rank: all ranks summed, then min / median / max across ranks and the rank with the max; " +

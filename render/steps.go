@@ -48,7 +48,7 @@ func Steps(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Option
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"path", "rank", "pid", "device", "index", "kind", "marker", "marker_start_ns", "marker_end_ns",
 			"start_ns", "offset_ns", "span_ns", "busy_ns", "idle_ns", "kernel_ns", "top_category", "top_share", "outlier",
-			"launch_bound_ns", "device_side_ns", "unknown_ns"})
+			"launch_bound_ns", "device_side_ns", "unknown_ns", "tokens", "run"})
 		if st != nil {
 			for _, s := range jsonSteps(st.Rows) {
 				cw.Write([]string{csvText(s.Path), intOrEmpty(s.Rank), strconv.FormatInt(s.PID, 10), strconv.Itoa(int(s.Device)),
@@ -57,7 +57,7 @@ func Steps(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Option
 					strconv.FormatInt(s.OffsetNS, 10), strconv.FormatInt(s.SpanNS, 10), strconv.FormatInt(s.BusyNS, 10),
 					strconv.FormatInt(s.IdleNS, 10), strconv.FormatInt(s.KernelNS, 10), s.TopCategory, ftoa(s.TopShare),
 					strconv.FormatBool(s.Outlier), strconv.FormatInt(s.Idle.LaunchBoundNS, 10),
-					strconv.FormatInt(s.Idle.DeviceSideNS, 10), strconv.FormatInt(s.Idle.UnknownNS, 10)})
+					strconv.FormatInt(s.Idle.DeviceSideNS, 10), strconv.FormatInt(s.Idle.UnknownNS, 10), int64OrEmpty(s.Tokens), csvText(s.Run)})
 			}
 		}
 		cw.Flush()
@@ -83,9 +83,19 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 			sb.WriteByte('\n')
 		}
 		heading(&sb, Printable(sum.Path+" · "+StepCount(sum.Steps, analyze.KindAny)), opt)
+		tokens := false
+		for _, s := range st.Rows {
+			tokens = tokens || (s.Path == sum.Path && s.Step.Tokens >= 0)
+		}
 		t := &Table{Head: []string{"step", "kind", "marker", "dev", "start ms", "span ms", "busy ms", "idle ms",
 			"launch-bound ms", "device-side ms", "top category", "share", "of span", "outlier"},
 			Right: []bool{true, false, false, true, true, true, true, true, true, true, false, true, true, false}}
+		if tokens {
+			// Before the outlier column, which is mostly empty.
+			n := len(t.Head) - 1
+			t.Head = append(t.Head[:n:n], "tokens", "µs/token", "outlier")
+			t.Right = append(t.Right[:n:n], true, true, false)
+		}
 		for _, s := range st.Rows {
 			if s.Path != sum.Path {
 				continue
@@ -98,8 +108,18 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 			if c, ok := s.TopCategory(); ok {
 				top, share, ofSpan = c.Category.String(), Pct(c.ShareOfKernel), Pct(c.ShareOfSpan)
 			}
-			t.Add(strconv.Itoa(s.Step.Index), s.Step.Kind.String(), clip(s.Step.Marker, width), strconv.Itoa(int(s.Device)), MS(s.Offset),
-				MS(s.SpanNS), MS(s.BusyNS), MS(s.IdleNS), MS(s.Idle.LaunchBoundNS), MS(s.Idle.DeviceSideNS), top, share, ofSpan, out)
+			row := []string{strconv.Itoa(s.Step.Index), s.Step.Kind.String(), clip(s.Step.Marker, width), strconv.Itoa(int(s.Device)), MS(s.Offset),
+				MS(s.SpanNS), MS(s.BusyNS), MS(s.IdleNS), MS(s.Idle.LaunchBoundNS), MS(s.Idle.DeviceSideNS), top, share, ofSpan}
+			if tokens {
+				tok, per := "", ""
+				if n := s.Step.Tokens; n > 0 {
+					tok, per = strconv.FormatInt(n, 10), strconv.FormatFloat(float64(s.SpanNS)/float64(n)/1e3, 'f', 1, 64)
+				} else if n == 0 {
+					tok = "0"
+				}
+				row = append(row, tok, per)
+			}
+			t.Add(append(row, out)...)
 		}
 		t.Write(&sb, md)
 		sb.WriteByte('\n')

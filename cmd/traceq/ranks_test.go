@@ -142,11 +142,11 @@ func TestCrossRankDLRM8(t *testing.T) {
 
 	// The other formats carry the same rows.
 	text := string(crRun(t, "breakdown", "--detail", "ranks", dlrm8))
-	if !strings.Contains(text, "== all ranks · steps · cross-rank comparison of 8 ranks") {
+	if !strings.Contains(text, "== dlrm8 · steps · cross-rank comparison of 8 ranks") {
 		t.Errorf("text output lacks the cross-rank title")
 	}
 	md := string(crRun(t, "breakdown", "--detail", "ranks", "--format", "markdown", dlrm8))
-	if !strings.Contains(md, "### all ranks · steps · cross-rank comparison of 8 ranks") || !strings.Contains(md, "| category | all ranks ms |") {
+	if !strings.Contains(md, "### dlrm8 · steps · cross-rank comparison of 8 ranks") || !strings.Contains(md, "| category | all ranks ms |") {
 		t.Errorf("markdown output lacks the cross-rank table")
 	}
 	_, second, ok := strings.Cut(string(crRun(t, "breakdown", "--format", "csv", dlrm8)), "\n\n")
