@@ -123,9 +123,9 @@ type StepStats struct {
 	KernelNS Summary
 	// PeriodNS and GapNS summarise the steps that have a next step on the
 	// device (Periods of them; none when Periods is 0).
-	Periods    int
-	PeriodNS   Summary
-	GapNS      Summary
+	Periods  int
+	PeriodNS Summary
+	GapNS    Summary
 	// TokenSteps counts the steps whose marker gives a token count;
 	// Tokens summarises those counts, and NSPerToken is their summed span
 	// over their summed tokens (0 without tokens).

@@ -31,7 +31,7 @@ type KindSummary struct {
 	TokenSteps int
 	TokensP50  float64
 	NSPerToken float64
-	Idle              IdleSplit
+	Idle       IdleSplit
 	// Categories: every category of the kind, most kernel time first, with
 	// shares of the summed kernel time and of the summed span.
 	Categories []CategoryStat
