@@ -67,8 +67,8 @@ func smallTrace() (*trace.Trace, *analyze.Steps) {
 	}
 	st := &analyze.Steps{
 		List: []analyze.Step{
-			{Index: 0, Kind: analyze.KindDecode, Marker: "m0", Start: 80, End: 180},
-			{Index: 1, Kind: analyze.KindPrefill, Marker: "m1", Start: 280, End: 340},
+			{Index: 0, Kind: analyze.KindDecode, Marker: "m0", Start: 80, End: 180, Tokens: -1},
+			{Index: 1, Kind: analyze.KindPrefill, Marker: "m1", Start: 280, End: 340, Tokens: 24},
 		},
 		Of: []int32{0, 0, 0, -1, 1, 1},
 	}
@@ -123,20 +123,21 @@ func TestAddWritesEveryTable(t *testing.T) {
 	}
 
 	// Steps: span from first start to last end, busy counts the overlap
-	// of activities 0 and 1 once (100..170), kernel sums durations.
+	// of activities 0 and 1 once (100..170), kernel sums durations;
+	// tokens from the marker, null when it does not say.
 	for _, tc := range []struct {
 		rank  string
 		steps []Step
 	}{
 		{"0", []Step{
 			{Device: 0, Step: 0, Kind: "decode", Marker: "m0", StartNS: 100, EndNS: 170, SpanNS: 70, BusyNS: 70, KernelNS: 100, Input: "in.sqlite", PID: 100, MarkerStartNS: 80, MarkerEndNS: 180},
-			{Device: 0, Step: 1, Kind: "prefill", Marker: "m1", StartNS: 330, EndNS: 335, SpanNS: 5, BusyNS: 5, KernelNS: 5, Input: "in.sqlite", PID: 100, MarkerStartNS: 280, MarkerEndNS: 340},
+			{Device: 0, Step: 1, Kind: "prefill", Marker: "m1", StartNS: 330, EndNS: 335, SpanNS: 5, BusyNS: 5, KernelNS: 5, Tokens: ptr[int64](24), Input: "in.sqlite", PID: 100, MarkerStartNS: 280, MarkerEndNS: 340},
 		}},
 		{"1", []Step{
 			{Device: 1, Step: 0, Kind: "decode", Marker: "m0", StartNS: 130, EndNS: 140, SpanNS: 10, BusyNS: 10, KernelNS: 10, Input: "in.sqlite", PID: 200, MarkerStartNS: 80, MarkerEndNS: 180},
 		}},
 		{NullRank, []Step{
-			{Device: 2, Step: 1, Kind: "prefill", Marker: "m1", StartNS: 300, EndNS: 320, SpanNS: 20, BusyNS: 20, KernelNS: 20, Input: "in.sqlite", PID: 300, MarkerStartNS: 280, MarkerEndNS: 340},
+			{Device: 2, Step: 1, Kind: "prefill", Marker: "m1", StartNS: 300, EndNS: 320, SpanNS: 20, BusyNS: 20, KernelNS: 20, Tokens: ptr[int64](24), Input: "in.sqlite", PID: 300, MarkerStartNS: 280, MarkerEndNS: 340},
 		}},
 	} {
 		got := readRows[Step](t, m, "steps/run=r1/rank="+tc.rank+"/part-0.parquet")

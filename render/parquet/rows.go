@@ -125,8 +125,11 @@ func (x *Exporter) steps(path string, t *trace.Trace, st *analyze.StepTable, par
 			row := Step{Device: r.Device, Step: int32(s.Index), Kind: s.Kind.String(), Marker: s.Marker,
 				StartNS: int64(r.Start), EndNS: int64(r.Start) + r.SpanNS, SpanNS: r.SpanNS,
 				BusyNS: r.BusyNS, KernelNS: r.KernelNS,
-				Tokens: nil, // left for the markers' token counts (issue 14)
-				Input:  path, PID: r.PID, MarkerStartNS: int64(s.Start), MarkerEndNS: int64(s.End)}
+				Input: path, PID: r.PID, MarkerStartNS: int64(s.Start), MarkerEndNS: int64(s.End)}
+			if s.Tokens >= 0 {
+				tok := s.Tokens
+				row.Tokens = &tok
+			}
 			if err := tabs[partOf[procOf[r.PID]]].add(row); err != nil {
 				return err
 			}
