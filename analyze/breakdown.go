@@ -16,6 +16,20 @@ type Options struct {
 	Kind StepKind
 	// Top is the number of top kernels kept per group; 0 means 10.
 	Top int
+	// ByTop folds every category into its top level: communication/*
+	// becomes communication (gemm/marlin and moe/marlin_moe stay apart,
+	// under gemm and moe).
+	ByTop bool
+}
+
+// categorize is the category rule of an analysis: ActivityCategory,
+// folded to its top level with ByTop.
+func (o *Options) categorize(a *trace.Activity, name string) classify.Category {
+	c := ActivityCategory(a, name, o.classifier())
+	if o.ByTop {
+		return classify.Category{Top: c.Top}
+	}
+	return c
 }
 
 func (o *Options) classifier() *classify.Classifier {
@@ -157,11 +171,11 @@ type accumulation struct {
 	empty  []EmptyLaunch
 }
 
-func accumulate(inputs []Input, cl *classify.Classifier) *accumulation {
+func accumulate(inputs []Input, opt Options) *accumulation {
 	acc := &accumulation{inputs: inputs, cats: newCatTable(), byName: make([][]catID, len(inputs))}
 	for ii, in := range inputs {
 		t := in.Trace
-		byName := acc.cats.byName(t, cl)
+		byName := acc.cats.byName(t, opt.categorize)
 		acc.byName[ii] = byName
 		scan := newIdleScan(t, in.Steps != nil, byName, acc.cats)
 		m := map[winKey]*window{}
@@ -219,7 +233,7 @@ func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
 	if top <= 0 {
 		top = 10
 	}
-	acc := accumulate(inputs, opt.classifier())
+	acc := accumulate(inputs, opt)
 	r := &GroupTable{}
 	for _, in := range inputs {
 		r.Inputs = append(r.Inputs, Describe(in))

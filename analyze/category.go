@@ -39,9 +39,9 @@ func (c *catTable) id(cat classify.Category) catID {
 	return i
 }
 
-// byName classifies every name of t's activities once and returns, per
+// byName categorises every name of t's activities once and returns, per
 // NameID, its category id (-1 for names no activity has).
-func (c *catTable) byName(t *trace.Trace, cl *classify.Classifier) []catID {
+func (c *catTable) byName(t *trace.Trace, categorize func(*trace.Activity, string) classify.Category) []catID {
 	out := make([]catID, len(t.Names))
 	for i := range out {
 		out[i] = -1
@@ -49,7 +49,7 @@ func (c *catTable) byName(t *trace.Trace, cl *classify.Classifier) []catID {
 	for i := range t.Activities {
 		a := &t.Activities[i]
 		if out[a.Name] < 0 {
-			out[a.Name] = c.id(ActivityCategory(a, t.Names[a.Name], cl))
+			out[a.Name] = c.id(categorize(a, t.Names[a.Name]))
 		}
 	}
 	return out

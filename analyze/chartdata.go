@@ -220,7 +220,7 @@ func StepTimeline(in Input, index int, cl *classify.Classifier) (*Timeline, erro
 		return nil, fmt.Errorf("%s: step %d has no GPU activity", in.Path, index)
 	}
 	cats := newCatTable()
-	byName := cats.byName(t, cl)
+	byName := cats.byName(t, (&Options{Classifier: cl}).categorize)
 	labels := KernelLabels(ActivityNames([]Input{in}), LabelRunes)
 	lanes := map[TimelineLane]int{}
 	for _, i := range idx {

@@ -203,7 +203,7 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKin
 		}
 		return s
 	}
-	r, _ := Breakdown(inputs, Options{Classifier: cl, Kind: opt.Kind, Top: 1})
+	r, _ := Breakdown(inputs, Options{Classifier: cl, Kind: opt.Kind, Top: 1, ByTop: opt.ByTop})
 	for _, g := range r.Groups {
 		s := get(g.StepKind)
 		s.windows += max(g.Steps, 1)
@@ -220,6 +220,7 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKin
 	for _, in := range inputs {
 		t := in.Trace
 		catOf := make([]classify.Category, len(t.Names))
+		known := make([]bool, len(t.Names))
 		for i := range t.Activities {
 			a := &t.Activities[i]
 			k := stepKindOf(in, i)
@@ -228,8 +229,8 @@ func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKin
 				continue // filtered out by opt.Kind
 			}
 			name := t.Names[a.Name]
-			if catOf[a.Name].Sub == "" {
-				catOf[a.Name] = ActivityCategory(a, name, cl)
+			if !known[a.Name] {
+				catOf[a.Name], known[a.Name] = opt.categorize(a, name), true
 			}
 			ns := s.names[name]
 			if ns == nil {

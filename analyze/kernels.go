@@ -44,7 +44,6 @@ type KernelStat struct {
 // name, over its activities, the count, total, mean, median, min, max and
 // sample standard deviation of the durations.
 func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
-	cl := opt.classifier()
 	type key struct {
 		name   string
 		input  int
@@ -67,6 +66,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 		t := in.Trace
 		l2g[ii] = map[local]int{}
 		catOf := make([]classify.Category, len(t.Names))
+		known := make([]bool, len(t.Names))
 		for i := range t.Activities {
 			a := &t.Activities[i]
 			l, ok := opt.localKey(in, i)
@@ -97,8 +97,8 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			if a.Dur > math.MaxInt32 {
 				long[g] = true
 			}
-			if catOf[a.Name].Sub == "" {
-				catOf[a.Name] = ActivityCategory(a, t.Names[a.Name], cl)
+			if !known[a.Name] {
+				catOf[a.Name], known[a.Name] = opt.categorize(a, t.Names[a.Name]), true
 			}
 			cats[g] = catOf[a.Name]
 		}

@@ -92,7 +92,14 @@ var (
 	MemsetCategory = Category{Memcpy, "memset"}
 )
 
-func (c Category) String() string { return c.Top.String() + "/" + c.Sub }
+// String is "top/sub", or "top" for a top-level category alone (a sum
+// over its subs, as breakdown --by top reports).
+func (c Category) String() string {
+	if c.Sub == "" {
+		return c.Top.String()
+	}
+	return c.Top.String() + "/" + c.Sub
+}
 
 // ParseCategory reads a "top/sub" category id, checking that the top is
 // one of Tops and the sub level uses only a-z, 0-9, '_', '-' and '.'.

@@ -54,6 +54,20 @@ func checkTableFormat(f string) error {
 	return nil
 }
 
+// byFlag is --by: categories as they are, or folded to their top level.
+var byFlag = &cli.StringFlag{Name: "by", Value: "category", Usage: "group kernel time by `category` (top/sub) or by top (top level only: communication/* is communication)"}
+
+// byTop reads --by.
+func byTop(c *cli.Context) (bool, error) {
+	switch c.String("by") {
+	case "category", "":
+		return false, nil
+	case "top":
+		return true, nil
+	}
+	return false, usagef("%s: unknown --by %q (want category or top)", c.Command.Name, c.String("by"))
+}
+
 // kindFlag is --kind, a step kind, with the command's own usage text.
 func kindFlag(usage string) cli.Flag { return &cli.StringFlag{Name: "kind", Usage: usage} }
 
@@ -88,6 +102,7 @@ func breakdownCmd(e *env) *cli.Command {
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
 			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels or all, comma-separated"},
+			byFlag,
 			noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
@@ -109,7 +124,11 @@ func breakdownCmd(e *env) *cli.Command {
 			if err := analyze.CheckKind(inputs, kind); err != nil {
 				return err
 			}
-			opt := analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top")}
+			rollup, err := byTop(c)
+			if err != nil {
+				return err
+			}
+			opt := analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top"), ByTop: rollup}
 			// The two passes over the activities are independent: run
 			// them on two cores (seconds for GBs of rank files).
 			kernels := make(chan []analyze.KernelStat, 1)
@@ -130,6 +149,7 @@ func kernelsCmd(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "per-device", Usage: "one row per input, device and name"},
 			&cli.BoolFlag{Name: "memops", Usage: "include memcpy and memset activities"},
 			kindFlag("only kernels of steps of this kind"),
+			byFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 0 {
@@ -146,8 +166,12 @@ func kernelsCmd(e *env) *cli.Command {
 			if err := analyze.CheckKind(inputs, kind); err != nil {
 				return err
 			}
+			rollup, err := byTop(c)
+			if err != nil {
+				return err
+			}
 			ks := analyze.Kernels(inputs, analyze.KernelOptions{
-				Options:   analyze.Options{Classifier: cl, Kind: kind},
+				Options:   analyze.Options{Classifier: cl, Kind: kind, ByTop: rollup},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
 			var infos []analyze.InputInfo

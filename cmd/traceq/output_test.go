@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"maps"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -322,5 +324,51 @@ func TestTimelineWindow(t *testing.T) {
 		if code, _, errs := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d %q, want a usage error", args, code, errs)
 		}
+	}
+}
+
+// TestByTop: --by top folds each group's categories into their top level:
+// the kernel time of a top is the sum of its categories', and every name
+// is a bare top.
+func TestByTop(t *testing.T) {
+	in := torchDir + "/dlrm8"
+	type doc struct {
+		Groups []struct {
+			Categories []struct {
+				Category string `json:"category"`
+				KernelNS int64  `json:"kernel_ns"`
+			} `json:"categories"`
+		} `json:"groups"`
+	}
+	read := func(args ...string) doc {
+		code, out, errs := runCLI(append([]string{"breakdown", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	full, top := read(in), read("--by", "top", in)
+	if len(full.Groups) != len(top.Groups) {
+		t.Fatalf("%d groups by category, %d by top", len(full.Groups), len(top.Groups))
+	}
+	for i, g := range full.Groups {
+		want := map[string]int64{}
+		for _, c := range g.Categories {
+			want[strings.SplitN(c.Category, "/", 2)[0]] += c.KernelNS
+		}
+		got := map[string]int64{}
+		for _, c := range top.Groups[i].Categories {
+			got[c.Category] = c.KernelNS
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("group %d by top %v, want %v", i, got, want)
+		}
+	}
+	if code, _, _ := runCLI("breakdown", "--by", "sub", in); code != exitUsage {
+		t.Errorf("--by sub: exit %d, want a usage error", code)
 	}
 }
