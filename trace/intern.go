@@ -1,6 +1,31 @@
 package trace
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxNameLen caps the length of a name kept in the model, in bytes: a name
+// of hundreds of MB (a generated kernel, a hostile file) would otherwise
+// be held several times over. Both parsers cut longer names with CutName
+// and count an anomaly, AnomLongName.
+const MaxNameLen = 64 << 10
+
+// AnomLongName is the anomaly of a name cut to MaxNameLen.
+const AnomLongName = "name longer than 64 KiB truncated"
+
+// CutName returns s cut to MaxNameLen bytes on a UTF-8 boundary, and
+// whether it was cut.
+func CutName(s string) (string, bool) {
+	if len(s) <= MaxNameLen {
+		return s, false
+	}
+	n := MaxNameLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
 
 // Interner assigns NameIDs to strings. Strings are cloned on first sight so
 // that the model never pins a parser's input buffer.

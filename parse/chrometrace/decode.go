@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -439,23 +438,14 @@ func (d *decoder) event(ev string) EventKind {
 	}
 }
 
-// maxName caps the length of a name kept in the model: a name of
-// hundreds of MB (a generated kernel, a hostile file) would otherwise be
-// held several times over.
-const maxName = 64 << 10
+// maxName is trace.MaxNameLen, the longest name kept.
+const maxName = trace.MaxNameLen
 
-// anomLongName counts the names cut to maxName.
-const anomLongName = "name longer than 64 KiB truncated"
-
-// intern returns the id of s, cut to maxName bytes (on a UTF-8 boundary).
+// intern returns the id of s, cut to trace.MaxNameLen bytes.
 func (d *decoder) intern(s string) trace.NameID {
-	if len(s) > maxName {
-		n := maxName
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n]
-		d.anomaly(anomLongName)
+	s, cut := trace.CutName(s)
+	if cut {
+		d.anomaly(trace.AnomLongName)
 	}
 	return d.names.ID(s)
 }

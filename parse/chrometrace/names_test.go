@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/traceq/traceq/trace"
 )
 
 // kernelNamed is a trace of one kernel whose name is the JSON text name.
@@ -36,7 +38,7 @@ func TestLongNames(t *testing.T) {
 			}
 			cut := int64(0)
 			for _, a := range tr.Anomalies {
-				if a.What == anomLongName {
+				if a.What == trace.AnomLongName {
 					cut = a.Count
 				}
 			}

@@ -1,6 +1,8 @@
 package nsyssqlite
 
 import (
+	"github.com/traceq/traceq/trace"
+
 	"bytes"
 	"crypto/sha256"
 	"database/sql"
@@ -395,5 +397,43 @@ func TestSniff(t *testing.T) {
 		if got := Sniff([]byte(tt.in)); got != tt.want {
 			t.Errorf("Sniff(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestLongName: a kernel name of 1 MiB in StringIds is cut to
+// trace.MaxNameLen, counted as an anomaly, and never read whole.
+func TestLongName(t *testing.T) {
+	path := copyFixture(t, filepath.Join(t.TempDir(), "long.sqlite"))
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("k", 1<<20)
+	if _, err := db.Exec(`UPDATE StringIds SET value = ? WHERE id = (SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1)`, long); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE StringIds SET value = ? WHERE id = (SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1)`, long); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	tr, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := 0
+	for _, n := range tr.Names {
+		if len(n) > trace.MaxNameLen {
+			t.Fatalf("a name of %d bytes kept", len(n))
+		}
+		if len(n) == trace.MaxNameLen {
+			cut++
+		}
+	}
+	found := false
+	for _, a := range tr.Anomalies {
+		found = found || a.What == trace.AnomLongName
+	}
+	if cut == 0 || !found {
+		t.Errorf("cut names %d, anomaly %v: %+v", cut, found, tr.Anomalies)
 	}
 }

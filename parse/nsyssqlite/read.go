@@ -414,7 +414,10 @@ func (r *reader) lookupStrings(ids []int64) (map[int64]string, error) {
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		q := `SELECT id, value FROM "` + r.tables[tableStrings] + `" WHERE id IN (?` + strings.Repeat(", ?", n-1) + ")"
+		// Only a name's first MaxNameLen bytes are fetched (substr on a
+		// BLOB counts bytes): a hostile StringIds row of hundreds of MB
+		// costs nothing.
+		q := `SELECT id, substr(CAST(value AS BLOB), 1, ` + strconv.Itoa(trace.MaxNameLen+1) + `) FROM "` + r.tables[tableStrings] + `" WHERE id IN (?` + strings.Repeat(", ?", n-1) + ")"
 		rows, err := r.db.Query(q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", tableStrings, dbError(err))
@@ -426,7 +429,11 @@ func (r *reader) lookupStrings(ids []int64) (map[int64]string, error) {
 				rows.Close()
 				return nil, fmt.Errorf("table %s: %w", tableStrings, err)
 			}
-			out[id] = string(v)
+			s, cut := trace.CutName(string(v))
+			if cut && !r.b.counted(trace.AnomLongName) {
+				r.b.t.AddAnomaly(trace.AnomLongName, 1, fmt.Sprintf("%s id %d", tableStrings, id))
+			}
+			out[id] = s
 		}
 		err = rows.Err()
 		rows.Close()
