@@ -633,7 +633,9 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 			break
 		}
 	}
-	t.Sort()
+	// Activities and launches are in order already (merged runs, checked
+	// after renaming); only the ranges are sorted here.
+	slices.SortFunc(t.Ranges, func(a, b trace.Range) int { return trace.CompareRanges(&a, &b) })
 	t.SortAnomalies()
 	return t, nil
 }
