@@ -54,6 +54,28 @@ func checkTableFormat(f string) error {
 	return nil
 }
 
+// selectInputs reads the flags that select what an analysis counts
+// (--kind, --by), then the inputs, and refuses a --kind they do not hold:
+// the start of breakdown and kernels.
+func selectInputs(c *cli.Context, e *env) (analyze.Options, []analyze.Input, error) {
+	kind, err := stepKindFlag(c)
+	if err != nil {
+		return analyze.Options{}, nil, err
+	}
+	rollup, err := byTop(c)
+	if err != nil {
+		return analyze.Options{}, nil, err
+	}
+	cl, inputs, err := tableInputs(c, e)
+	if err != nil {
+		return analyze.Options{}, nil, err
+	}
+	if err := analyze.CheckKind(inputs, kind); err != nil {
+		return analyze.Options{}, nil, err
+	}
+	return analyze.Options{Classifier: cl, Kind: kind, ByTop: rollup}, inputs, nil
+}
+
 // byFlag is --by: categories as they are, or folded to their top level.
 var byFlag = &cli.StringFlag{Name: "by", Value: "category", Usage: "group kernel time by `category` (top/sub) or by top (top level only: communication/* is communication)"}
 
@@ -113,22 +135,11 @@ func breakdownCmd(e *env) *cli.Command {
 			if err != nil {
 				return usageError{"breakdown: " + err.Error()}
 			}
-			kind, err := stepKindFlag(c)
+			opt, inputs, err := selectInputs(c, e)
 			if err != nil {
 				return err
 			}
-			cl, inputs, err := tableInputs(c, e)
-			if err != nil {
-				return err
-			}
-			if err := analyze.CheckKind(inputs, kind); err != nil {
-				return err
-			}
-			rollup, err := byTop(c)
-			if err != nil {
-				return err
-			}
-			opt := analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top"), ByTop: rollup}
+			opt.Top = c.Int("top")
 			// The two passes over the activities are independent: run
 			// them on two cores (seconds for GBs of rank files).
 			kernels := make(chan []analyze.KernelStat, 1)
@@ -155,23 +166,12 @@ func kernelsCmd(e *env) *cli.Command {
 			if c.Int("top") < 0 {
 				return usagef("kernels: --top must be >= 0")
 			}
-			kind, err := stepKindFlag(c)
-			if err != nil {
-				return err
-			}
-			cl, inputs, err := tableInputs(c, e)
-			if err != nil {
-				return err
-			}
-			if err := analyze.CheckKind(inputs, kind); err != nil {
-				return err
-			}
-			rollup, err := byTop(c)
+			opt, inputs, err := selectInputs(c, e)
 			if err != nil {
 				return err
 			}
 			ks := analyze.Kernels(inputs, analyze.KernelOptions{
-				Options:   analyze.Options{Classifier: cl, Kind: kind, ByTop: rollup},
+				Options:   opt,
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
 			var infos []analyze.InputInfo
