@@ -347,18 +347,7 @@ func (acc *accumulation) groups(top int, opt Options) []Group {
 		g.KernelPerStepNS = PerStep(g.KernelNS, windows)
 		g.StepShare = Ratio(g.BusyNS, g.SpanNS)
 		ga.idle.fill(&g, acc.inputs[k.input].Trace)
-		for _, cs := range ga.cats {
-			cs.Share = Ratio(cs.KernelNS, g.KernelNS)
-			cs.KernelPerStepNS = PerStep(cs.KernelNS, windows)
-			cs.StepShare = Ratio(cs.BusyNS, g.SpanNS)
-			g.Categories = append(g.Categories, *cs)
-		}
-		slices.SortFunc(g.Categories, func(a, b CategoryStat) int {
-			if c := cmp.Compare(b.KernelNS, a.KernelNS); c != 0 {
-				return c
-			}
-			return classify.Compare(a.Category, b.Category)
-		})
+		g.Categories = categoryList(ga.cats, g.KernelNS, g.SpanNS, windows)
 		t := acc.inputs[k.input].Trace
 		ids := make([]trace.NameID, 0, len(ga.names))
 		for id := range ga.names {

@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/trace"
 )
@@ -15,6 +18,26 @@ func ActivityCategory(a *trace.Activity, name string, cl *classify.Classifier) c
 		return classify.MemsetCategory
 	}
 	return cl.Classify(name)
+}
+
+// categoryList finishes a group's categories (a group, or a run's kind in
+// a summary): each one's shares of the kernel time and of the span, its
+// time per window, largest kernel time first (ties in category order).
+func categoryList[K comparable](cats map[K]*CategoryStat, kernel, span int64, windows int) []CategoryStat {
+	out := make([]CategoryStat, 0, len(cats))
+	for _, cs := range cats {
+		cs.Share = Ratio(cs.KernelNS, kernel)
+		cs.StepShare = Ratio(cs.BusyNS, span)
+		cs.KernelPerStepNS = PerStep(cs.KernelNS, windows)
+		out = append(out, *cs)
+	}
+	slices.SortFunc(out, func(a, b CategoryStat) int {
+		if c := cmp.Compare(b.KernelNS, a.KernelNS); c != 0 {
+			return c
+		}
+		return classify.Compare(a.Category, b.Category)
+	})
+	return out
 }
 
 // catID indexes a catTable: analyses group by this small integer and turn

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/traceq/traceq/classify"
@@ -124,18 +123,7 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 		}
 		s.MaxRank = rankFirst[k][best]
 		s.RankSpread = summarize(slices.Clone(s.PerRank))
-		for _, cs := range cats[k] {
-			cs.Share = Ratio(cs.KernelNS, s.KernelNS)
-			cs.StepShare = Ratio(cs.BusyNS, s.SpanNS)
-			cs.KernelPerStepNS = PerStep(cs.KernelNS, s.Windows)
-			s.Categories = append(s.Categories, *cs)
-		}
-		slices.SortFunc(s.Categories, func(a, b CategoryStat) int {
-			if c := cmp.Compare(b.KernelNS, a.KernelNS); c != 0 {
-				return c
-			}
-			return classify.Compare(a.Category, b.Category)
-		})
+		s.Categories = categoryList(cats[k], s.KernelNS, s.SpanNS, s.Windows)
 		if st != nil && k.kind != KindAll && k.kind != KindNone {
 			var spans, periods, gaps, tokens []int64
 			var tokSpan, tokSum int64
