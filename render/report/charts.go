@@ -141,7 +141,7 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		}
 		return chart.Hist(w, rows, one)
 	case Shares:
-		return chart.Shares(w, c.groups.Groups, opt)
+		return chart.Shares(w, c.groups.Groups, chart.SharesOptions{Options: opt})
 	case Top:
 		return chart.Top(w, c.kernels, opt)
 	case Timeline:
