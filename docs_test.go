@@ -287,7 +287,7 @@ func TestDocs(t *testing.T) {
 }
 
 // exampleDirs are the example reports docs/regen.sh writes.
-var exampleDirs = []string{"example", "example-ranks", "example-steps"}
+var exampleDirs = []string{"example", "example-ranks", "example-steps", "example-bench"}
 
 // TestExampleReports checks that the example reports under docs/ are what
 // docs/regen.sh makes from this tree (-update regenerates them).

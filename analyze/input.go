@@ -114,10 +114,3 @@ func CheckSums(inputs []Input) error {
 	}
 	return nil
 }
-
-// RanksOfOneRun reports whether two inputs are different ranks of one
-// distributed run (their traces say so), rather than a before/after pair.
-func RanksOfOneRun(a, b InputInfo) bool {
-	return a.Rank != nil && b.Rank != nil && *a.Rank != *b.Rank &&
-		a.WorldSize != nil && b.WorldSize != nil && *a.WorldSize == *b.WorldSize && *a.WorldSize > 1
-}

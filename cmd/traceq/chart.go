@@ -20,6 +20,7 @@ func chartFlags() []cli.Flag {
 		kindFlag("draw only steps of this kind (decode, prefill, mixed, step); the histogram's default is the most frequent kind"),
 		// Renamed: --kind is the step kind in every command.
 		&cli.StringFlag{Name: "step-kind", Hidden: true},
+		&cli.BoolFlag{Name: "unattributed", Usage: "shares: also draw the groups outside any step that hold under 5% of their run's kernel time (left out by default, and the chart says so)"},
 		stepFlag, noStepsFlag,
 	}
 }
@@ -53,7 +54,7 @@ func chartCmd(e *env) *cli.Command {
 		Name:  "chart",
 		Usage: "draw one chart (SVG or PNG) of --type steps, shares, top, hist, timeline or collectives",
 		Description: "steps: per-step GPU kernel time stacked by category (first input, first device; bins when many steps)\n" +
-			"shares: category shares of kernel time per input, device and step kind\n" +
+			"shares: category shares of kernel time per run, rank, device and step kind\n" +
 			"top: the most expensive kernels across all inputs\n" +
 			"hist: distribution of step GPU spans with p50/p90/p99 (first input)\n" +
 			"timeline: the kernels of one step on their streams (first input, --step-index)\n" +
@@ -100,7 +101,8 @@ func chartCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			copt := report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Longest: c.Int("longest")}
+			copt := report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Longest: c.Int("longest"),
+				Unattributed: c.Bool("unattributed")}
 			if copt.From, copt.To, err = timelineWindow(c, kind); err != nil {
 				return err
 			}

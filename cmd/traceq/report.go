@@ -25,13 +25,16 @@ func reportCmd(e *env) *cli.Command {
 		Name:  "report",
 		Usage: "write a markdown report (tables and charts) to a directory, or append it as a dated section to a benchmark log",
 		Description: "--out DIR writes DIR/report.md and the chart files next to it, replacing those of an earlier report.\n" +
-			"--append BENCH.md appends one dated section to BENCH.md (created if absent; what is there is never changed),\n" +
-			"with the charts in --out DIR, or by default in a new directory next to BENCH.md.\n" +
+			"--append BENCH.md appends one dated section to BENCH.md (created if absent; what is there is never changed):\n" +
+			"the run summary, the shares and steps charts, the collectives' and the idle verdicts and a link to the whole report,\n" +
+			"which goes with the charts into --out DIR, or by default a new directory next to BENCH.md; --full appends the whole report.\n" +
+			"Two runs (two directories, or two files that are not ranks of one run) get a before → after comparison.\n" +
 			"Every file is written whole or not at all: a failed run leaves no file behind.",
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write report.md and the charts to `DIR`"},
 			&cli.StringFlag{Name: "append", Usage: "append a dated section to the markdown `FILE`"},
+			&cli.BoolFlag{Name: "full", Usage: "with --append: append the whole report, not the short section"},
 			&cli.StringFlag{Name: "format", Value: "svg", Usage: "chart format: svg or png"},
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
@@ -42,6 +45,9 @@ func reportCmd(e *env) *cli.Command {
 			out, app := c.String("out"), c.String("append")
 			if out == "" && app == "" {
 				return usagef("report: give --out DIR, --append FILE, or both")
+			}
+			if c.Bool("full") && app == "" {
+				return usagef("report: --full is for --append (--out always writes the whole report)")
 			}
 			format := c.String("format")
 			if format != "svg" && format != "png" {
@@ -61,14 +67,10 @@ func reportCmd(e *env) *cli.Command {
 				return usagef("report: --date %q: want YYYY-MM-DD", date)
 			}
 			ins := inputPaths(c.Args().Slice())
-			mdPath := app
-			if app == "" {
-				mdPath = filepath.Join(out, "report.md")
-			}
-			if err := refuseInputs("report", "the report file", mdPath, ins); err != nil {
-				return err
-			}
 			if app != "" {
+				if err := refuseInputs("report", "the report file", app, ins); err != nil {
+					return err
+				}
 				if err := checkAppendTarget(app); err != nil {
 					return err
 				}
@@ -86,15 +88,19 @@ func reportCmd(e *env) *cli.Command {
 				return err
 			}
 			opt := report.Options{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link}
-			chartDir, linkDir := out, out
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
+			chartDir := out
 			if app != "" {
-				opt.Level, opt.Date, linkDir = 2, date, filepath.Dir(app)
+				opt.Level, opt.Date = 2, date
 				if out == "" {
-					chartDir = freshDir(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.Slug(inputs[0].Path)))
+					chartDir = freshDir(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(inputs)))
 				}
 			}
-			_, replaces := os.Stat(filepath.Join(out, "report.md"))
+			whole := filepath.Join(chartDir, "report.md")
+			if err := refuseInputs("report", "the report file", whole, ins); err != nil {
+				return err
+			}
+			_, replaces := os.Stat(whole)
 			set := &outputSet{}
 			defer set.abort()
 			created, err := outfile.MkdirNew(chartDir)
@@ -102,45 +108,87 @@ func reportCmd(e *env) *cli.Command {
 				return err
 			}
 			set.dir(chartDir, created)
+			// Each chart file is written once, whichever document links
+			// it; links are relative to the document's directory.
+			written := map[string]bool{}
+			charts := func(docDir string) report.ChartFunc {
+				return func(name string, draw func(io.Writer) error) (string, error) {
+					p := filepath.Join(chartDir, name+"."+format)
+					if !written[p] {
+						if err := refuseInputs("report", "the chart", p, ins); err != nil {
+							return "", err
+						}
+						if err := set.write(p, draw); err != nil {
+							return "", err
+						}
+						written[p] = true
+					}
+					return relLink(docDir, p), nil
+				}
+			}
+			r := report.New(inputs, opt)
+			writeMD := func(path string, md []byte) error {
+				return set.write(path, func(w io.Writer) error { _, err := w.Write(md); return err })
+			}
 			var md bytes.Buffer
-			n, err := report.New(inputs, opt).Generate(&md, format, func(name string, draw func(io.Writer) error) (string, error) {
-				p := filepath.Join(chartDir, name+"."+format)
-				if err := refuseInputs("report", "the chart", p, ins); err != nil {
-					return "", err
+			lines := 0
+			switch {
+			case app == "":
+				if _, err := r.Generate(&md, format, charts(chartDir)); err != nil {
+					return err
 				}
-				if err := set.write(p, draw); err != nil {
-					return "", err
+				if err := writeMD(whole, md.Bytes()); err != nil {
+					return err
 				}
-				rel, err := filepath.Rel(linkDir, p)
-				if err != nil {
-					rel = p
+			case c.Bool("full"):
+				if _, err := r.Generate(&md, format, charts(filepath.Dir(app))); err != nil {
+					return err
 				}
-				return filepath.ToSlash(rel), nil
-			})
-			if err != nil {
-				return err
+			default:
+				var all bytes.Buffer
+				if _, err := r.AtLevel(1).Generate(&all, format, charts(chartDir)); err != nil {
+					return err
+				}
+				if err := writeMD(whole, all.Bytes()); err != nil {
+					return err
+				}
+				if _, err := r.Section(&md, format, charts(filepath.Dir(app)), relLink(filepath.Dir(app), whole)); err != nil {
+					return err
+				}
 			}
-			if app == "" {
-				err = set.write(mdPath, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err })
-			} else {
-				err = set.write(mdPath, func(w io.Writer) error { return appendTo(w, app, md.Bytes()) })
-			}
-			if err != nil {
-				return err
+			if app != "" {
+				lines = bytes.Count(md.Bytes(), []byte("\n"))
+				if err := set.write(app, func(w io.Writer) error { return appendTo(w, app, md.Bytes()) }); err != nil {
+					return err
+				}
 			}
 			if err := set.commit(); err != nil {
 				return err
 			}
-			verb := "wrote"
-			if app == "" && replaces == nil {
-				verb = "replaced"
-			} else if app != "" {
-				verb = "appended a section to"
+			switch {
+			case app == "":
+				verb := "wrote"
+				if replaces == nil {
+					verb = "replaced"
+				}
+				fmt.Fprintf(e.stdout, "%s %s and %d charts in %s\n", verb, whole, len(written), chartDir)
+			case c.Bool("full"):
+				fmt.Fprintf(e.stdout, "appended the whole report (%d lines) to %s, and %d charts in %s\n", lines, app, len(written), chartDir)
+			default:
+				fmt.Fprintf(e.stdout, "appended a section (%d lines) to %s; the whole report and %d charts in %s\n", lines, app, len(written), chartDir)
 			}
-			fmt.Fprintf(e.stdout, "%s %s and %d charts in %s\n", verb, mdPath, n, chartDir)
 			return nil
 		},
 	}
+}
+
+// relLink is the markdown link from a document in dir to path.
+func relLink(dir, path string) string {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		rel = path
+	}
+	return filepath.ToSlash(rel)
 }
 
 // freshDir returns dir, or dir-2, dir-3… the first that does not exist, so

@@ -62,8 +62,10 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 		"hist": func(w io.Writer, f string) error {
 			return Hist(w, rows, Options{Format: f, Title: "hta_ns_resolution"})
 		},
-		"top":      func(w io.Writer, f string) error { return Top(w, ks, Options{Format: f, Title: "hta_ns_resolution"}) },
-		"shares":   func(w io.Writer, f string) error { return Shares(w, rd.Groups, Options{Format: f, Title: "dlrm8"}) },
+		"top": func(w io.Writer, f string) error { return Top(w, ks, Options{Format: f, Title: "hta_ns_resolution"}) },
+		"shares": func(w io.Writer, f string) error {
+			return Shares(w, rd.Groups, SharesOptions{Options: Options{Format: f, Title: "dlrm8"}})
+		},
 		"timeline": func(w io.Writer, f string) error { return Timeline(w, tl, Options{Format: f, Title: "dlrm8 rank 0"}) },
 		"collectives": func(w io.Writer, f string) error {
 			return Collectives(w, analyze.Collectives(dlrm, analyze.CollectiveOptions{}), Options{Format: f, Title: "dlrm8"})
@@ -257,7 +259,7 @@ func TestSharesMatchAnalyze(t *testing.T) {
 			gs = append(gs, g)
 		}
 	}
-	f, err := sharesFigure(gs, Options{})
+	f, err := sharesFigure(gs, SharesOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +422,7 @@ func TestEmpty(t *testing.T) {
 	if err := Top(io.Discard, nil, Options{}); err == nil {
 		t.Error("top: no error without kernels")
 	}
-	if err := Shares(io.Discard, nil, Options{}); err == nil {
+	if err := Shares(io.Discard, nil, SharesOptions{}); err == nil {
 		t.Error("shares: no error without groups")
 	}
 	if err := Timeline(io.Discard, &analyze.Timeline{}, Options{}); err == nil {

@@ -43,7 +43,7 @@ func TestHostileNamesMakeValidXML(t *testing.T) {
 	opt := Options{Title: title}
 	draw := map[string]func(io.Writer) error{
 		"top":      func(w io.Writer) error { return Top(w, ks, opt) },
-		"shares":   func(w io.Writer) error { return Shares(w, gs, opt) },
+		"shares":   func(w io.Writer) error { return Shares(w, gs, SharesOptions{Options: opt}) },
 		"steps":    func(w io.Writer) error { return Steps(w, rows, opt) },
 		"hist":     func(w io.Writer) error { return Hist(w, rows, opt) },
 		"timeline": func(w io.Writer) error { return Timeline(w, tl, opt) },

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -15,15 +17,30 @@ import (
 	"github.com/traceq/traceq/render"
 )
 
-// Shares draws one horizontal 100% bar per group (input, device, step
+// UnattributedFloor is the share of a run's kernel time under which its
+// groups outside any step are left out of the shares chart (and of the
+// report's group tables) unless asked for: leftovers around the steps
+// (optimizer tails, warm-up kernels) that would take a bar per device and
+// say nothing.
+const UnattributedFloor = 0.05
+
+// SharesOptions tunes the shares chart.
+type SharesOptions struct {
+	Options
+	// Unattributed draws every group outside any step, even those
+	// LeaveOutUnattributed would leave out.
+	Unattributed bool
+}
+
+// Shares draws one horizontal 100% bar per group (run, rank, device, step
 // kind, as analyze.Breakdown makes them), side by side: each segment is a
-// top-level category's share of the group's kernel time
-// (sum of its CategoryStat.KernelNS over Group.KernelNS); segments of 7%
-// or more print their percentage. Several inputs (ranks, or a
-// before/after pair) give one bar per input and kind. At most MaxRows
-// groups are drawn, those with the most kernel time; a note says what was
-// left out.
-func Shares(w io.Writer, groups []analyze.Group, opt Options) error {
+// top-level category's share of the group's kernel time (sum of its
+// CategoryStat.KernelNS over Group.KernelNS); segments of 7% or more print
+// their percentage. Bars are labelled by GroupLabels. Groups outside any
+// step that hold almost nothing are left out (LeaveOutUnattributed) unless
+// opt.Unattributed, and at most MaxRows groups are drawn, those with the
+// most kernel time; a note under the axis says what was left out.
+func Shares(w io.Writer, groups []analyze.Group, opt SharesOptions) error {
 	f, err := sharesFigure(groups, opt)
 	if err != nil {
 		return err
@@ -31,7 +48,14 @@ func Shares(w io.Writer, groups []analyze.Group, opt Options) error {
 	return f.write(w, opt.format())
 }
 
-func sharesFigure(groups []analyze.Group, opt Options) (*figure, error) {
+func sharesFigure(groups []analyze.Group, opt SharesOptions) (*figure, error) {
+	var notes []string
+	if !opt.Unattributed {
+		var note string
+		if groups, note = LeaveOutUnattributed(groups); note != "" {
+			notes = append(notes, "not drawn: "+note+"; --unattributed draws them")
+		}
+	}
 	var gs []analyze.Group
 	for _, g := range groups {
 		if g.KernelNS > 0 {
@@ -42,14 +66,17 @@ func sharesFigure(groups []analyze.Group, opt Options) (*figure, error) {
 		return nil, fmt.Errorf("shares chart: no GPU time")
 	}
 	gs, note := mostKernelTime(gs, MaxRows)
+	if note != "" {
+		notes = append(notes, note)
+	}
 	title := "Kernel-time share by category"
 	if opt.Title != "" {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = withNote("share of the group's GPU kernel time (%)", note)
+	p.X.Label.Text = withNote("share of the group's GPU kernel time (%)", strings.Join(notes, "\n"))
 	p.X.Tick.Marker = niceTicks{}
-	labels := render.GroupNames(gs)
+	labels := GroupLabels(gs)
 	for i, g := range gs {
 		// The 100% bar hides the group's kernel time: the label says it.
 		labels[i] += " · " + fmtMS(ms(g.KernelNS)) + " ms"
@@ -113,4 +140,131 @@ func mostKernelTime(gs []analyze.Group, n int) ([]analyze.Group, string) {
 	}
 	return out, fmt.Sprintf("showing the %d of %d groups with the most kernel time; the other %d: %s ms of kernel time",
 		n, len(gs), len(gs)-n, fmtMS(ms(total-kept)))
+}
+
+// LeaveOutUnattributed returns groups less the groups outside any step of
+// each run whose such groups together hold under UnattributedFloor of the
+// run's kernel time, and says what it left out ("" when nothing).
+func LeaveOutUnattributed(groups []analyze.Group) ([]analyze.Group, string) {
+	total, outside := map[string]int64{}, map[string]int64{}
+	for _, g := range groups {
+		total[g.Run] += g.KernelNS
+		if g.StepKind == analyze.KindNone {
+			outside[g.Run] += g.KernelNS
+		}
+	}
+	small := func(run string) bool { return float64(outside[run]) < UnattributedFloor*float64(total[run]) }
+	kept := make([]analyze.Group, 0, len(groups))
+	var n int
+	var ns int64
+	var share float64
+	runs := map[string]bool{}
+	for _, g := range groups {
+		if g.StepKind != analyze.KindNone || !small(g.Run) {
+			kept = append(kept, g)
+			continue
+		}
+		n++
+		ns += g.KernelNS
+		runs[g.Run] = true
+		share = max(share, analyze.Ratio(outside[g.Run], total[g.Run]))
+	}
+	if n == 0 {
+		return groups, ""
+	}
+	of := "of the run's"
+	if len(runs) > 1 {
+		of = "at most, of a run's"
+	}
+	what := "group"
+	if n > 1 {
+		what = "groups"
+	}
+	return kept, fmt.Sprintf("%d %s outside any step, %s ms of kernel time (%s %s)", n, what, fmtMS(ms(ns)), render.Pct(share), of)
+}
+
+// GroupLabels names groups for a chart's bars and a report's rows: the run
+// when the groups hold several, the rank when the run has several (the
+// input file, or the process, for ranks the traces do not give), the
+// device when the rank has several, and the step kind with its step count.
+// Where two labels would be the same (inputs without runs),
+// render.GroupNames's are used.
+func GroupLabels(gs []analyze.Group) []string {
+	type member struct {
+		path string
+		proc int32
+	}
+	runs := map[string]bool{}
+	members := map[string]map[member]bool{}
+	paths := map[string]map[string]bool{}
+	devices := map[member]map[int32]bool{}
+	for _, g := range gs {
+		m := member{g.Path, g.Proc}
+		runs[g.Run] = true
+		if members[g.Run] == nil {
+			members[g.Run], paths[g.Run] = map[member]bool{}, map[string]bool{}
+		}
+		members[g.Run][m] = true
+		paths[g.Run][g.Path] = true
+		if devices[m] == nil {
+			devices[m] = map[int32]bool{}
+		}
+		devices[m][g.Device] = true
+	}
+	out := make([]string, len(gs))
+	seen := map[string]bool{}
+	for i, g := range gs {
+		var parts []string
+		if len(runs) > 1 {
+			parts = append(parts, ClipMiddle(g.Run, RunLabelRunes))
+		}
+		if len(members[g.Run]) > 1 {
+			switch {
+			case g.Rank != nil:
+				parts = append(parts, "rank "+strconv.Itoa(*g.Rank))
+			case len(paths[g.Run]) > 1 || g.PID == 0:
+				parts = append(parts, path.Base(g.Path))
+			default:
+				parts = append(parts, "pid "+strconv.FormatInt(g.PID, 10))
+			}
+		}
+		if len(devices[member{g.Path, g.Proc}]) > 1 {
+			parts = append(parts, "dev "+strconv.Itoa(int(g.Device)))
+		}
+		parts = append(parts, kindLabel(g))
+		out[i] = render.Printable(strings.Join(parts, " · "))
+		if seen[out[i]] {
+			return render.GroupNames(gs)
+		}
+		seen[out[i]] = true
+	}
+	return out
+}
+
+// RunLabelRunes is the most runes of a run's name in a label or a chart
+// title: long names (nsys2026.2.1_torchrun-2gpu-nccl-before) would take
+// the width of the bars.
+const RunLabelRunes = 24
+
+// ClipMiddle shortens s to n runes by cutting its middle, where names of
+// runs tend to agree: "nsys2026.2.…-nccl-before".
+func ClipMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 3 {
+		return s
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}
+
+func kindLabel(g analyze.Group) string {
+	switch {
+	case g.StepKind == analyze.KindAll:
+		return "whole trace"
+	case g.StepKind == analyze.KindNone:
+		return "outside steps"
+	case g.Steps > 0:
+		return g.StepKind.String() + " ×" + strconv.Itoa(g.Steps)
+	}
+	return g.StepKind.String()
 }

@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
@@ -16,7 +14,7 @@ type ChartKind uint8
 
 const (
 	Steps       ChartKind = iota // per-step kernel time stacked by category (one input, one device)
-	Shares                       // category shares per input, device and step kind
+	Shares                       // category shares per run, rank, device and step kind
 	Top                          // the most expensive kernels across the inputs
 	Hist                         // distribution of step spans (one input)
 	Timeline                     // the kernels of one step on their streams (one input)
@@ -68,6 +66,9 @@ type ChartOptions struct {
 	// (analyze.CollectiveOptions).
 	BytesPerToken int64
 	Link          *analyze.Link
+	// Unattributed draws, in the shares chart, the groups outside any
+	// step that hold almost nothing (chart.LeaveOutUnattributed).
+	Unattributed bool
 }
 
 // Charts is what the charts of one set of inputs are drawn from.
@@ -118,8 +119,8 @@ func (c *Charts) series(i int, forHist bool) []analyze.StepRow {
 // Draw writes chart kind in format (svg or png); per-input charts draw
 // input i, the timeline its step stepIndex.
 func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format string) error {
-	opt := chart.Options{Format: format, Title: Title(c.inputs)}
-	one := chart.Options{Format: format, Title: Title(c.inputs[i : i+1])}
+	opt := chart.Options{Format: format, Title: chartTitle(c.inputs)}
+	one := chart.Options{Format: format, Title: chartInputTitle(c.inputs, i)}
 	noSteps := func(what string) error {
 		markers := "no step markers"
 		if c.opt.StepKind != analyze.KindAny {
@@ -141,7 +142,7 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		}
 		return chart.Hist(w, rows, one)
 	case Shares:
-		return chart.Shares(w, c.groups.Groups, opt)
+		return chart.Shares(w, c.groups.Groups, chart.SharesOptions{Options: opt, Unattributed: c.opt.Unattributed})
 	case Top:
 		return chart.Top(w, c.kernels, opt)
 	case Timeline:
@@ -160,41 +161,4 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		return chart.Collectives(w, c.Collectives(), opt)
 	}
 	return fmt.Errorf("unknown chart %v", kind)
-}
-
-// Title names inputs for a chart or report title: base names, shortened
-// when there are many.
-func Title(inputs []analyze.Input) string {
-	names := make([]string, len(inputs))
-	for i, in := range inputs {
-		names[i] = filepath.Base(in.Path)
-	}
-	if s := strings.Join(names, ", "); len(s) <= 60 {
-		return s
-	}
-	return fmt.Sprintf("%s … %s (%d inputs)", names[0], names[len(names)-1], len(names))
-}
-
-// BaseName is a path's last element.
-func BaseName(p string) string { return filepath.Base(p) }
-
-// Slug is a file-name-safe short name of an input path: its base name
-// without trace extensions.
-func Slug(p string) string {
-	b := filepath.Base(strings.TrimRight(p, "/"))
-	for _, ext := range []string{".gz", ".json", ".sqlite", ".pt.trace", ".trace"} {
-		b = strings.TrimSuffix(b, ext)
-	}
-	var sb strings.Builder
-	for _, r := range b {
-		if r == '-' || r == '_' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
-			sb.WriteRune(r)
-		} else {
-			sb.WriteByte('_')
-		}
-	}
-	if sb.Len() == 0 {
-		return "input"
-	}
-	return sb.String()
 }

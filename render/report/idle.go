@@ -2,22 +2,45 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/render/chart"
 )
 
-// idleSection writes why the GPU was idle: a verdict over all groups and
-// one row per group (docs/definitions.md, "Idle time by cause").
-func (w *writer) idleSection() {
-	gs := w.groups.Groups
+// idleVerdicts says in a paragraph, over all groups of one run, how much
+// of the time the GPU was idle and why (docs/definitions.md, "Idle time by
+// cause"); for several runs, one item per run. "" when the groups span no
+// time.
+func (w *writer) idleVerdicts() string {
+	if len(w.runs) == 1 {
+		return idleParagraph(w.groups.Groups)
+	}
+	var sb strings.Builder
+	for _, r := range w.runs {
+		var gs []analyze.Group
+		for _, g := range w.groups.Groups {
+			if slices.Contains(r.inputs, g.Input) {
+				gs = append(gs, g)
+			}
+		}
+		if p := idleParagraph(gs); p != "" {
+			sb.WriteString("- " + render.MarkdownCell(r.name) + ": " + p + "\n")
+		}
+	}
+	return strings.TrimSuffix(sb.String(), "\n")
+}
+
+// idleParagraph is idleVerdicts for one run's groups.
+func idleParagraph(groups []analyze.Group) string {
 	var span, idle, kernel, launchCPU, between int64
 	var split analyze.IdleSplit
 	var comm analyze.CommStat
 	gaps, launches := 0, false
-	for _, g := range gs {
+	for _, g := range groups {
 		span += g.SpanNS
 		idle += g.IdleNS
 		kernel += g.KernelNS
@@ -32,10 +55,8 @@ func (w *writer) idleSection() {
 		launches = launches || len(g.Launches) > 0
 	}
 	if span == 0 {
-		return
+		return ""
 	}
-	sb := &w.sb
-	sb.WriteString(w.h(1) + "Why the GPU was idle\n\n")
 	say := []string{idleVerdict(span, idle, split)}
 	if launches {
 		say = append(say, fmt.Sprintf("Launch calls took %s ms of CPU time per ms of GPU kernel time.",
@@ -49,11 +70,24 @@ func (w *writer) idleSection() {
 		say = append(say, fmt.Sprintf("Of %s ms of communication, %s was exposed: no other work ran on the device alongside it.",
 			render.MS(comm.BusyNS), render.Pct(analyze.Ratio(comm.ExposedNS, comm.BusyNS))))
 	}
-	sb.WriteString(strings.Join(say, " ") + "\n\n")
+	return strings.Join(say, " ")
+}
+
+// idleSection writes why the GPU was idle: the verdict over all groups and
+// one row per group.
+func (w *writer) idleSection() {
+	verdict := w.idleVerdicts()
+	if verdict == "" {
+		return
+	}
+	sb := &w.sb
+	sb.WriteString(w.h(1) + "Why the GPU was idle\n\n")
+	sb.WriteString(verdict + "\n\n")
+	gs, left := w.tableGroups()
 	t := render.Table{Head: []string{"group", "idle ms", "of span", "launch-bound ms", "device-side ms", "unknown ms",
 		"between steps ms/step", "launch CPU / GPU", "communication exposed"},
 		Right: []bool{false, true, true, true, true, true, true, true, true}}
-	names := render.GroupNames(gs)
+	names := chart.GroupLabels(gs)
 	for i, g := range gs {
 		bs, lr, ce := "", "", ""
 		if g.BetweenStepGaps > 0 {
@@ -73,6 +107,7 @@ func (w *writer) idleSection() {
 		"started after the device ran dry (the host was late), device-side when it was already queued (a dependency, an event, a sync, another stream), " +
 		"unknown when the trace holds no launch call for it. Between steps: from the end of one step's GPU span to the start of the next. " +
 		"Communication exposed: the part of its time when no other kind of work ran on the device.*\n\n")
+	sb.WriteString(left)
 }
 
 // idleVerdict says in a sentence or two what the idle time was.

@@ -1,9 +1,10 @@
-// Package report writes traceq's markdown report: the inputs, where GPU
-// time goes, the top kernels, the steps and the breakdown by group, with
-// their charts. It is a renderer in the manner of pprof's report.Generate:
-// it takes the analysis and options (a heading level, where charts are
-// linked from) and a callback that writes each chart file; it does no file
-// I/O itself.
+// Package report writes traceq's markdown report: the run summary first,
+// then where GPU time goes, why the GPU was idle, the collectives, the top
+// kernels and the steps, with their charts, and the details last; and the
+// short section of it that `traceq report --append` adds to a benchmark
+// log. It is a renderer in the manner of pprof's report.Generate: it takes
+// the analysis and options (a heading level, where charts are linked from)
+// and a callback that writes each chart file; it does no file I/O itself.
 package report
 
 import (
@@ -21,8 +22,8 @@ import (
 )
 
 // MaxInputCharts is the most inputs that get their own steps, hist and
-// timeline charts; the shares chart and the comparison table cover every
-// input.
+// timeline charts (the first inputs of each run in turn); the shares chart
+// and the comparison table cover every input.
 const MaxInputCharts = 4
 
 // minStepsChart and minHistSteps are the fewest steps a report draws a
@@ -48,17 +49,22 @@ type Options struct {
 	// analyze.CollectiveOptions).
 	BytesPerToken int64
 	Link          *analyze.Link
+	// Unattributed shows, in the shares chart and the group tables, the
+	// groups outside any step that hold almost nothing
+	// (chart.LeaveOutUnattributed).
+	Unattributed bool
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
-// "steps-rank0"), draw writes the chart's bytes. It returns the link the
-// markdown gives the chart, relative to the report.
+// "steps-runA-rank0"), draw writes the chart's bytes. It returns the link
+// the markdown gives the chart, relative to the report.
 type ChartFunc func(name string, draw func(w io.Writer) error) (link string, err error)
 
 // Report is the analysis a report shows.
 type Report struct {
 	opt     Options
 	inputs  []analyze.Input
+	runs    []run
 	groups  *analyze.GroupTable
 	steps   *analyze.StepTable
 	kernels []analyze.KernelStat
@@ -74,8 +80,16 @@ func New(inputs []analyze.Input, opt Options) *Report {
 		opt.Level = 1
 	}
 	c := NewCharts(inputs, ChartOptions{Classifier: opt.Classifier, StepKind: opt.StepKind, Top: opt.Top,
-		BytesPerToken: opt.BytesPerToken, Link: opt.Link})
-	return &Report{opt: opt, inputs: inputs, groups: c.groups, steps: c.steps, kernels: c.kernels, charts: c}
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed})
+	return &Report{opt: opt, inputs: inputs, runs: runsOf(inputs), groups: c.groups, steps: c.steps, kernels: c.kernels, charts: c}
+}
+
+// AtLevel is the same report with its title at heading level n: the full
+// report of a section appended at level 2 is a document of its own.
+func (r *Report) AtLevel(n int) *Report {
+	c := *r
+	c.opt.Level = max(1, n)
+	return &c
 }
 
 // writer is a report being written: the markdown and its charts.
@@ -105,8 +119,9 @@ func (w *writer) drawKind(name string, kind ChartKind, i, stepIndex int, alt str
 	return w.draw(name, alt, func(out io.Writer) error { return w.charts.Draw(out, kind, i, stepIndex, w.format) })
 }
 
-// Generate writes the report's markdown to out and its charts, in format
-// (svg or png), through chart. It returns the number of charts written.
+// Generate writes the whole report's markdown to out and its charts, in
+// format (svg or png), through chart. It returns the number of charts
+// written.
 func (r *Report) Generate(out io.Writer, format string, chart ChartFunc) (int, error) {
 	w := &writer{Report: r, chart: chart, format: format}
 	if err := w.write(); err != nil {
@@ -116,15 +131,34 @@ func (r *Report) Generate(out io.Writer, format string, chart ChartFunc) (int, e
 	return w.files, err
 }
 
+// title is the report's heading: its runs, and the date of an appended
+// section.
+func (w *writer) title() string {
+	t := Title(w.inputs)
+	if w.opt.Level == 1 {
+		t = "traceq report: " + t
+	}
+	if w.opt.Date != "" {
+		t += " — " + w.opt.Date
+	}
+	return w.h(0) + render.Printable(t) + "\n\n"
+}
+
+// summary writes the run summary breakdown leads with.
+func (w *writer) summary() error {
+	return render.Summary(&w.sb, w.groups, w.steps, render.Options{Format: "markdown", Level: w.opt.Level + 1})
+}
+
 func (w *writer) write() error {
 	sb := &w.sb
-	title := Title(w.inputs)
-	if w.opt.Date != "" {
-		sb.WriteString(w.h(0) + title + " — " + w.opt.Date + "\n\n")
-	} else {
-		sb.WriteString(w.h(0) + "traceq report: " + title + "\n\n")
+	sb.WriteString(w.title())
+	if err := w.summary(); err != nil {
+		return err
 	}
-	w.inputsTable()
+	sb.WriteString("\n")
+	if err := w.beforeAfter(true); err != nil {
+		return err
+	}
 
 	sb.WriteString(w.h(1) + "Where GPU time goes\n\n")
 	link, err := w.drawKind("shares", Shares, 0, 0, "kernel-time share by category")
@@ -132,12 +166,9 @@ func (w *writer) write() error {
 		return err
 	}
 	sb.WriteString(link + "\n\n")
-	sb.WriteString("*Each bar is one input, device and step kind; its segments are the top-level categories' shares of that group's GPU kernel time " +
+	sb.WriteString("*Each bar is one run, rank, device and step kind; its segments are the top-level categories' shares of that group's GPU kernel time " +
 		"(the summed durations of its kernels, memcpys and memsets; work on overlapping streams counts in full). The label ends with the group's kernel time.*\n\n")
 	w.comparison()
-	if err := w.beforeAfter(); err != nil {
-		return err
-	}
 	w.idleSection()
 	if err := w.collectives(); err != nil {
 		return err
@@ -160,9 +191,12 @@ func (w *writer) write() error {
 		return err
 	}
 
+	sb.WriteString(w.h(1) + "Inputs\n\n")
+	w.inputsTable()
+
 	sb.WriteString(w.h(1) + "Breakdown by group\n\n")
-	return render.Breakdown(sb, w.groups, w.steps, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2,
-		Detail: render.DetailGroups | render.DetailRanks, NoHint: true})
+	return render.BreakdownDetail(sb, w.groups, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2,
+		Detail: render.DetailGroups | render.DetailRanks})
 }
 
 func kindNote(kind analyze.StepKind) string {
@@ -173,7 +207,8 @@ func kindNote(kind analyze.StepKind) string {
 }
 
 func (w *writer) inputsTable() {
-	t := render.Table{Head: []string{"input", "format", "rank", "activities", "steps", "note"}, Right: []bool{false, false, true, true, true, false}}
+	t := render.Table{Head: []string{"run", "input", "format", "rank", "activities", "steps", "note"},
+		Right: []bool{false, false, false, true, true, true, false}}
 	for i, in := range w.groups.Inputs {
 		rank := ""
 		if in.Rank != nil {
@@ -190,25 +225,34 @@ func (w *writer) inputsTable() {
 		if in.Truncated != "" {
 			note = "truncated: " + in.Truncated
 		}
-		t.Add(render.Code(in.Path), string(in.Format), rank, strconv.Itoa(in.Activities), steps, note)
+		t.Add(runName(w.inputs[i]), render.Code(in.Path), string(in.Format), rank, strconv.Itoa(in.Activities), steps, note)
 	}
 	t.Markdown(&w.sb)
 	w.sb.WriteString("\n")
 }
 
-// comparison writes, for several inputs, one row per group: its times and
-// each top-level category's share, so ranks or a before/after pair read
-// side by side.
-func (w *writer) comparison() {
-	gs := w.groups.Groups
-	paths := map[string]bool{}
-	for _, g := range gs {
-		paths[g.Path] = true
+// tableGroups is the groups the report's group tables show: all of them
+// with Options.Unattributed, else all but those outside any step that
+// hold almost nothing; note says what was left out.
+func (w *writer) tableGroups() ([]analyze.Group, string) {
+	if w.opt.Unattributed {
+		return w.groups.Groups, ""
 	}
-	if len(paths) < 2 {
+	gs, note := chart.LeaveOutUnattributed(w.groups.Groups)
+	if note != "" {
+		note = "*Not shown: " + note + "; `--unattributed` shows them.*\n\n"
+	}
+	return gs, note
+}
+
+// comparison writes, for several inputs, one row per group: its times and
+// each top-level category's share, so ranks or runs read side by side.
+func (w *writer) comparison() {
+	if len(w.inputs) < 2 {
 		return
 	}
-	w.sb.WriteString(w.h(2) + "Per-input comparison\n\n")
+	gs, left := w.tableGroups()
+	w.sb.WriteString(w.h(2) + "Per-group comparison\n\n")
 	var present [classify.NumTops]bool
 	by := make([]analyze.TopSums, len(gs))
 	for i, g := range gs {
@@ -226,7 +270,7 @@ func (w *writer) comparison() {
 			t.Right = append(t.Right, true)
 		}
 	}
-	names := render.GroupNames(gs)
+	names := chart.GroupLabels(gs)
 	for i, g := range gs {
 		row := []string{names[i], render.MS(g.KernelNS), render.MS(g.BusyNS), render.MS(g.SpanNS), render.Pct(analyze.Ratio(g.IdleNS, g.SpanNS))}
 		for _, top := range classify.Tops() {
@@ -239,70 +283,7 @@ func (w *writer) comparison() {
 	t.Markdown(&w.sb)
 	w.sb.WriteString("\n*kernel: summed activity durations; busy: wall time with at least one activity running; span: first activity start to last end; " +
 		"idle: time in the span when the device ran nothing, as a share of span. Category columns: share of the group's kernel time.*\n\n")
-}
-
-// beforeAfter writes, for two inputs that are not two ranks of one run,
-// traceq diff's comparison of the second against the first: its chart and
-// its markdown tables.
-func (w *writer) beforeAfter() error {
-	if len(w.inputs) != 2 || analyze.RanksOfOneRun(w.groups.Inputs[0], w.groups.Inputs[1]) {
-		return nil
-	}
-	before, after := w.inputs[:1], w.inputs[1:]
-	df := analyze.Compare(before, after, analyze.Options{Classifier: w.opt.Classifier, Kind: w.opt.StepKind})
-	w.sb.WriteString(w.h(2) + "Before → after\n\n")
-	fmt.Fprintf(&w.sb, "*%s is before, %s after, as `traceq diff` compares them.*\n\n", render.Code(before[0].Path), render.Code(after[0].Path))
-	if df.Comparable {
-		link, err := w.draw("diff", "change in GPU time per step", func(out io.Writer) error {
-			return chart.Diff(out, df, chart.Options{Format: w.format, Title: BaseName(before[0].Path) + " → " + BaseName(after[0].Path)})
-		})
-		if err != nil {
-			return err
-		}
-		w.sb.WriteString(link + "\n\n")
-	}
-	if err := render.Diff(&w.sb, df, render.Options{Format: "markdown", Level: w.opt.Level + 3}); err != nil {
-		return err
-	}
-	w.sb.WriteString("\n")
-	return nil
-}
-
-// collectives writes, for a run of several ranks, the collectives
-// analysis: its answer lines, the per-rank chart, the tables.
-func (w *writer) collectives() error {
-	procs := 0
-	for _, in := range w.inputs {
-		procs += max(1, len(in.Trace.Procs))
-	}
-	if procs < 2 {
-		return nil
-	}
-	ct := w.charts.Collectives()
-	multi := false
-	for _, o := range ct.Ops {
-		multi = multi || !o.UpperBound
-	}
-	if !multi {
-		return nil
-	}
-	sb := &w.sb
-	sb.WriteString(w.h(1) + "Collectives\n\n")
-	for _, v := range render.CollectiveVerdicts(ct) {
-		sb.WriteString("- " + render.MarkdownCell(v) + "\n")
-	}
-	sb.WriteString("\n")
-	link, err := w.drawKind("collectives", Collectives, 0, 0, "collective time per rank: transfer vs waiting")
-	if err != nil {
-		return err
-	}
-	sb.WriteString(link + "\n\n")
-	sb.WriteString("*Per rank, its collective kernels' time: the transfer (each instance's shortest kernel over the ranks: the last rank to arrive waits for no one) " +
-		"and the rest, waiting for the last rank. The straggler is the rank that arrived last most often. `traceq collectives` prints the same; " +
-		"docs/definitions.md defines the figures.*\n")
-	render.CollectiveTables(sb, ct, render.Options{Format: "markdown", Level: w.opt.Level + 2, Top: 12})
-	sb.WriteString("\n")
-	return nil
+	w.sb.WriteString(left)
 }
 
 // stepSection writes the step statistics and the per-input charts.
@@ -319,7 +300,7 @@ func (w *writer) stepSection() error {
 				stepGroups = append(stepGroups, g)
 			}
 		}
-		names := render.GroupNames(stepGroups)
+		names := chart.GroupLabels(stepGroups)
 		for i, g := range stepGroups {
 			ss := g.StepStats
 			out := make([]string, 0, len(ss.Outliers))
@@ -342,16 +323,14 @@ func (w *writer) stepSection() error {
 		sb.WriteString(w.h(1) + "Timeline\n\n")
 		sb.WriteString("*No step markers: the timeline shows the whole trace.*\n\n")
 	}
-	slugs := uniqueSlugs(w.inputs)
-	n := min(len(w.inputs), MaxInputCharts)
-	if len(w.inputs) > n {
-		fmt.Fprintf(sb, "*Per-input charts for the first %d of %d inputs.*\n\n", n, len(w.inputs))
+	shown := w.chartInputs()
+	if len(w.inputs) > len(shown) {
+		fmt.Fprintf(sb, "*Per-input charts for %d of %d inputs: the first of each run in turn.*\n\n", len(shown), len(w.inputs))
 	}
-	for i := range n {
-		suffix := ""
+	for _, i := range shown {
+		suffix := w.inputSuffix(i)
 		if len(w.inputs) > 1 {
-			suffix = "-" + slugs[i]
-			sb.WriteString(w.h(2) + render.Code(w.inputs[i].Path) + "\n\n")
+			sb.WriteString(w.h(2) + render.Printable(InputTitle(w.inputs, i)) + "\n\n")
 		}
 		// One step is one bar: the shares chart already shows it.
 		if rows := w.charts.series(i, false); len(rows) >= minStepsChart {
@@ -360,11 +339,7 @@ func (w *writer) stepSection() error {
 				return err
 			}
 			sb.WriteString(link + "\n\n")
-			caption := fmt.Sprintf("*Each bar is one step's GPU kernel time on device %d, split by category; the dark tick is the step's GPU span.", rows[0].Device)
-			if _, bin := chart.StepBars(rows, chart.MaxStepBars); bin > 1 {
-				caption += fmt.Sprintf(" The %d steps are binned: each bar is the mean of %d consecutive steps.", len(rows), bin)
-			}
-			sb.WriteString(caption + "*\n\n")
+			sb.WriteString(stepsCaption(rows) + "\n\n")
 			if hrows := w.charts.series(i, true); len(hrows) >= minHistSteps {
 				link, err = w.drawKind("hist"+suffix, Hist, i, 0, "step time distribution")
 				if err != nil {
@@ -389,6 +364,45 @@ func (w *writer) stepSection() error {
 		fmt.Fprintf(sb, "*Timeline of %s: every kernel on its stream, coloured by category; white is time the stream ran nothing. `traceq chart --type timeline --step-index N` draws another step.*\n\n", what)
 	}
 	return nil
+}
+
+// inputSuffix ends the names of input i's chart files: "" for a report of
+// one input, else "-" and its slug.
+func (w *writer) inputSuffix(i int) string {
+	if len(w.inputs) < 2 {
+		return ""
+	}
+	return "-" + inputSlugs(w.inputs)[i]
+}
+
+// stepsCaption says what the steps chart of rows shows.
+func stepsCaption(rows []analyze.StepRow) string {
+	caption := fmt.Sprintf("*Each bar is one step's GPU kernel time on device %d, split by category; the dark tick is the step's GPU span.", rows[0].Device)
+	if _, bin := chart.StepBars(rows, chart.MaxStepBars); bin > 1 {
+		caption += fmt.Sprintf(" The %d steps are binned: each bar is the mean of %d consecutive steps.", len(rows), bin)
+	}
+	return caption + "*"
+}
+
+// chartInputs picks the inputs that get their own charts: the first input
+// of each run, then the second of each, … up to MaxInputCharts, in input
+// order.
+func (w *writer) chartInputs() []int {
+	var out []int
+	for k := 0; len(out) < MaxInputCharts; k++ {
+		added := false
+		for _, r := range w.runs {
+			if k < len(r.inputs) && len(out) < MaxInputCharts {
+				out = append(out, r.inputs[k])
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // stepsOf names steps of a kind: "decode steps", or "steps" for the
@@ -419,19 +433,4 @@ func medianStep(rows []analyze.StepRow) (int, string) {
 		return m.Step.Index, fmt.Sprintf("step %d, the step with the median span", m.Step.Index)
 	}
 	return m.Step.Index, fmt.Sprintf("step %d, the %s step with the median span", m.Step.Index, m.Step.Kind)
-}
-
-// uniqueSlugs names the per-input chart files; equal slugs get -2, -3….
-func uniqueSlugs(inputs []analyze.Input) []string {
-	out := make([]string, len(inputs))
-	seen := map[string]int{}
-	for i, in := range inputs {
-		s := Slug(in.Path)
-		seen[s]++
-		if k := seen[s]; k > 1 {
-			s += "-" + strconv.Itoa(k)
-		}
-		out[i] = s
-	}
-	return out
 }

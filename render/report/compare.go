@@ -1,0 +1,60 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/render/chart"
+)
+
+// beforeAfter writes, for two runs, traceq diff's comparison of the second
+// run against the first: its chart, and in the full report its markdown
+// tables. Two ranks of one run are one run, not a before and an after.
+// More than two runs are not compared pairwise: the summary shows each,
+// and a line says how to compare two.
+func (w *writer) beforeAfter(full bool) error {
+	sb := &w.sb
+	switch {
+	case len(w.runs) < 2:
+		return nil
+	case len(w.runs) > 2:
+		fmt.Fprintf(sb, "*%d runs: the summary shows each; no before → after. Give two runs to `traceq report` (or `traceq diff`) to compare them.*\n\n", len(w.runs))
+		return nil
+	}
+	side := func(r run) []analyze.Input {
+		out := make([]analyze.Input, len(r.inputs))
+		for i, j := range r.inputs {
+			out[i] = w.inputs[j]
+		}
+		return out
+	}
+	a, b := w.runs[0], w.runs[1]
+	df := analyze.Compare(side(a), side(b), analyze.Options{Classifier: w.opt.Classifier, Kind: w.opt.StepKind})
+	sb.WriteString(w.h(1) + "Before → after\n\n")
+	fmt.Fprintf(sb, "*%s is before, %s after, as `traceq diff` compares them.*\n\n", render.Code(a.name), render.Code(b.name))
+	if df.Comparable {
+		link, err := w.draw("diff", "change in GPU time per step", func(out io.Writer) error {
+			return chart.Diff(out, df, chart.Options{Format: w.format, Title: chartTitle(w.inputs)})
+		})
+		if err != nil {
+			return err
+		}
+		sb.WriteString(link + "\n\n")
+	}
+	if !full {
+		for _, n := range df.Notes {
+			sb.WriteString("- note: " + render.MarkdownCell(n) + "\n")
+		}
+		if len(df.Notes) > 0 {
+			sb.WriteString("\n")
+		}
+		return nil
+	}
+	if err := render.Diff(sb, df, render.Options{Format: "markdown", Level: w.opt.Level + 2}); err != nil {
+		return err
+	}
+	sb.WriteString("\n")
+	return nil
+}
