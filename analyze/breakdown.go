@@ -16,6 +16,8 @@ type Options struct {
 	Kind StepKind
 	// Top is the number of top kernels kept per group; 0 means 10.
 	Top int
+	// MinChange is Compare's threshold; nil means DefaultMinChange.
+	MinChange *MinChange
 }
 
 func (o *Options) classifier() *classify.Classifier {
