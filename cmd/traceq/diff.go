@@ -118,11 +118,14 @@ func parseMinChange(s string) (analyze.MinChange, error) {
 	return mc, nil
 }
 
-// clipName shortens a file name to n runes for a chart title.
+// clipName shortens a run name to n runes for a chart title, cutting its
+// middle: runs of one job often differ only at the end (…-before,
+// …-after).
 func clipName(s string, n int) string {
 	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
+	if len(r) <= n {
+		return s
 	}
-	return s
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }

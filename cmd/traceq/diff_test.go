@@ -568,3 +568,21 @@ func TestDiffGeneratedRuns(t *testing.T) {
 		}
 	}
 }
+
+// Chart titles keep both ends of a long run name.
+func TestClipName(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"nsys2026.2.1_torchrun-2gpu-nccl-before", 28, "nsys2026.2.1_…pu-nccl-before"},
+		{"nsys2026.2.1_torchrun-2gpu-nccl-after", 28, "nsys2026.2.1_…gpu-nccl-after"},
+		{"dlrm8", 28, "dlrm8"},
+		{"abcdef", 5, "ab…ef"},
+	} {
+		if got := clipName(tc.s, tc.n); got != tc.want || len([]rune(got)) > tc.n {
+			t.Errorf("clipName(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
