@@ -20,6 +20,8 @@ type Options struct {
 	// becomes communication (gemm/marlin and moe/marlin_moe stay apart,
 	// under gemm and moe).
 	ByTop bool
+	// MinChange is Compare's threshold; nil means DefaultMinChange.
+	MinChange *MinChange
 }
 
 // categorize is the category rule of an analysis: ActivityCategory,

@@ -7,16 +7,23 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/trace"
 )
 
 // Diff compares two runs: each side is one or more inputs (a trace, or the
 // rank files of a directory), compared per step kind.
 //
-// The figures (window, time per step, delta, share change) are defined in
-// docs/definitions.md#diff.
+// The figures (window, time per step, delta, share change, step time,
+// tokens, change and noise) are defined in docs/definitions.md#diff.
 type Diff struct {
 	Before []InputInfo
 	After  []InputInfo
+	// BeforeRun and AfterRun name the sides (RunName).
+	BeforeRun string
+	AfterRun  string
+	// MinChange is the threshold the changes were judged with; a change
+	// below NoiseK standard errors of the step-to-step spread is noise.
+	MinChange MinChange
 	// Comparable is false when the sides share no step kind, or no
 	// category within the kinds they share; Notes says why, and lists the
 	// step kinds present on one side only.
@@ -38,6 +45,12 @@ type KindDiff struct {
 	AfterDevices  int
 	BeforeSteps   int
 	AfterSteps    int
+	// StepTime compares the windows' spans; nil for the whole-trace and
+	// unattributed kinds.
+	StepTime *StepTimeDiff
+	// Tokens compares the token counts of the steps' markers; nil unless
+	// every window of the kind on both sides has one.
+	Tokens *TokenDiff
 	// Total compares the kind's whole kernel time (category "total").
 	Total      CategoryDiff
 	Categories []CategoryDiff
@@ -45,6 +58,29 @@ type KindDiff struct {
 	Kernels []KernelDiff
 	// Idle compares the idle time per step by cause.
 	Idle IdleDiff
+}
+
+// StepTimeDiff compares the step time: the span of each window (one step
+// on one device) of the kind, as percentiles over the side's windows.
+type StepTimeDiff struct {
+	Before, After      Summary
+	DeltaP50, DeltaP90 float64 // after − before
+	DeltaP50Pct        *float64
+	DeltaP90Pct        *float64
+	Verdict            // on DeltaP50
+}
+
+// TokenDiff compares the tokens per step and the step time per token.
+type TokenDiff struct {
+	// BeforeP50 and AfterP50 are the median token count of the windows'
+	// steps.
+	BeforeP50, AfterP50 float64
+	// NSPerToken is the summed span of the windows over their summed
+	// tokens, rounded to the nanosecond (0 when no window has a token).
+	BeforeNSPerToken int64
+	AfterNSPerToken  int64
+	DeltaNSPerToken  int64
+	DeltaPct         *float64
 }
 
 // IdleDiff compares the idle time of one step kind per step (window), in
@@ -69,16 +105,10 @@ type CategoryDiff struct {
 	BeforeShare     float64
 	AfterShare      float64
 	ShareChange     float64 // AfterShare - BeforeShare
+	// Verdict judges DeltaNS: appeared, vanished, unchanged, noise, grew
+	// or shrank.
+	Verdict
 }
-
-// Kernel changes.
-const (
-	ChangeAppeared  = "appeared"
-	ChangeVanished  = "vanished"
-	ChangeGrew      = "grew"
-	ChangeShrank    = "shrank"
-	ChangeUnchanged = "unchanged"
-)
 
 // KernelDiff compares one kernel, matched across the sides by name or,
 // where the names differ only in template arguments and parameter lists,
@@ -92,7 +122,6 @@ type KernelDiff struct {
 	Category classify.Category
 	// Match is "name" or "short_name"; "" for a kernel on one side only.
 	Match           string
-	Change          string // appeared, vanished, grew, shrank, unchanged
 	BeforeNS        int64
 	AfterNS         int64
 	BeforePerStepNS int64
@@ -105,16 +134,34 @@ type KernelDiff struct {
 	// joined.
 	BeforeNames []string
 	AfterNames  []string
+	// Verdict (Change: appeared, vanished, unchanged, noise, grew,
+	// shrank) judges DeltaNS.
+	Verdict
 }
 
-// sideKind accumulates one step kind of one side.
+// sideKind accumulates one step kind of one side: its windows and their
+// sums.
 type sideKind struct {
-	windows, steps, devices int
-	kernel                  int64
-	cats                    map[classify.Category]int64
-	idle                    int64
-	split                   IdleSplit
-	names                   map[string]*nameStat
+	side    *side
+	wins    []*window
+	dev     []int // each window's device, numbered from 0
+	steps   int   // the most stepped windows of any device
+	devices int
+	kernel  int64
+	cats    map[classify.Category]int64
+	idle    int64
+	split   IdleSplit
+	names   map[string]*nameStat
+	// spans holds each window's span, for a stepped kind; tokens its
+	// step's token count, nil when a window's marker gives none.
+	spans  []int64
+	tokens []int64
+}
+
+// side is one side's accumulation, kept for the per-window samples.
+type side struct {
+	acc     *accumulation
+	nameIDs []map[string]trace.NameID // per input, built when first needed
 }
 
 type nameStat struct {
@@ -124,15 +171,20 @@ type nameStat struct {
 }
 
 // Compare computes the diff of two sides. opt.Kind restricts it to one
-// step kind; opt.Top is the number of kernels kept per kind (0: 10).
+// step kind; opt.Top is the number of kernels kept per kind (0: 10);
+// opt.MinChange the threshold (nil: DefaultMinChange).
 func Compare(before, after []Input, opt Options) *Diff {
 	top := opt.Top
 	if top <= 0 {
 		top = 10
 	}
+	mc := DefaultMinChange
+	if opt.MinChange != nil {
+		mc = *opt.MinChange
+	}
 	cl := opt.classifier()
 	// Empty lists, not null, for JSON readers.
-	d := &Diff{Notes: []string{}, Kinds: []KindDiff{}}
+	d := &Diff{Notes: []string{}, Kinds: []KindDiff{}, MinChange: mc}
 	b, bKinds := diffSide(before, opt, cl)
 	a, aKinds := diffSide(after, opt, cl)
 	for _, in := range before {
@@ -141,6 +193,7 @@ func Compare(before, after []Input, opt Options) *Diff {
 	for _, in := range after {
 		d.After = append(d.After, Describe(in))
 	}
+	d.BeforeRun, d.AfterRun = RunName(d.Before), RunName(d.After)
 	var common []StepKind
 	for _, k := range bKinds {
 		if a[k] != nil {
@@ -159,7 +212,7 @@ func Compare(before, after []Input, opt Options) *Diff {
 			kindList(bKinds), kindList(aKinds)))
 	}
 	for _, k := range common {
-		kd := compareKind(k, b[k], a[k], top)
+		kd := compareKind(k, b[k], a[k], top, mc)
 		shared := 0
 		for _, c := range kd.Categories {
 			if c.BeforeNS > 0 && c.AfterNS > 0 {
@@ -180,6 +233,28 @@ func Compare(before, after []Input, opt Options) *Diff {
 	return d
 }
 
+// RunName names a side of a diff: its inputs' run (Input.Run), the runs
+// joined with " + " when they are several, or, for inputs without one, the
+// file names.
+func RunName(infos []InputInfo) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, in := range infos {
+		n := in.Run
+		if n == "" {
+			n = fileRunName(in.Path)
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if len(names) > 3 {
+		names = append(names[:2], fmt.Sprintf("… (%d runs)", len(names)))
+	}
+	return strings.Join(names, " + ")
+}
+
 func kindList(ks []StepKind) string {
 	if len(ks) == 0 {
 		return "none"
@@ -191,62 +266,126 @@ func kindList(ks []StepKind) string {
 	return strings.Join(names, ", ")
 }
 
-// diffSide sums one side per step kind, and returns the kinds in report
-// order.
+// diffSide sums one side per step kind from its windows, and returns the
+// kinds in report order.
 func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKind]*sideKind, []StepKind) {
+	sd := &side{acc: accumulate(inputs, Options{Classifier: cl, ByTop: opt.ByTop}), nameIDs: make([]map[string]trace.NameID, len(inputs))}
+	acc := sd.acc
 	m := map[StepKind]*sideKind{}
-	get := func(k StepKind) *sideKind {
-		s := m[k]
+	type devKey struct {
+		input        int
+		proc, device int32
+	}
+	devs := map[StepKind]map[devKey]int{}
+	stepped := map[StepKind][]int{} // per device, its stepped windows
+	for _, w := range acc.wins {
+		in := acc.inputs[w.input]
+		kind := stepKind(in, w.step)
+		if !opt.keeps(kind) {
+			continue
+		}
+		s := m[kind]
 		if s == nil {
-			s = &sideKind{cats: map[classify.Category]int64{}, names: map[string]*nameStat{}}
-			m[k] = s
+			s = &sideKind{side: sd, cats: map[classify.Category]int64{}, names: map[string]*nameStat{}, tokens: []int64{}}
+			m[kind] = s
+			devs[kind] = map[devKey]int{}
 		}
-		return s
-	}
-	r, _ := Breakdown(inputs, Options{Classifier: cl, Kind: opt.Kind, Top: 1, ByTop: opt.ByTop})
-	for _, g := range r.Groups {
-		s := get(g.StepKind)
-		s.windows += max(g.Steps, 1)
-		s.steps = max(s.steps, g.Steps)
-		s.devices++
-		s.kernel += g.KernelNS
-		s.idle += g.IdleNS
-		s.split.add(g.Idle)
-		for _, c := range g.Categories {
-			s.cats[c.Category] += c.KernelNS
+		dk := devKey{w.input, w.proc, w.device}
+		di, seen := devs[kind][dk]
+		if !seen {
+			di = s.devices
+			devs[kind][dk] = di
+			s.devices++
+			stepped[kind] = append(stepped[kind], 0)
 		}
-	}
-	// Kernel names, per kind; categories as Breakdown assigns them.
-	for _, in := range inputs {
+		s.wins = append(s.wins, w)
+		s.dev = append(s.dev, di)
+		if in.Steps != nil && w.step >= 0 {
+			stepped[kind][di]++
+			s.steps = max(s.steps, stepped[kind][di])
+			s.spans = append(s.spans, int64(w.last-w.first))
+			if tok := in.Steps.List[w.step].Tokens; tok >= 0 && s.tokens != nil {
+				s.tokens = append(s.tokens, tok)
+			} else {
+				s.tokens = nil
+			}
+		}
+		s.kernel += w.kernel
+		s.idle += w.idle
+		s.split.add(w.split)
+		for ci, ca := range w.cats {
+			s.cats[acc.cats.cats[ci]] += ca.kernel
+		}
 		t := in.Trace
-		catOf := make([]classify.Category, len(t.Names))
-		known := make([]bool, len(t.Names))
-		for i := range t.Activities {
-			a := &t.Activities[i]
-			k := stepKindOf(in, i)
-			s := m[k]
-			if s == nil {
-				continue // filtered out by opt.Kind
-			}
-			name := t.Names[a.Name]
-			if !known[a.Name] {
-				catOf[a.Name], known[a.Name] = opt.categorize(a, name), true
-			}
+		for id, na := range w.names {
+			name := t.Names[id]
 			ns := s.names[name]
 			if ns == nil {
-				ns = &nameStat{cat: catOf[a.Name]}
+				ns = &nameStat{cat: acc.cats.cats[acc.byName[w.input][id]]}
 				s.names[name] = ns
 			}
-			ns.n++
-			ns.total += a.Dur
+			ns.n += na.n
+			ns.total += na.total
 		}
 	}
 	kinds := make([]StepKind, 0, len(m))
-	for k := range m {
+	for k, s := range m {
 		kinds = append(kinds, k)
+		if len(s.spans) == 0 {
+			s.tokens = nil
+		}
 	}
 	slices.Sort(kinds)
 	return m, kinds
+}
+
+// sample returns each window's value of f: the row's per-window times.
+func (s *sideKind) sample(f func(w *window) int64) spread {
+	xs := make([]int64, len(s.wins))
+	for i, w := range s.wins {
+		xs[i] = f(w)
+	}
+	return spreadOf(xs, s.dev, s.devices)
+}
+
+// catSample is the sample of one category's kernel time per window.
+func (s *sideKind) catSample(c classify.Category) spread {
+	id, ok := s.side.acc.cats.ids[c]
+	return s.sample(func(w *window) int64 {
+		if ca := w.cats[id]; ok && ca != nil {
+			return ca.kernel
+		}
+		return 0
+	})
+}
+
+// nameSample is the sample of the summed kernel time of names per window.
+func (s *sideKind) nameSample(names []string) spread {
+	return s.sample(func(w *window) int64 {
+		ids := s.side.ids(w.input)
+		var x int64
+		for _, n := range names {
+			if id, ok := ids[n]; ok {
+				if na := w.names[id]; na != nil {
+					x += na.total
+				}
+			}
+		}
+		return x
+	})
+}
+
+// ids maps the names of input i to their ids.
+func (sd *side) ids(i int) map[string]trace.NameID {
+	if sd.nameIDs[i] == nil {
+		t := sd.acc.inputs[i].Trace
+		m := make(map[string]trace.NameID, len(t.Names))
+		for id, n := range t.Names {
+			m[n] = trace.NameID(id)
+		}
+		sd.nameIDs[i] = m
+	}
+	return sd.nameIDs[i]
 }
 
 func pctChange(before, after int64) *float64 {
@@ -254,6 +393,14 @@ func pctChange(before, after int64) *float64 {
 		return nil
 	}
 	v := float64(after-before) / float64(before) * 100
+	return &v
+}
+
+func pctChangeF(before, after float64) *float64 {
+	if before == 0 {
+		return nil
+	}
+	v := (after - before) / before * 100
 	return &v
 }
 
@@ -267,10 +414,18 @@ func categoryDiff(cat classify.Category, b, a int64, bw, aw int, bTotal, aTotal 
 	return c
 }
 
-func compareKind(kind StepKind, b, a *sideKind, top int) KindDiff {
-	kd := KindDiff{StepKind: kind, Categories: []CategoryDiff{}, Kernels: []KernelDiff{}, BeforeWindows: b.windows, AfterWindows: a.windows, BeforeSteps: b.steps, AfterSteps: a.steps,
+// judged gives c its verdict from the two sides' samples.
+func (c CategoryDiff) judged(b, a spread, mc MinChange) CategoryDiff {
+	c.Verdict = judge(float64(c.DeltaNS), float64(c.BeforePerStepNS), b, a, mc, 1)
+	return c
+}
+
+func compareKind(kind StepKind, b, a *sideKind, top int, mc MinChange) KindDiff {
+	bw, aw := len(b.wins), len(a.wins)
+	kd := KindDiff{StepKind: kind, Categories: []CategoryDiff{}, Kernels: []KernelDiff{}, BeforeWindows: bw, AfterWindows: aw, BeforeSteps: b.steps, AfterSteps: a.steps,
 		BeforeDevices: b.devices, AfterDevices: a.devices}
-	kd.Total = categoryDiff(classify.Category{}, b.kernel, a.kernel, b.windows, a.windows, b.kernel, a.kernel)
+	kernel := func(w *window) int64 { return w.kernel }
+	kd.Total = categoryDiff(classify.Category{}, b.kernel, a.kernel, bw, aw, b.kernel, a.kernel).judged(b.sample(kernel), a.sample(kernel), mc)
 	seen := map[classify.Category]bool{}
 	var cats []classify.Category
 	for _, m := range []map[classify.Category]int64{b.cats, a.cats} {
@@ -282,7 +437,9 @@ func compareKind(kind StepKind, b, a *sideKind, top int) KindDiff {
 		}
 	}
 	for _, c := range cats {
-		kd.Categories = append(kd.Categories, categoryDiff(c, b.cats[c], a.cats[c], b.windows, a.windows, b.kernel, a.kernel))
+		cd := categoryDiff(c, b.cats[c], a.cats[c], bw, aw, b.kernel, a.kernel).judged(b.catSample(c), a.catSample(c), mc)
+		cd.Verdict = cd.Verdict.presence(b.cats[c], a.cats[c])
+		kd.Categories = append(kd.Categories, cd)
 	}
 	// Biggest change first, then the declared category order.
 	slices.SortFunc(kd.Categories, func(x, y CategoryDiff) int {
@@ -291,13 +448,65 @@ func compareKind(kind StepKind, b, a *sideKind, top int) KindDiff {
 		}
 		return classify.Compare(x.Category, y.Category)
 	})
-	kd.Kernels = kernelDiffs(b, a, top)
-	idle := func(bns, ans int64) CategoryDiff {
-		return categoryDiff(classify.Category{}, bns, ans, b.windows, a.windows, b.idle, a.idle)
+	kd.Kernels = kernelDiffs(b, a, top, mc)
+	idle := func(bns, ans int64, f func(w *window) int64) CategoryDiff {
+		return categoryDiff(classify.Category{}, bns, ans, bw, aw, b.idle, a.idle).judged(b.sample(f), a.sample(f), mc)
 	}
-	kd.Idle = IdleDiff{Total: idle(b.idle, a.idle), LaunchBound: idle(b.split.LaunchBoundNS, a.split.LaunchBoundNS),
-		DeviceSide: idle(b.split.DeviceSideNS, a.split.DeviceSideNS), Unknown: idle(b.split.UnknownNS, a.split.UnknownNS)}
+	kd.Idle = IdleDiff{
+		Total:       idle(b.idle, a.idle, func(w *window) int64 { return w.idle }),
+		LaunchBound: idle(b.split.LaunchBoundNS, a.split.LaunchBoundNS, func(w *window) int64 { return w.split.LaunchBoundNS }),
+		DeviceSide:  idle(b.split.DeviceSideNS, a.split.DeviceSideNS, func(w *window) int64 { return w.split.DeviceSideNS }),
+		Unknown:     idle(b.split.UnknownNS, a.split.UnknownNS, func(w *window) int64 { return w.split.UnknownNS }),
+	}
+	if len(b.spans) > 0 && len(a.spans) > 0 {
+		kd.StepTime = stepTimeDiff(b, a, mc)
+		kd.Tokens = tokenDiff(b, a)
+	}
 	return kd
+}
+
+// stepTimeDiff compares the spans' p50 and p90, and judges the p50's
+// change against the standard error of a median.
+func stepTimeDiff(b, a *sideKind, mc MinChange) *StepTimeDiff {
+	bs, as := spreadOf(b.spans, b.dev, b.devices), spreadOf(a.spans, a.dev, a.devices)
+	st := &StepTimeDiff{Before: summarize(slices.Clone(b.spans)), After: summarize(slices.Clone(a.spans))}
+	st.DeltaP50, st.DeltaP90 = st.After.P50-st.Before.P50, st.After.P90-st.Before.P90
+	st.DeltaP50Pct, st.DeltaP90Pct = pctChangeF(st.Before.P50, st.After.P50), pctChangeF(st.Before.P90, st.After.P90)
+	st.Verdict = judge(st.DeltaP50, st.Before.P50, bs, as, mc, medianSE)
+	return st
+}
+
+// tokenDiff compares the token counts, when every stepped window of both
+// sides has one.
+func tokenDiff(b, a *sideKind) *TokenDiff {
+	if b.tokens == nil || a.tokens == nil {
+		return nil
+	}
+	perToken := func(s *sideKind) int64 {
+		var span, tok int64
+		for i, t := range s.tokens {
+			span += s.spans[i]
+			tok += t
+		}
+		return divRound(span, tok)
+	}
+	td := &TokenDiff{BeforeP50: summarize(slices.Clone(b.tokens)).P50, AfterP50: summarize(slices.Clone(a.tokens)).P50,
+		BeforeNSPerToken: perToken(b), AfterNSPerToken: perToken(a)}
+	td.DeltaNSPerToken = td.AfterNSPerToken - td.BeforeNSPerToken
+	td.DeltaPct = pctChange(td.BeforeNSPerToken, td.AfterNSPerToken)
+	return td
+}
+
+// divRound is a/b for a ≥ 0, rounded half up; 0 when b ≤ 0.
+func divRound(a, b int64) int64 {
+	if b <= 0 {
+		return 0
+	}
+	q, r := a/b, a%b
+	if r >= b-r {
+		q++
+	}
+	return q
 }
 
 func abs(x int64) int64 {
@@ -309,7 +518,7 @@ func abs(x int64) int64 {
 
 // kernelDiffs matches kernel names across the sides and keeps the top
 // changes.
-func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
+func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 	out := []KernelDiff{}
 	add := func(name, match string, bs, as nameStat, bNames, aNames []string) {
 		cat := as.cat
@@ -318,22 +527,10 @@ func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
 		}
 		k := KernelDiff{Name: name, Category: cat, Match: match,
 			BeforeNS: bs.total, AfterNS: as.total, BeforeInstances: bs.n, AfterInstances: as.n,
-			BeforePerStepNS: PerStep(bs.total, b.windows), AfterPerStepNS: PerStep(as.total, a.windows),
+			BeforePerStepNS: PerStep(bs.total, len(b.wins)), AfterPerStepNS: PerStep(as.total, len(a.wins)),
 			BeforeNames: bNames, AfterNames: aNames}
 		k.DeltaNS = k.AfterPerStepNS - k.BeforePerStepNS
 		k.DeltaPct = pctChange(k.BeforePerStepNS, k.AfterPerStepNS)
-		switch {
-		case bs.n == 0:
-			k.Change = ChangeAppeared
-		case as.n == 0:
-			k.Change = ChangeVanished
-		case k.DeltaNS > 0:
-			k.Change = ChangeGrew
-		case k.DeltaNS < 0:
-			k.Change = ChangeShrank
-		default:
-			k.Change = ChangeUnchanged
-		}
 		out = append(out, k)
 	}
 	// Exact names first.
@@ -406,6 +603,22 @@ func kernelDiffs(b, a *sideKind, top int) []KernelDiff {
 	})
 	if len(out) > top {
 		out = out[:top]
+	}
+	// Verdicts for the rows kept: each needs a pass over the windows.
+	for i := range out {
+		k := &out[i]
+		names := func(joined []string, n int64) []string {
+			switch {
+			case k.Match == "short_name":
+				return joined
+			case n > 0:
+				return []string{k.Name}
+			}
+			return nil
+		}
+		k.Verdict = judge(float64(k.DeltaNS), float64(k.BeforePerStepNS),
+			b.nameSample(names(k.BeforeNames, k.BeforeInstances)), a.nameSample(names(k.AfterNames, k.AfterInstances)), mc, 1).
+			presence(k.BeforeInstances, k.AfterInstances)
 	}
 	return out
 }

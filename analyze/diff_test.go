@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -61,7 +62,9 @@ func TestCompareHand(t *testing.T) {
 		{gemmB, 0, 900, 1}, {ar, 0, 300, 1}, {rmsNew, 0, 100, 1}, {"triton_poi_fused_mul_0", 0, 40, 1},
 		{gemmB, 0, 900, 2}, {ar, 0, 300, 2}, {rmsNew, 0, 101, 2}, {"triton_poi_fused_mul_0", 0, 40, 2},
 	})
-	d := Compare([]Input{before}, []Input{after}, Options{})
+	// Nanosecond changes: no threshold.
+	none := &MinChange{}
+	d := Compare([]Input{before}, []Input{after}, Options{MinChange: none})
 	if !d.Comparable || len(d.Kinds) != 1 || len(d.Notes) != 0 {
 		t.Fatalf("comparable %v, %d kinds, notes %q", d.Comparable, len(d.Kinds), d.Notes)
 	}
@@ -117,6 +120,17 @@ func TestCompareHand(t *testing.T) {
 	for i := 1; i < len(k.Categories); i++ {
 		if abs(k.Categories[i].DeltaNS) > abs(k.Categories[i-1].DeltaNS) {
 			t.Errorf("categories not sorted by the size of the change: %+v", k.Categories)
+		}
+	}
+	// The default threshold (1 µs) calls them all unchanged but for the
+	// kernels on one side only.
+	for _, kd := range Compare([]Input{before}, []Input{after}, Options{}).Kinds[0].Kernels {
+		want := byName[kd.Name].Change
+		if want != ChangeAppeared && want != ChangeVanished {
+			want = ChangeUnchanged
+		}
+		if kd.Change != want {
+			t.Errorf("%s: %s under the default threshold, want %s", kd.Name, kd.Change, want)
 		}
 	}
 	if got := Compare([]Input{before}, []Input{after}, Options{Top: 2}).Kinds[0].Kernels; len(got) != 2 || got[0].Name != ar {
@@ -177,6 +191,78 @@ func TestPerStep(t *testing.T) {
 	}{{10, 4, 3}, {9, 4, 2}, {-10, 4, -3}, {7, 0, 0}, {1 << 62, 3, 1537228672809129301}} {
 		if got := PerStep(tc.ns, tc.w); got != tc.want {
 			t.Errorf("PerStep(%d, %d) = %d, want %d", tc.ns, tc.w, got, tc.want)
+		}
+	}
+}
+
+// The verdict rule by hand: threshold first, then k standard errors.
+func TestJudge(t *testing.T) {
+	// Two sides of 4 windows with a standard deviation of 100 ns: the
+	// standard error of the difference is √(100²/4 + 100²/4) = 70.71 ns,
+	// 3 of them 212 ns (266 for medians: × √(π/2)).
+	sd100 := spread{n: 4, dof: 2, sd: 100}
+	one := spread{n: 1}
+	none := MinChange{}
+	for _, tc := range []struct {
+		name          string
+		delta, before float64
+		b, a          spread
+		mc            MinChange
+		factor        float64
+		want          Verdict
+	}{
+		{"zero", 0, 5000, sd100, sd100, none, 1, Verdict{ChangeUnchanged, 100, 100, 212}},
+		{"below noise", 211, 5000, sd100, sd100, none, 1, Verdict{ChangeNoise, 100, 100, 212}},
+		{"at noise", -212, 5000, sd100, sd100, none, 1, Verdict{ChangeShrank, 100, 100, 212}},
+		{"above noise", 213, 5000, sd100, sd100, none, 1, Verdict{ChangeGrew, 100, 100, 212}},
+		{"median", 265, 5000, sd100, sd100, none, medianSE, Verdict{ChangeNoise, 100, 100, 266}},
+		{"median above", 266, 5000, sd100, sd100, none, medianSE, Verdict{ChangeGrew, 100, 100, 266}},
+		{"below floor", 999, 5000, sd100, sd100, MinChange{NS: 1000}, 1, Verdict{ChangeUnchanged, 100, 100, 212}},
+		{"at floor", 1000, 5000, sd100, sd100, MinChange{NS: 1000}, 1, Verdict{ChangeGrew, 100, 100, 212}},
+		{"below 1%", -9_999, 1_000_000, sd100, sd100, MinChange{Pct: 1}, 1, Verdict{ChangeUnchanged, 100, 100, 212}},
+		{"at 1%", -10_000, 1_000_000, sd100, sd100, MinChange{Pct: 1}, 1, Verdict{ChangeShrank, 100, 100, 212}},
+		{"one window", 5, 5000, one, sd100, none, 1, Verdict{ChangeGrew, -1, 100, -1}},
+		{"one window per device", 5, 5000, sd100, spread{n: 8}, none, 1, Verdict{ChangeGrew, 100, -1, -1}},
+		{"no spread", 1, 5000, spread{n: 3, dof: 1}, spread{n: 2, dof: 1}, none, 1, Verdict{ChangeGrew, 0, 0, 0}},
+	} {
+		if got := judge(tc.delta, tc.before, tc.b, tc.a, tc.mc, tc.factor); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	// One device: the sample standard deviation, n − 1: 2, 4, 4, 4, 5, 5,
+	// 7, 9 has a population deviation of 2 and a sample one of √(32/7).
+	xs := []int64{2, 4, 4, 4, 5, 5, 7, 9}
+	if s := spreadOf(xs, make([]int, 8), 1); s.n != 8 || s.dof != 7 || s.sd != math.Sqrt(32.0/7) {
+		t.Errorf("spread %+v", s)
+	}
+	// The same values on two devices whose means differ by 1000: only the
+	// deviations from each device's mean count, over 8 − 2 degrees of
+	// freedom. Device 0: 2, 4, 5, 7 (mean 4.5, squares 6.25+0.25+0.25+6.25
+	// = 13); device 1: 1004, 1004, 1005, 1009 (mean 1005.5, squares
+	// 2.25+2.25+0.25+12.25 = 17).
+	ys := []int64{2, 1004, 4, 1004, 5, 1005, 7, 1009}
+	if s := spreadOf(ys, []int{0, 1, 0, 1, 0, 1, 0, 1}, 2); s.n != 8 || s.dof != 6 || s.sd != math.Sqrt(30.0/6) {
+		t.Errorf("two devices: %+v, want sd √5", s)
+	}
+	// One window per device: no step-to-step spread.
+	if s := spreadOf([]int64{7, 9}, []int{0, 1}, 2); s.known() || s.sd != 0 {
+		t.Errorf("one window per device: %+v", s)
+	}
+	for _, tc := range []struct {
+		mc   MinChange
+		want string
+	}{{DefaultMinChange, "1us,1%"}, {MinChange{}, "0"}, {MinChange{NS: 2_000_000}, "2ms"}, {MinChange{NS: 1500, Pct: 0.5}, "1500ns,0.5%"}} {
+		if got := tc.mc.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.mc, got, tc.want)
+		}
+	}
+}
+
+// Rounding of the time per token: half up.
+func TestDivRound(t *testing.T) {
+	for _, tc := range []struct{ a, b, want int64 }{{10, 4, 3}, {9, 4, 2}, {7, 2, 4}, {6, 3, 2}, {5, 0, 0}, {0, 3, 0}} {
+		if got := divRound(tc.a, tc.b); got != tc.want {
+			t.Errorf("divRound(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

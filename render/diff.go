@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -23,22 +25,27 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	}
 	md := opt.Format == "markdown"
 	var sb strings.Builder
-	sides := func(label string, ins []analyze.InputInfo) {
-		paths := make([]string, len(ins))
-		for i, in := range ins {
-			paths[i] = Printable(in.Path)
-		}
-		if len(paths) > 3 {
-			paths = append(paths[:2], fmt.Sprintf("… (%d files)", len(ins)))
-		}
+	line := func(label, text string) {
 		if md {
-			sb.WriteString("**" + strings.TrimSpace(label) + "**: " + strings.Join(paths, ", ") + "  \n")
+			sb.WriteString("**" + strings.TrimSpace(label) + "**: " + text + "  \n")
 		} else {
-			sb.WriteString(label + ": " + strings.Join(paths, ", ") + "\n")
+			sb.WriteString(label + ": " + text + "\n")
 		}
 	}
-	sides("before", d.Before)
-	sides("after ", d.After)
+	// The answer first: per step kind, what changed.
+	for i := range d.Kinds {
+		sb.WriteString(diffAnswer(&d.Kinds[i]))
+		if md {
+			sb.WriteString("  ")
+		}
+		sb.WriteByte('\n')
+	}
+	if len(d.Kinds) > 0 {
+		sb.WriteByte('\n')
+	}
+	line("before", sideText(d.BeforeRun, d.Before))
+	line("after ", sideText(d.AfterRun, d.After))
+	line("changes", thresholdText(d.MinChange))
 	for _, n := range d.Notes {
 		if md {
 			sb.WriteString("- note: " + n + "\n")
@@ -50,14 +57,21 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 		k := &d.Kinds[i]
 		sb.WriteByte('\n')
 		heading(&sb, diffKindTitle(k), opt)
-		ct := &Table{Head: []string{"category", "before ms/step", "after ms/step", "delta ms", "delta %", "share before", "share after", "share change"},
-			Right: []bool{false, true, true, true, true, true, true, true}}
+		var lines []string
+		if k.StepTime != nil {
+			lines = append(lines, stepTimeLine(k.StepTime))
+		}
+		if k.Tokens != nil {
+			lines = append(lines, tokenLine(k.Tokens))
+		}
+		ct := &Table{Head: []string{"category", "before ms/step", "after ms/step", "delta ms", "delta %", "noise ms", "change", "share before", "share after", "share change"},
+			Right: []bool{false, true, true, true, true, true, false, true, true, true}}
 		for j, c := range append([]analyze.CategoryDiff{k.Total}, k.Categories...) {
 			ct.Add(rowCategory(j == 0, c.Category), MS(c.BeforePerStepNS), MS(c.AfterPerStepNS), signedMS(c.DeltaNS), signedPct(c.DeltaPct),
-				Pct(c.BeforeShare), Pct(c.AfterShare), pp(c.ShareChange))
+				noiseMS(c.NoiseNS), c.Change, Pct(c.BeforeShare), Pct(c.AfterShare), pp(c.ShareChange))
 		}
-		kt := &Table{Head: []string{"change", "before ms/step", "after ms/step", "delta ms", "delta %", "category", "kernel"},
-			Right: []bool{false, true, true, true, true, false, false}}
+		kt := &Table{Head: []string{"change", "before ms/step", "after ms/step", "delta ms", "delta %", "noise ms", "category", "kernel"},
+			Right: []bool{false, true, true, true, true, true, false, false}}
 		names, labels := make([]string, len(k.Kernels)), make([]string, len(k.Kernels))
 		for j, kd := range k.Kernels {
 			names[j], labels[j] = kd.Name, kd.Label
@@ -68,14 +82,23 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 			if kd.Match == "short_name" {
 				name += fmt.Sprintf(" (matched by short name: %d before, %d after)", len(kd.BeforeNames), len(kd.AfterNames))
 			}
-			kt.Add(kd.Change, MS(kd.BeforePerStepNS), MS(kd.AfterPerStepNS), signedMS(kd.DeltaNS), signedPct(kd.DeltaPct), kd.Category.String(), name)
+			kt.Add(kd.Change, MS(kd.BeforePerStepNS), MS(kd.AfterPerStepNS), signedMS(kd.DeltaNS), signedPct(kd.DeltaPct), noiseMS(kd.NoiseNS), kd.Category.String(), name)
 		}
 		if md {
+			for _, l := range lines {
+				sb.WriteString(l + "  \n")
+			}
+			if len(lines) > 0 {
+				sb.WriteByte('\n')
+			}
 			ct.Markdown(&sb)
 			sb.WriteString("\n" + idleDiffLine(&k.Idle) + "\n")
 			sb.WriteString("\nKernels that changed most:\n\n")
 			kt.Markdown(&sb)
 		} else {
+			for _, l := range lines {
+				sb.WriteString("  " + l + "\n")
+			}
 			ct.Text(&sb, "  ")
 			sb.WriteString("\n  " + idleDiffLine(&k.Idle) + "\n")
 			sb.WriteString("\n  kernels that changed most:\n")
@@ -86,12 +109,126 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	return err
 }
 
+// answerChanges is how many changed categories a diff's answer line
+// names.
+const answerChanges = 3
+
+// diffAnswer is a kind's one-line answer: the step time and the kernel
+// time per step before → after with their verdicts, the categories that
+// changed most (grew or shrank, beyond noise), and the idle time's change.
+func diffAnswer(k *analyze.KindDiff) string {
+	var sb strings.Builder
+	per := "per step"
+	switch k.StepKind {
+	case analyze.KindAll:
+		sb.WriteString("whole trace: ")
+		per = "per device"
+	case analyze.KindNone:
+		sb.WriteString("outside steps: ")
+		per = "per device"
+	case analyze.KindStep:
+		sb.WriteString("steps: ")
+	default:
+		sb.WriteString(k.StepKind.String() + ": ")
+	}
+	if st := k.StepTime; st != nil {
+		fmt.Fprintf(&sb, "step time p50 %s → %s ms (%s, %s); ", MSf(st.Before.P50), MSf(st.After.P50), signedPct(st.DeltaP50Pct), st.Change)
+	}
+	t := k.Total
+	fmt.Fprintf(&sb, "kernel time %s %s → %s ms (%s, %s)", per, MS(t.BeforePerStepNS), MS(t.AfterPerStepNS), signedPct(t.DeltaPct), t.Change)
+	var named []string
+	for _, c := range k.Categories {
+		if c.Change != analyze.ChangeNoise && c.Change != analyze.ChangeUnchanged && len(named) < answerChanges {
+			named = append(named, Printable(c.Category.String())+" "+signedMS(c.DeltaNS)+" ms")
+		}
+	}
+	if len(named) > 0 {
+		sb.WriteString(": " + strings.Join(named, ", "))
+	} else {
+		sb.WriteString(": no category changed beyond noise")
+	}
+	if id := k.Idle.Total; id.Change != analyze.ChangeNoise && id.Change != analyze.ChangeUnchanged {
+		fmt.Fprintf(&sb, "; idle %s ms", signedMS(id.DeltaNS))
+	}
+	return sb.String()
+}
+
+// sideText names a side by its run, with its file, or its count of files
+// and their directory when they share one.
+func sideText(run string, ins []analyze.InputInfo) string {
+	switch len(ins) {
+	case 0:
+		return Printable(run)
+	case 1:
+		return Printable(run) + " (" + Printable(ins[0].Path) + ")"
+	}
+	dir := filepath.Dir(ins[0].Path)
+	for _, in := range ins[1:] {
+		if filepath.Dir(in.Path) != dir {
+			return fmt.Sprintf("%s (%d files)", Printable(run), len(ins))
+		}
+	}
+	return fmt.Sprintf("%s (%d files in %s)", Printable(run), len(ins), Printable(dir))
+}
+
+// thresholdText says when a change is called unchanged and when noise.
+func thresholdText(mc analyze.MinChange) string {
+	return fmt.Sprintf("unchanged below --min-change %s per step; noise below %d standard errors of the step-to-step spread (noise ms)",
+		mc, analyze.NoiseK)
+}
+
+// stepTimeLine compares the step time's percentiles.
+func stepTimeLine(st *analyze.StepTimeDiff) string {
+	part := func(name string, b, a, d float64, pct *float64, change string) string {
+		s := name + " " + MSf(b) + " → " + MSf(a) + " ms (" + signedMSf(d) + " ms, " + signedPct(pct)
+		if change != "" {
+			s += ", " + change
+		}
+		return s + ")"
+	}
+	return "step time " + part("p50", st.Before.P50, st.After.P50, st.DeltaP50, st.DeltaP50Pct, st.Change) +
+		" · " + part("p90", st.Before.P90, st.After.P90, st.DeltaP90, st.DeltaP90Pct, "")
+}
+
+// tokenLine compares the tokens per step and the time per token.
+func tokenLine(t *analyze.TokenDiff) string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	d := us(t.DeltaNSPerToken)
+	if t.DeltaNSPerToken > 0 {
+		d = "+" + d
+	}
+	return "tokens per step p50 " + num(t.BeforeP50) + " → " + num(t.AfterP50) + " · step time per token " +
+		us(t.BeforeNSPerToken) + " → " + us(t.AfterNSPerToken) + " µs (" + d + " µs, " + signedPct(t.DeltaPct) + ")"
+}
+
+// us formats nanoseconds as microseconds with three decimals.
+func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 3, 64) }
+
+func signedMSf(ns float64) string {
+	s := MSf(ns)
+	if s == "-0.000" {
+		return "0.000"
+	}
+	if ns > 0 && s != "0.000" {
+		return "+" + s
+	}
+	return s
+}
+
+// noiseMS is a row's noise threshold, "-" when the spread is unknown.
+func noiseMS(ns int64) string {
+	if ns < 0 {
+		return "-"
+	}
+	return MS(ns)
+}
+
 // idleDiffLine says how the idle time per step and its causes changed.
 func idleDiffLine(d *analyze.IdleDiff) string {
 	arrow := func(c analyze.CategoryDiff) string {
 		return MS(c.BeforePerStepNS) + " → " + MS(c.AfterPerStepNS)
 	}
-	return "idle per step: " + arrow(d.Total) + " ms (launch-bound " + arrow(d.LaunchBound) + " · device-side " +
+	return "idle per step: " + arrow(d.Total) + " ms, " + d.Total.Change + " (launch-bound " + arrow(d.LaunchBound) + " · device-side " +
 		arrow(d.DeviceSide) + " · unknown " + arrow(d.Unknown) + ")"
 }
 
@@ -133,7 +270,10 @@ func signedPct(p *float64) string {
 		return "new"
 	}
 	s := strconv.FormatFloat(*p, 'f', 1, 64) + "%"
-	if *p > 0 && s != "0.0%" {
+	switch {
+	case s == "-0.0%":
+		s = "0.0%"
+	case *p > 0 && s != "0.0%":
 		s = "+" + s
 	}
 	return s
@@ -155,39 +295,74 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"step_kind", "row", "name", "category", "match", "change", "before_ns", "after_ns",
 		"before_per_step_ns", "after_per_step_ns", "delta_ns", "delta_pct", "before_share", "after_share", "share_change",
-		"before_instances", "after_instances", "before_windows", "after_windows"})
+		"before_instances", "after_instances", "before_windows", "after_windows",
+		"before_stddev_ns", "after_stddev_ns", "noise_ns"})
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// Percentiles interpolate: to the thousandth of a nanosecond.
+	num := func(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64) }
 	pct := func(p *float64) string {
 		if p == nil {
 			return ""
 		}
 		return ftoa(*p)
 	}
+	known := func(v int64) string { // -1: unknown
+		if v < 0 {
+			return ""
+		}
+		return i64(v)
+	}
+	verdict := func(v analyze.Verdict) []string {
+		return []string{known(v.BeforeStdDevNS), known(v.AfterStdDevNS), known(v.NoiseNS)}
+	}
 	for _, k := range d.Kinds {
+		kind := k.StepKind.String()
 		bw, aw := strconv.Itoa(k.BeforeWindows), strconv.Itoa(k.AfterWindows)
 		for j, c := range append([]analyze.CategoryDiff{k.Total}, k.Categories...) {
 			row := "category"
 			if j == 0 {
 				row = "total"
 			}
-			cw.Write([]string{k.StepKind.String(), row, "", rowCategory(j == 0, c.Category), "", "", i64(c.BeforeNS), i64(c.AfterNS),
+			cw.Write(append([]string{kind, row, "", rowCategory(j == 0, c.Category), "", c.Change, i64(c.BeforeNS), i64(c.AfterNS),
 				i64(c.BeforePerStepNS), i64(c.AfterPerStepNS), i64(c.DeltaNS), pct(c.DeltaPct),
-				ftoa(c.BeforeShare), ftoa(c.AfterShare), ftoa(c.ShareChange), "", "", bw, aw})
+				ftoa(c.BeforeShare), ftoa(c.AfterShare), ftoa(c.ShareChange), "", "", bw, aw}, verdict(c.Verdict)...))
 		}
 		for _, c := range []struct {
 			name string
 			d    analyze.CategoryDiff
 		}{{"idle", k.Idle.Total}, {"launch_bound", k.Idle.LaunchBound}, {"device_side", k.Idle.DeviceSide}, {"unknown", k.Idle.Unknown}} {
-			cw.Write([]string{k.StepKind.String(), "idle", c.name, "", "", "", i64(c.d.BeforeNS), i64(c.d.AfterNS),
+			cw.Write(append([]string{kind, "idle", c.name, "", "", c.d.Change, i64(c.d.BeforeNS), i64(c.d.AfterNS),
 				i64(c.d.BeforePerStepNS), i64(c.d.AfterPerStepNS), i64(c.d.DeltaNS), pct(c.d.DeltaPct),
-				ftoa(c.d.BeforeShare), ftoa(c.d.AfterShare), ftoa(c.d.ShareChange), "", "", bw, aw})
+				ftoa(c.d.BeforeShare), ftoa(c.d.AfterShare), ftoa(c.d.ShareChange), "", "", bw, aw}, verdict(c.d.Verdict)...))
 		}
 		for _, kd := range k.Kernels {
-			cw.Write([]string{k.StepKind.String(), "kernel", csvText(kd.Name), kd.Category.String(), kd.Match, kd.Change, i64(kd.BeforeNS), i64(kd.AfterNS),
+			cw.Write(append([]string{kind, "kernel", csvText(kd.Name), kd.Category.String(), kd.Match, kd.Change, i64(kd.BeforeNS), i64(kd.AfterNS),
 				i64(kd.BeforePerStepNS), i64(kd.AfterPerStepNS), i64(kd.DeltaNS), pct(kd.DeltaPct),
-				"", "", "", i64(kd.BeforeInstances), i64(kd.AfterInstances), bw, aw})
+				"", "", "", i64(kd.BeforeInstances), i64(kd.AfterInstances), bw, aw}, verdict(kd.Verdict)...))
+		}
+		// Added after the rows of the first version: step time and tokens.
+		if st := k.StepTime; st != nil {
+			cw.Write(append([]string{kind, "step_time", "p50", "", "", st.Change, "", "", num(st.Before.P50), num(st.After.P50), num(st.DeltaP50),
+				pct(st.DeltaP50Pct), "", "", "", "", "", bw, aw}, verdict(st.Verdict)...))
+			cw.Write([]string{kind, "step_time", "p90", "", "", "", "", "", num(st.Before.P90), num(st.After.P90), num(st.DeltaP90),
+				pct(st.DeltaP90Pct), "", "", "", "", "", bw, aw, "", "", ""})
+		}
+		if t := k.Tokens; t != nil {
+			cw.Write([]string{kind, "tokens", "tokens_p50", "", "", "", "", "", num(t.BeforeP50), num(t.AfterP50), num(t.AfterP50 - t.BeforeP50),
+				pct(pctOf(t.BeforeP50, t.AfterP50)), "", "", "", "", "", bw, aw, "", "", ""})
+			cw.Write([]string{kind, "tokens", "ns_per_token", "", "", "", "", "", i64(t.BeforeNSPerToken), i64(t.AfterNSPerToken), i64(t.DeltaNSPerToken),
+				pct(t.DeltaPct), "", "", "", "", "", bw, aw, "", "", ""})
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// pctOf is (after − before) / before × 100, nil when before is 0.
+func pctOf(before, after float64) *float64 {
+	if before == 0 {
+		return nil
+	}
+	v := (after - before) / before * 100
+	return &v
 }

@@ -414,12 +414,69 @@ type jsonCategoryDiff struct {
 	BeforeShare     float64  `json:"before_share"`
 	AfterShare      float64  `json:"after_share"`
 	ShareChange     float64  `json:"share_change"`
+	Change          string   `json:"change"`
+	BeforeStdDevNS  *int64   `json:"before_stddev_ns"`
+	AfterStdDevNS   *int64   `json:"after_stddev_ns"`
+	NoiseNS         *int64   `json:"noise_ns"`
+}
+
+// known is v, or null for -1 (unknown).
+func known(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
 }
 
 func jsonCatDiff(c analyze.CategoryDiff, total bool) jsonCategoryDiff {
 	return jsonCategoryDiff{Category: rowCategory(total, c.Category), BeforeNS: c.BeforeNS, AfterNS: c.AfterNS,
 		BeforePerStepNS: c.BeforePerStepNS, AfterPerStepNS: c.AfterPerStepNS, DeltaNS: c.DeltaNS, DeltaPct: c.DeltaPct,
-		BeforeShare: c.BeforeShare, AfterShare: c.AfterShare, ShareChange: c.ShareChange}
+		BeforeShare: c.BeforeShare, AfterShare: c.AfterShare, ShareChange: c.ShareChange,
+		Change: c.Change, BeforeStdDevNS: known(c.BeforeStdDevNS), AfterStdDevNS: known(c.AfterStdDevNS), NoiseNS: known(c.NoiseNS)}
+}
+
+// jsonStepTimeDiff compares the step time's percentiles; the verdict is
+// the p50's.
+type jsonStepTimeDiff struct {
+	BeforeP50      float64  `json:"before_p50_ns"`
+	AfterP50       float64  `json:"after_p50_ns"`
+	DeltaP50       float64  `json:"delta_p50_ns"`
+	DeltaP50Pct    *float64 `json:"delta_p50_pct"`
+	BeforeP90      float64  `json:"before_p90_ns"`
+	AfterP90       float64  `json:"after_p90_ns"`
+	DeltaP90       float64  `json:"delta_p90_ns"`
+	DeltaP90Pct    *float64 `json:"delta_p90_pct"`
+	Change         string   `json:"change"`
+	BeforeStdDevNS *int64   `json:"before_stddev_ns"`
+	AfterStdDevNS  *int64   `json:"after_stddev_ns"`
+	NoiseNS        *int64   `json:"noise_ns"`
+}
+
+func jsonStepTime(st *analyze.StepTimeDiff) *jsonStepTimeDiff {
+	if st == nil {
+		return nil
+	}
+	return &jsonStepTimeDiff{BeforeP50: st.Before.P50, AfterP50: st.After.P50, DeltaP50: st.DeltaP50, DeltaP50Pct: st.DeltaP50Pct,
+		BeforeP90: st.Before.P90, AfterP90: st.After.P90, DeltaP90: st.DeltaP90, DeltaP90Pct: st.DeltaP90Pct,
+		Change: st.Change, BeforeStdDevNS: known(st.BeforeStdDevNS), AfterStdDevNS: known(st.AfterStdDevNS), NoiseNS: known(st.NoiseNS)}
+}
+
+// jsonTokenDiff compares the tokens per step and the time per token.
+type jsonTokenDiff struct {
+	BeforeTokensP50  float64  `json:"before_tokens_p50"`
+	AfterTokensP50   float64  `json:"after_tokens_p50"`
+	BeforeNSPerToken int64    `json:"before_ns_per_token"`
+	AfterNSPerToken  int64    `json:"after_ns_per_token"`
+	DeltaNSPerToken  int64    `json:"delta_ns_per_token"`
+	DeltaPct         *float64 `json:"delta_ns_per_token_pct"`
+}
+
+func jsonTokens(t *analyze.TokenDiff) *jsonTokenDiff {
+	if t == nil {
+		return nil
+	}
+	return &jsonTokenDiff{BeforeTokensP50: t.BeforeP50, AfterTokensP50: t.AfterP50, BeforeNSPerToken: t.BeforeNSPerToken,
+		AfterNSPerToken: t.AfterNSPerToken, DeltaNSPerToken: t.DeltaNSPerToken, DeltaPct: t.DeltaPct}
 }
 
 type jsonKernelDiff struct {
@@ -437,6 +494,9 @@ type jsonKernelDiff struct {
 	AfterInstances  int64    `json:"after_instances"`
 	BeforeNames     []string `json:"before_names,omitempty"`
 	AfterNames      []string `json:"after_names,omitempty"`
+	BeforeStdDevNS  *int64   `json:"before_stddev_ns"`
+	AfterStdDevNS   *int64   `json:"after_stddev_ns"`
+	NoiseNS         *int64   `json:"noise_ns"`
 }
 
 type jsonKindDiff struct {
@@ -451,6 +511,8 @@ type jsonKindDiff struct {
 	Categories    []jsonCategoryDiff `json:"categories"`
 	Kernels       []jsonKernelDiff   `json:"kernels"`
 	Idle          jsonIdleDiff       `json:"idle"`
+	StepTime      *jsonStepTimeDiff  `json:"step_time"`
+	Tokens        *jsonTokenDiff     `json:"tokens"`
 }
 
 // jsonIdleDiff compares the idle time per step, in total and by cause;
@@ -479,16 +541,27 @@ type jsonDiffDoc struct {
 	Comparable bool           `json:"comparable"`
 	Notes      []string       `json:"notes"`
 	Kinds      []jsonKindDiff `json:"kinds"`
+	BeforeRun  string         `json:"before_run"`
+	AfterRun   string         `json:"after_run"`
+	MinChange  jsonMinChange  `json:"min_change"`
+	NoiseK     int            `json:"noise_k"`
+}
+
+// jsonMinChange is the threshold below which a change is unchanged.
+type jsonMinChange struct {
+	NS  int64   `json:"ns"`
+	Pct float64 `json:"pct"`
 }
 
 func diffDoc(d *analyze.Diff) jsonDiffDoc {
 	doc := jsonDiffDoc{Before: jsonInputs(d.Before), After: jsonInputs(d.After), Comparable: d.Comparable,
-		Notes: d.Notes, Kinds: []jsonKindDiff{}}
+		Notes: d.Notes, Kinds: []jsonKindDiff{}, BeforeRun: d.BeforeRun, AfterRun: d.AfterRun,
+		MinChange: jsonMinChange{NS: d.MinChange.NS, Pct: d.MinChange.Pct}, NoiseK: analyze.NoiseK}
 	for _, k := range d.Kinds {
 		j := jsonKindDiff{StepKind: k.StepKind.String(), BeforeWindows: k.BeforeWindows, AfterWindows: k.AfterWindows,
 			BeforeDevices: k.BeforeDevices, AfterDevices: k.AfterDevices, BeforeSteps: k.BeforeSteps, AfterSteps: k.AfterSteps,
 			Total: jsonCatDiff(k.Total, true), Categories: []jsonCategoryDiff{}, Kernels: []jsonKernelDiff{},
-			Idle: jsonIdleDiffOf(k.Idle)}
+			Idle: jsonIdleDiffOf(k.Idle), StepTime: jsonStepTime(k.StepTime), Tokens: jsonTokens(k.Tokens)}
 		for _, c := range k.Categories {
 			j.Categories = append(j.Categories, jsonCatDiff(c, false))
 		}
@@ -497,7 +570,8 @@ func diffDoc(d *analyze.Diff) jsonDiffDoc {
 				Change: kd.Change, BeforeNS: kd.BeforeNS, AfterNS: kd.AfterNS, BeforePerStepNS: kd.BeforePerStepNS,
 				AfterPerStepNS: kd.AfterPerStepNS, DeltaNS: kd.DeltaNS, DeltaPct: kd.DeltaPct,
 				BeforeInstances: kd.BeforeInstances, AfterInstances: kd.AfterInstances,
-				BeforeNames: kd.BeforeNames, AfterNames: kd.AfterNames})
+				BeforeNames: kd.BeforeNames, AfterNames: kd.AfterNames,
+				BeforeStdDevNS: known(kd.BeforeStdDevNS), AfterStdDevNS: known(kd.AfterStdDevNS), NoiseNS: known(kd.NoiseNS)})
 		}
 		doc.Kinds = append(doc.Kinds, j)
 	}

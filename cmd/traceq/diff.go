@@ -2,30 +2,37 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
-	"path/filepath"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/slice"
 )
 
 func diffCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "diff",
 		Usage: "compare two runs: time per step by step kind and category, and the kernels that changed most",
-		Description: "BEFORE and AFTER are each a trace file or a directory of rank files, of either format.\n" +
-			"Time per step is a category's kernel time over the side's windows (steps × devices);\n" +
-			"without step markers, the whole-trace time per device.",
+		Description: "BEFORE and AFTER are each a run: a directory of rank files, or a trace file (an nsys export may hold\n" +
+			"several processes), of either format. Time per step is a category's kernel time over the side's windows\n" +
+			"(steps × devices); without step markers, the whole-trace time per device. A change below --min-change\n" +
+			"is 'unchanged', one below 3 standard errors of the step-to-step spread 'noise' (docs/definitions.md#change).",
 		ArgsUsage: "BEFORE AFTER",
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "kernels shown per step kind"},
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
-			stepFlag, noStepsFlag,
+			stepFlag, noStepsFlag, byFlag,
 			&cli.StringFlag{Name: "chart", Usage: "also draw the change per category as diverging bars to `FILE` (.svg or .png)"},
+			&cli.StringFlag{Name: "min-change", Value: analyze.DefaultMinChange.String(),
+				Usage: "a change per step below `T` is 'unchanged': a time (500ns, 2us, 0.1ms), a percent of the before value (0.5%), or both (2us,0.5%); 0 for none"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := checkTableFormat(c.String("format")); err != nil {
@@ -40,6 +47,10 @@ func diffCmd(e *env) *cli.Command {
 			kind, err := stepKindFlag(c)
 			if err != nil {
 				return err
+			}
+			mc, err := parseMinChange(c.String("min-change"))
+			if err != nil {
+				return usagef("diff: --min-change: %v", err)
 			}
 			chartPath := c.String("chart")
 			var chartFormat string
@@ -66,7 +77,11 @@ func diffCmd(e *env) *cli.Command {
 			if err := analyze.CheckKind(append(slices.Clone(before), after...), kind); err != nil {
 				return err
 			}
-			d := analyze.Compare(before, after, analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top")})
+			rollup, err := byTop(c)
+			if err != nil {
+				return err
+			}
+			d := analyze.Compare(before, after, analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top"), ByTop: rollup, MinChange: &mc})
 			if err := render.Diff(e.stdout, d, render.Options{Format: c.String("format")}); err != nil {
 				return err
 			}
@@ -74,8 +89,7 @@ func diffCmd(e *env) *cli.Command {
 				return nil
 			}
 			var buf bytes.Buffer
-			title := clipName(filepath.Base(c.Args().Get(0)), 28) + " → " + clipName(filepath.Base(c.Args().Get(1)), 28)
-			if err := chart.Diff(&buf, d, chart.Options{Format: chartFormat, Title: title}); err != nil {
+			if err := chart.Diff(&buf, d, chart.Options{Format: chartFormat, Title: chart.DiffTitle(d)}); err != nil {
 				return err
 			}
 			return writeFile(e, chartPath, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
@@ -83,11 +97,26 @@ func diffCmd(e *env) *cli.Command {
 	}
 }
 
-// clipName shortens a file name to n runes for a chart title.
-func clipName(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
+// parseMinChange reads --min-change: a time, a percent, or both separated
+// by a comma ("1us,1%"); "0" is no threshold.
+func parseMinChange(s string) (analyze.MinChange, error) {
+	var mc analyze.MinChange
+	var haveNS, havePct bool
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if num, ok := strings.CutSuffix(part, "%"); ok {
+			p, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || p < 0 || math.IsInf(p, 0) || math.IsNaN(p) || havePct {
+				return mc, fmt.Errorf("bad threshold %q: want a time (2us), a percent (0.5%%) or both (2us,0.5%%)", s)
+			}
+			mc.Pct, havePct = p, true
+			continue
+		}
+		ns, err := slice.ParseDuration(part)
+		if err != nil || haveNS {
+			return mc, fmt.Errorf("bad threshold %q: want a time (2us), a percent (0.5%%) or both (2us,0.5%%)", s)
+		}
+		mc.NS, haveNS = ns, true
 	}
-	return s
+	return mc, nil
 }

@@ -58,6 +58,13 @@ type Config struct {
 	// Seed makes the output deterministic: the same Config and rank give
 	// the same bytes.
 	Seed int64
+	// SlowCategory and SlowNS make every kernel of that category
+	// (classify.Default's, e.g. "attention/fa2") SlowNS longer: a run
+	// with one category slowed by a known amount. The random draws do not
+	// change, so with the same Seed the kernels of other categories keep
+	// their durations.
+	SlowCategory string
+	SlowNS       int64
 }
 
 func (c Config) layers() int {
@@ -268,6 +275,13 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 		return c
 	}
 
+	slow := func(name string) int64 {
+		if cfg.SlowNS != 0 && cat(name) == cfg.SlowCategory {
+			return cfg.SlowNS
+		}
+		return 0
+	}
+
 	w.buf = fmt.Appendf(w.buf, `{
   "schemaVersion": 1,
   "deviceProperties": [
@@ -369,7 +383,7 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 			w.event("cuda_runtime", "cudaGraphLaunch", w.pid, tid, t, 9_000+rng.Int64N(6_000), launchArgs(gc, 311))
 			s := max(free[computeStream], t+trace.Time(8_000+rng.Int64N(4_000)))
 			for _, f := range fams {
-				d := f.lo + rng.Int64N(f.hi-f.lo)
+				d := f.lo + rng.Int64N(f.hi-f.lo) + slow(f.name)
 				w.event("kernel", f.name, dev, computeStream, s, d, kernelArgs(gc, computeStream, true))
 				record(f.name, s, d, computeStream)
 				exp.Activities++
@@ -394,7 +408,7 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 				if stream == commStream {
 					s = max(s, free[computeStream])
 				}
-				d := (f.lo + rng.Int64N(f.hi-f.lo)) * scale
+				d := (f.lo+rng.Int64N(f.hi-f.lo))*scale + slow(f.name)
 				eagerKernel++
 				withCorr := cfg.DropCorrEvery <= 0 || eagerKernel%int64(cfg.DropCorrEvery) != 0
 				w.event("kernel", f.name, dev, int64(stream), s, d, kernelArgs(corr, stream, withCorr))

@@ -21,6 +21,7 @@ func TestGeneratedTracesExact(t *testing.T) {
 		{Ranks: 1, Steps: 6, Layers: 1, DropCorrEvery: 3, Seed: 1}, // decode only
 		{Ranks: 1, Steps: 5, DecodeEvery: 1, Layers: 2, DropCorrEvery: 2, Seed: 3},
 		{Ranks: 2, Steps: 40, DecodeEvery: 10, MixedEvery: 7, Layers: 8, DropCorrEvery: 50, Seed: 5},
+		{Ranks: 2, Steps: 12, DecodeEvery: 6, Layers: 2, Seed: 5, SlowCategory: "attention/fa2", SlowNS: 7_000},
 	} {
 		for rank := 0; rank < cfg.Ranks; rank++ {
 			var buf bytes.Buffer
@@ -136,6 +137,34 @@ func TestDeterministic(t *testing.T) {
 	}
 	if _, err := Write(io.Discard, cfg, 2); err == nil {
 		t.Error("rank 2 of 2: no error")
+	}
+}
+
+// A slowed run with the same seed differs from the plain one only in the
+// slowed category, by SlowNS per kernel of it.
+func TestSlowCategory(t *testing.T) {
+	cfg := Config{Steps: 8, DecodeEvery: 4, Layers: 3, Seed: 11}
+	plain, err := Write(io.Discard, cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cat = "attention/fa2"
+	cfg.SlowCategory, cfg.SlowNS = cat, 5_000
+	slow, err := Write(io.Discard, cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range plain.Steps {
+		s := slow.Steps[i]
+		// One attention kernel per layer, in every kind of step.
+		want := maps.Clone(p.ByCat)
+		want[cat] += int64(cfg.Layers) * cfg.SlowNS
+		if !maps.Equal(s.ByCat, want) || s.Marker != p.Marker {
+			t.Errorf("step %d: %v, want %v", i, s.ByCat, want)
+		}
+		if p.ByCat[cat] == 0 {
+			t.Errorf("step %d has no %s kernels: the test checks nothing", i, cat)
+		}
 	}
 }
 

@@ -2,9 +2,11 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -14,12 +16,21 @@ import (
 	"github.com/traceq/traceq/classify"
 )
 
+// DiffTitle names a diff's two runs for a chart title, "before → after",
+// each clipped in the middle to fit.
+func DiffTitle(d *analyze.Diff) string {
+	return ClipMiddle(d.BeforeRun, RunLabelRunes) + " → " + ClipMiddle(d.AfterRun, RunLabelRunes)
+}
+
 // Diff draws the comparison of two runs as diverging horizontal bars, one
 // per step kind and category (analyze.CategoryDiff, in the diff's order:
 // biggest change first): the bar runs from 0 to the change in time per
 // step (DeltaNS, ms), right for more time after, left for less, coloured by
 // the category's top level and labelled with the change and its percent.
-// The kind's total comes first.
+// The kind's total comes first. A change the diff calls noise or unchanged
+// is drawn pale and says so; the axis spans at least ±MinAxisShare of the
+// largest total time per step, so that a change of nothing looks like
+// nothing.
 func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	f, err := diffFigure(d, opt)
 	if err != nil {
@@ -58,13 +69,17 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = withNote("change in kernel time per step and device (ms)", note)
 	p.X.Tick.Marker = niceTicks{}
 	n := len(rows)
 	l := newLayer()
 	var present presentTops
 	ticks := make([]plot.Tick, n)
+	// The floor of the axis: a share of the biggest kind's time per step.
 	var lim float64
+	pales := 0
+	for _, k := range d.Kinds {
+		lim = math.Max(lim, MinAxisShare*ms(max(k.Total.BeforePerStepNS, k.Total.AfterPerStepNS)))
+	}
 	for i, r := range rows {
 		y := float64(n - 1 - i) // first row on top
 		ticks[i] = plot.Tick{Value: y, Label: clip(r.label, 48)}
@@ -76,10 +91,20 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 		} else {
 			present[r.c.Category.Top] = true
 		}
-		text := deltaLabel(r.c)
-		l.addRect(rect{x0: math.Min(0, v), x1: math.Max(0, v), y0: y - 0.38, y1: y + 0.38, fill: fill,
-			text: text, textRight: true})
+		re := rect{x0: math.Min(0, v), x1: math.Max(0, v), y0: y - 0.38, y1: y + 0.38, fill: fill,
+			text: deltaLabel(r.c), textRight: true}
+		if r.c.Change == analyze.ChangeNoise || r.c.Change == analyze.ChangeUnchanged {
+			re.fill, re.textColour = pale(fill), paleText
+			re.text += " · " + r.c.Change
+			pales++
+		}
+		l.addRect(re)
 	}
+	axis := "change in kernel time per step and device (ms)"
+	if pales > 0 {
+		axis += "; pale: noise or unchanged"
+	}
+	p.X.Label.Text = withNote(axis, note)
 	if lim == 0 {
 		lim = 1
 	}
@@ -96,20 +121,39 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	return f, nil
 }
 
+// MinAxisShare is the least half-width of the diff chart's axis, as a
+// share of the largest total kernel time per step of the kinds drawn: a
+// change of 0.1 % of the step is a sliver, not the full axis.
+const MinAxisShare = 0.05
+
+// paleText is the label colour of a change that is noise or none.
+var paleText = color.RGBA{R: 0x80, G: 0x80, B: 0x80, A: 0xff}
+
+// pale mixes c with white, two parts white to one.
+func pale(c color.RGBA) color.RGBA {
+	mix := func(v uint8) uint8 { return uint8((int(v) + 2*255) / 3) }
+	return color.RGBA{R: mix(c.R), G: mix(c.G), B: mix(c.B), A: 0xff}
+}
+
 // deltaLabel is "+1.234 ms (+5.6%)", or "+1.234 ms (new)" when the
 // category had no time before.
 func deltaLabel(c analyze.CategoryDiff) string {
-	v := ms(c.DeltaNS)
-	s := strconv.FormatFloat(v, 'f', 3, 64) + " ms"
-	if v > 0 {
-		s = "+" + s
-	}
+	s := signed(ms(c.DeltaNS), 3) + " ms"
 	if c.DeltaPct == nil {
 		return s + " (new)"
 	}
-	pct := strconv.FormatFloat(*c.DeltaPct, 'f', 1, 64) + "%"
-	if *c.DeltaPct > 0 {
-		pct = "+" + pct
+	return s + " (" + signed(*c.DeltaPct, 1) + "%)"
+}
+
+// signed formats v with prec decimals and its sign, "+" included; a value
+// that rounds to zero has none.
+func signed(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
 	}
-	return s + " (" + pct + ")"
+	if v > 0 {
+		s = "+" + s
+	}
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/internal/golden"
 )
 
@@ -60,5 +61,74 @@ func TestDiffChart(t *testing.T) {
 	}
 	if _, err := diffFigure(&analyze.Diff{}, Options{}); err == nil {
 		t.Error("an empty diff draws a chart")
+	}
+}
+
+// A change of nothing is drawn as nothing: the axis spans at least
+// MinAxisShare of the largest total time per step, and changes the diff
+// calls noise or unchanged are pale and say so.
+func TestDiffChartNoise(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	cat := func(c string, delta int64, change string) analyze.CategoryDiff {
+		return analyze.CategoryDiff{Category: classify.MustCategory(c), BeforePerStepNS: 1_000_000, AfterPerStepNS: 1_000_000 + delta,
+			DeltaNS: delta, DeltaPct: pct(float64(delta) / 1e4), Verdict: analyze.Verdict{Change: change}}
+	}
+	total := cat("gemm/cublas", 300, analyze.ChangeUnchanged)
+	total.BeforePerStepNS, total.AfterPerStepNS = 20_000_000, 20_000_300 // 20 ms per step
+	d := &analyze.Diff{Kinds: []analyze.KindDiff{{StepKind: analyze.KindDecode, Total: total, Categories: []analyze.CategoryDiff{
+		cat("gemm/cublas", 0, analyze.ChangeUnchanged), cat("attention/fa2", -40_000, analyze.ChangeNoise), cat("communication/allreduce", 200_000, analyze.ChangeGrew),
+	}}}}
+	f, err := diffFigure(d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 % of 20.0003 ms: the axis runs to ±1.0 ms (× 1.1 left, × 1.45 right
+	// for the labels), though the largest change is 0.2 ms.
+	lim := MinAxisShare * 20.0003
+	if x := f.p.X; math.Abs(x.Min+lim*1.1) > 1e-9 || math.Abs(x.Max-lim*1.45) > 1e-9 {
+		t.Errorf("axis [%v, %v], want ±%v", x.Min, x.Max, lim)
+	}
+	rects := f.data.rects
+	if len(rects) != 4 {
+		t.Fatalf("%d bars", len(rects))
+	}
+	for i, want := range []struct {
+		pale bool
+		text string
+	}{{true, "0.000 ms (0.0%) · unchanged"}, {true, "0.000 ms (0.0%) · unchanged"}, {true, "-0.040 ms (-4.0%) · noise"}, {false, "+0.200 ms (+20.0%)"}} {
+		r := rects[i]
+		base := palette[classify.Other]
+		if i > 0 {
+			base = Colour(d.Kinds[0].Categories[i-1].Category.Top)
+		}
+		if want.pale != (r.fill == pale(base)) || !want.pale && r.fill != base {
+			t.Errorf("bar %d: fill %v, pale %v", i, r.fill, want.pale)
+		}
+		if r.text != want.text {
+			t.Errorf("bar %d: %q, want %q", i, r.text, want.text)
+		}
+	}
+	if rects[1].x0 != 0 || rects[1].x1 != 0 {
+		t.Errorf("a zero change draws [%v, %v]", rects[1].x0, rects[1].x1)
+	}
+}
+
+// Chart titles keep both ends of a long run name: runs of one job differ
+// at the end (…-before, …-after).
+func TestDiffTitle(t *testing.T) {
+	for _, tc := range []struct {
+		before, after, want string
+	}{
+		{"nsys2026.2.1_torchrun-2gpu-nccl-before", "nsys2026.2.1_torchrun-2gpu-nccl-after",
+			"nsys2026.2.…-nccl-before → nsys2026.2.…u-nccl-after"},
+		{"dlrm8", "dlrm8-fix", "dlrm8 → dlrm8-fix"},
+	} {
+		got := DiffTitle(&analyze.Diff{BeforeRun: tc.before, AfterRun: tc.after})
+		if got != tc.want {
+			t.Errorf("DiffTitle(%q, %q) = %q, want %q", tc.before, tc.after, got, tc.want)
+		}
+	}
+	if got := ClipMiddle("abcdef", 5); got != "ab…ef" {
+		t.Errorf("ClipMiddle(abcdef, 5) = %q, want ab…ef", got)
 	}
 }

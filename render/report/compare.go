@@ -36,7 +36,7 @@ func (w *writer) beforeAfter(full bool) error {
 	fmt.Fprintf(sb, "*%s is before, %s after, as `traceq diff` compares them.*\n\n", render.Code(a.name), render.Code(b.name))
 	if df.Comparable {
 		link, err := w.draw("diff", "change in GPU time per step", func(out io.Writer) error {
-			return chart.Diff(out, df, chart.Options{Format: w.format, Title: chartTitle(w.inputs)})
+			return chart.Diff(out, df, chart.Options{Format: w.format, Title: chart.DiffTitle(df)})
 		})
 		if err != nil {
 			return err
