@@ -37,13 +37,15 @@ func GroupNames(gs []analyze.Group) []string {
 		if len(devs[g.Path]) > 1 {
 			parts = append(parts, "dev "+strconv.Itoa(int(g.Device)))
 		}
-		parts = append(parts, kindLabel(g))
+		parts = append(parts, KindLabel(g))
 		out[i] = Printable(strings.Join(parts, " · "))
 	}
 	return out
 }
 
-func kindLabel(g analyze.Group) string {
+// KindLabel names a group's step kind for a label: "decode ×12", "whole
+// trace", "outside steps".
+func KindLabel(g analyze.Group) string {
 	switch {
 	case g.StepKind == analyze.KindAll:
 		return "whole trace"

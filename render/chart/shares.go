@@ -231,7 +231,7 @@ func GroupLabels(gs []analyze.Group) []string {
 		if len(devices[member{g.Path, g.Proc}]) > 1 {
 			parts = append(parts, "dev "+strconv.Itoa(int(g.Device)))
 		}
-		parts = append(parts, kindLabel(g))
+		parts = append(parts, render.KindLabel(g))
 		out[i] = render.Printable(strings.Join(parts, " · "))
 		if seen[out[i]] {
 			return render.GroupNames(gs)
@@ -255,16 +255,4 @@ func ClipMiddle(s string, n int) string {
 	}
 	head := (n - 1) / 2
 	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
-}
-
-func kindLabel(g analyze.Group) string {
-	switch {
-	case g.StepKind == analyze.KindAll:
-		return "whole trace"
-	case g.StepKind == analyze.KindNone:
-		return "outside steps"
-	case g.Steps > 0:
-		return g.StepKind.String() + " ×" + strconv.Itoa(g.Steps)
-	}
-	return g.StepKind.String()
 }
