@@ -165,7 +165,7 @@ func TestPercentile(t *testing.T) {
 			t.Errorf("Percentile(%v) = %v, want %v", tc.p, got, tc.want)
 		}
 	}
-	if Percentile(nil, 50) != 0 || Percentile([]int64{7}, 90) != 7 {
+	if Percentile([]int64(nil), 50) != 0 || Percentile([]int64{7}, 90) != 7 {
 		t.Error("Percentile of empty/singleton")
 	}
 }

@@ -105,7 +105,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	}
 	// Kernels are shorter than 2.1 s: their durations are held in 32 bits
 	// (half the memory; the largest thing analysis holds for many ranks)
-	// and widened one key at a time for summarize.
+	// and summarized as they are.
 	durs := make([][]int64, len(keys))
 	durs32 := make([][]int32, len(keys))
 	for g, n := range counts {
@@ -133,17 +133,16 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	}
 	var total int64
 	out := make([]KernelStat, 0, len(durs))
-	for g, ds := range durs {
-		if !long[g] {
-			ds = make([]int64, len(durs32[g]))
-			for i, d := range durs32[g] {
-				ds[i] = int64(d)
-			}
-			durs32[g] = nil
+	for g := range durs {
+		var dist Dist
+		if long[g] {
+			dist = distribution(durs[g])
+		} else {
+			dist = distribution(durs32[g])
 		}
+		durs[g], durs32[g] = nil, nil // summarized: let it go
 		k := keys[g]
-		ks := KernelStat{Name: k.name, Mangled: mangled[g], Category: cats[g], Dist: distribution(ds)}
-		durs[g] = nil // summarized: let it go
+		ks := KernelStat{Name: k.name, Mangled: mangled[g], Category: cats[g], Dist: dist}
 		total += ks.Total
 		if opt.PerDevice {
 			ks.Path = inputs[k.input].Path

@@ -17,7 +17,7 @@ type Dist struct {
 }
 
 // distribution computes the Dist of xs; it sorts xs in place.
-func distribution(xs []int64) Dist {
+func distribution[T int32 | int64](xs []T) Dist {
 	var d Dist
 	if len(xs) == 0 {
 		return d
@@ -25,9 +25,9 @@ func distribution(xs []int64) Dist {
 	slices.Sort(xs)
 	d.N = int64(len(xs))
 	for _, x := range xs {
-		d.Total += x
+		d.Total += int64(x)
 	}
-	d.Min, d.Max = xs[0], xs[len(xs)-1]
+	d.Min, d.Max = int64(xs[0]), int64(xs[len(xs)-1])
 	d.Mean = float64(d.Total) / float64(d.N)
 	d.Median = Percentile(xs, 50)
 	if d.N > 1 {
@@ -57,7 +57,7 @@ func summarize(xs []int64) Summary {
 
 // Percentile returns the p-th percentile (0..100) of sorted xs by linear
 // interpolation between closest ranks (numpy's default), or 0 when empty.
-func Percentile(sorted []int64, p float64) float64 {
+func Percentile[T int32 | int64](sorted []T, p float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0

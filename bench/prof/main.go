@@ -21,6 +21,7 @@ import (
 func main() {
 	cpu := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	mem := flag.String("memprofile", "", "write a heap profile (after parsing) to `FILE`")
+	after := flag.String("afterprofile", "", "write a heap profile after the breakdown to `FILE` (its alloc_space shows what the analysis allocated)")
 	workers := flag.Int("workers", 0, "decoding goroutines per file (0: GOMAXPROCS)")
 	flag.Parse()
 	if *cpu != "" {
@@ -64,4 +65,12 @@ func main() {
 	analyze.Breakdown(inputs, analyze.Options{})
 	analyze.Kernels(inputs, analyze.KernelOptions{MemOps: true})
 	fmt.Fprintf(os.Stderr, "breakdown in %v; total %v\n", time.Since(t3).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	if *after != "" {
+		f, err := os.Create(*after)
+		if err == nil {
+			runtime.GC() // the profile is as of the last collection
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 }
