@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scale benchmark (issue 6): generates a ~1 GB vLLM-like trace (~1.8 M GPU
 # activities) and 8 such rank files with internal/gen (through bench/gen),
-# then times, in one run and side by side, traceq breakdown, traceq export
+# then times, in one run and side by side, traceq breakdown, collectives, export
 # (Parquet, issue 16), zcat and Python's json.load on them, and prints the
 # ratios the issues set targets for. Generated files are kept in $DIR and
 # reused while their settings do not change.
@@ -75,6 +75,8 @@ measure "zcat each of the $RANKS rank files, one by one" sh -c 'for f; do zcat "
 zall=$W zallc=$C
 measure "traceq breakdown ${RANKS} rank files" "$DIR/traceq" breakdown --format json "$DIR/ranks"
 rw=$W rm=$M rc=$C
+measure "traceq collectives ${RANKS} rank files" "$DIR/traceq" collectives --format json "$DIR/ranks"
+cw=$W cm=$M cc=$C
 
 echo
 echo "ratios (targets of issue 6 in brackets). 'wall' is what the run saw; 'cpu' divides"
@@ -83,12 +85,14 @@ echo "nothing else runs on the machine and every core is busy (a lower bound):"
 awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" -v rw="$rw" -v rm="$rm" \
 	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" \
-	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" 'BEGIN {
+	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" \
+	-v cw="$cw" -v cm="$cm" -v cc="$cc" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
 	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
 	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 1000 MB]\n", ranks, rm, rm * 1.048576
+	printf "  %d ranks:   collectives / breakdown     wall %5.2f   cpu %5.2f; peak RSS %d MiB (%d MB)\n", ranks, cw / rw, cc / rc, cm, cm * 1.048576
 	printf "  export / breakdown (.json.gz)          wall %5.2f   cpu %5.2f   [<= 1.5]; peak RSS %d MiB [<= 400 MB]\n", ew / tw, ec / tc, em
 	printf "  Parquet dataset / .json.gz             %.1f / %.1f MB = %.2f\n", esize / 1e6, gzsize / 1e6, esize / gzsize
 	if (yw > 0) printf "  python json.load / traceq (.json.gz)   %.1f x wall, %.1f x memory\n", yw / tw, ym / tm
