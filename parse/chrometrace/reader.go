@@ -164,13 +164,7 @@ func (r *Reader) finish(runErr error) error {
 		return err
 	}
 	r.mergeAnomalies()
-	var n int64
-	for _, a := range r.anoms.list {
-		if a.What == anomNoPhase || a.What == anomNotObject {
-			n += a.Count
-		}
-	}
-	if r.s.nevents > 0 && n == r.s.nevents {
+	if n := notEvents(r.anoms.list); r.s.nevents > 0 && n == r.s.nevents {
 		return notEventsError(n)
 	}
 	if trunc != nil {
