@@ -228,10 +228,6 @@ func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 // ends before the document closes.
 var ErrTruncated = errors.New("truncated trace")
 
-// ParseMicros converts the text of a number of microseconds to integer
-// nanoseconds without going through a float, as the parser does for ts.
-func ParseMicros(s string) (int64, bool) { return parseMicros(s) }
-
 // fill copies what the scanned event says of itself into ev.
 func (d *decoder) fill(ev *Event) {
 	f := &d.f
