@@ -44,14 +44,7 @@ func (f *groupFile) Close() error {
 		return nil
 	}
 	f.closed = true
-	err := f.file.Chmod(0o644)
-	if err == nil {
-		err = f.file.Sync()
-	}
-	if cerr := f.file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := complete(f.file, 0o644); err != nil {
 		return &os.PathError{Op: "write", Path: f.path, Err: unwrap(err)}
 	}
 	return nil

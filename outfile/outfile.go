@@ -125,13 +125,7 @@ func (f *File) Commit() error {
 	if st, err := os.Stat(f.path); err == nil {
 		mode = st.Mode().Perm()
 	}
-	err := f.File.Chmod(mode)
-	if err == nil {
-		err = f.File.Sync()
-	}
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
-	}
+	err := complete(f.File, mode)
 	if err == nil {
 		err = os.Rename(tmp, f.path)
 	}
@@ -141,6 +135,19 @@ func (f *File) Commit() error {
 	}
 	untrack(tmp)
 	return nil
+}
+
+// complete gives a temporary file its final mode, flushes it to disk and
+// closes it, ready to be renamed into place.
+func complete(f *os.File, mode os.FileMode) error {
+	err := f.Chmod(mode)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Abort discards what was written. It does nothing after Commit.

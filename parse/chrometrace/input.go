@@ -212,9 +212,13 @@ func readGzipHeader(br *bufio.Reader) (gzipHeader, error) {
 	return h, nil
 }
 
-// errNotArray is the splitter's message for a traceEvents that is valid
+// notArrayError is the splitter's error for a traceEvents that is valid
 // JSON but not an array: the input is not a trace, rather than bad JSON.
-const errNotArray = "traceEvents is not an array"
+type notArrayError struct{ offset int64 }
+
+func (e *notArrayError) Error() string {
+	return fmt.Sprintf("not a Chrome trace: traceEvents is not an array (byte %d)", e.offset)
+}
 
 // finish says what the end of the splitter's run means, the same for
 // Parse and Reader: the input was complete (nil, nil), it ended early
@@ -241,9 +245,10 @@ func (in *input) finish(s *splitter, runErr error) (*trace.Truncation, error) {
 		return nil, nil
 	}
 	var se *SyntaxError
+	var na *notArrayError
 	switch {
-	case errors.As(runErr, &se) && se.Msg == errNotArray:
-		return nil, fmt.Errorf("not a Chrome trace: traceEvents is not an array (byte %d)", se.Offset)
+	case errors.As(runErr, &na):
+		return nil, na
 	case errors.As(runErr, &se):
 		se.Gzip = in.zr != nil
 		if in.zr != nil {

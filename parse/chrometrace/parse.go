@@ -139,16 +139,16 @@ func parse(in *input, opt Options) (*trace.Trace, error) {
 	t.Meta = readMeta(s.meta)
 	t.Procs[0].Rank = t.Meta.Rank
 	t.Truncated = trunc
-	if n := notEvents(t); s.nevents > 0 && n == s.nevents {
+	if n := notEvents(t.Anomalies); s.nevents > 0 && n == s.nevents {
 		return nil, notEventsError(n)
 	}
 	return t, nil
 }
 
 // notEvents counts the elements of traceEvents that are not events at all.
-func notEvents(t *trace.Trace) int64 {
+func notEvents(anoms []trace.Anomaly) int64 {
 	var n int64
-	for _, a := range t.Anomalies {
+	for _, a := range anoms {
 		if a.What == anomNoPhase || a.What == anomNotObject {
 			n += a.Count
 		}

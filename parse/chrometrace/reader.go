@@ -164,13 +164,7 @@ func (r *Reader) finish(runErr error) error {
 		return err
 	}
 	r.mergeAnomalies()
-	var n int64
-	for _, a := range r.anoms.list {
-		if a.What == anomNoPhase || a.What == anomNotObject {
-			n += a.Count
-		}
-	}
-	if r.s.nevents > 0 && n == r.s.nevents {
+	if n := notEvents(r.anoms.list); r.s.nevents > 0 && n == r.s.nevents {
 		return notEventsError(n)
 	}
 	if trunc != nil {
@@ -233,10 +227,6 @@ func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 // ErrTruncated is matched (errors.Is) by a Reader's error for input that
 // ends before the document closes.
 var ErrTruncated = errors.New("truncated trace")
-
-// ParseMicros converts the text of a number of microseconds to integer
-// nanoseconds without going through a float, as the parser does for ts.
-func ParseMicros(s string) (int64, bool) { return parseMicros(s) }
 
 // fill copies what the scanned event says of itself into ev.
 func (d *decoder) fill(ev *Event) {

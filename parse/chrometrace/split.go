@@ -272,7 +272,7 @@ func (s *splitter) member() error {
 		}
 		if j < len(str) && key == "traceEvents" && !s.sawArray {
 			if str[j] != '[' {
-				return s.failAt(j, "traceEvents is not an array")
+				return &notArrayError{offset: s.base + int64(j)}
 			}
 			s.sawArray = true
 			s.pos = j + 1

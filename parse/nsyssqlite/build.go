@@ -317,7 +317,7 @@ func newBuilder(gpuHint, nvtxHint int) *builder {
 		domains:     map[domainKey]uint32{},
 		droppedAPI:  map[int64]int64{},
 		memcpyKind:  builtinMemcpyKinds(),
-		kernelCols:  append(clip(activityCols), "demangledName"),
+		kernelCols:  append(slices.Clip(activityCols), "demangledName"),
 	}
 }
 

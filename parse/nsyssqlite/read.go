@@ -271,7 +271,7 @@ func (r *reader) read() (*trace.Trace, error) {
 	// 1.1 s of copying and page faults for 0.77M NVTX ranges. Capacity
 	// never written costs address space only.
 	r.b = newBuilder(int(nk+nmem), int(nnvtx))
-	r.b.kernelCols = append(clip(activityCols), r.nameCol)
+	r.b.kernelCols = append(slices.Clip(activityCols), r.nameCol)
 	t := r.b.t
 	t.Meta = trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: -1}
 

@@ -3,6 +3,7 @@ package nsyssqlite
 import (
 	"database/sql/driver"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -20,12 +21,10 @@ import (
 // Column lists, in the order the row methods read them.
 var (
 	activityCols = []string{"start", "end", "deviceId", "streamId", "correlationId", "globalPid"}
-	memcpyCols   = append(clip(activityCols), "copyKind")
+	memcpyCols   = append(slices.Clip(activityCols), "copyKind")
 	apiCols      = []string{"start", "end", "globalTid", "correlationId", "nameId"}
 	nvtxCols     = []string{"start", "end", "eventType", "globalTid", "text", "textId", "domainId"}
 )
-
-func clip(s []string) []string { return s[:len(s):len(s)] }
 
 // Anomalies for skipped rows, one per kind of row.
 const (
