@@ -580,3 +580,77 @@ func TestShared(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigsMatchSQL: every kernel's launch configuration is the row's
+// grid, block, registers and shared memory, as SQL on the file reads
+// them: the multiset of (name, start, configuration) is the same.
+func TestConfigsMatchSQL(t *testing.T) {
+	for _, path := range oracleFiles(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			tr := mustOpen(t, path, Options{})
+			db := sqlDB(t, path)
+			rows, err := db.Query(`SELECT s.value, k.start, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread,
+				staticSharedMemory + dynamicSharedMemory, dynamicSharedMemory
+				FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var want []string
+			for rows.Next() {
+				var name string
+				var v [10]int64
+				if err := rows.Scan(&name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, fmt.Sprintf("%s@%d grid %d %d %d block %d %d %d regs %d smem %d dyn %d", name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]))
+			}
+			var got []string
+			for _, a := range tr.Activities {
+				if a.Kind != trace.KindKernel {
+					continue
+				}
+				c := tr.ConfigOf(tr.AttrOf(a.Attr).Config)
+				got = append(got, fmt.Sprintf("%s@%d grid %d %d %d block %d %d %d regs %d smem %d dyn %d", tr.Name(a.Name), a.Start,
+					c.Grid[0], c.Grid[1], c.Grid[2], c.Block[0], c.Block[1], c.Block[2], c.Registers, c.SharedMem, c.DynamicSharedMem))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%d kernels, want %d; configurations differ from SQL's", len(got), len(want))
+			}
+			if len(tr.Configs) < 2 {
+				t.Errorf("no configuration read")
+			}
+		})
+	}
+}
+
+// TestDevicesMatchSQL: each device's properties are TARGET_INFO_GPU's.
+func TestDevicesMatchSQL(t *testing.T) {
+	for _, path := range oracleFiles(t) {
+		db := sqlDB(t, path)
+		if !tableExists(t, db, "TARGET_INFO_GPU") {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			tr := mustOpen(t, path, Options{})
+			for _, d := range tr.Meta.Devices {
+				var want trace.Device
+				var warps int64
+				err := db.QueryRow(`SELECT id, name, chipName, smCount, totalMemory, clockRate, memoryBandwidth, l2CacheSize,
+					computeMajor, computeMinor, threadsPerWarp, maxWarpsPerSm, maxRegistersPerSm, maxShmemPerSm
+					FROM TARGET_INFO_GPU WHERE id = ? ORDER BY vmId LIMIT 1`, d.ID).Scan(&want.ID, &want.Name, &want.Chip, &want.SMs,
+					&want.MemoryBytes, &want.ClockHz, &want.MemoryBandwidth, &want.L2Bytes, &want.ComputeMajor, &want.ComputeMinor,
+					&want.WarpSize, &warps, &want.RegistersPerSM, &want.SharedMemPerSM)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want.MaxThreadsPerSM = int(warps) * want.WarpSize
+				if d != want || d.SMs == 0 || d.ClockHz == 0 {
+					t.Errorf("device %d: %+v\n want %+v", d.ID, d, want)
+				}
+			}
+		})
+	}
+}
