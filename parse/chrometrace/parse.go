@@ -313,7 +313,9 @@ func (m *merger) pending(r *result, attr trace.AttrID, rm []trace.NameID) trace.
 func (m *merger) add(r *result) {
 	rm := m.remap[r.worker]
 	for _, s := range r.newNames {
-		rm = append(rm, m.names.ID(s))
+		// The worker's interner made s a copy of its own: the trace
+		// keeps that one (issue 19: 100k names of 2 KB were held twice).
+		rm = append(rm, m.names.Adopt(s))
 	}
 	m.remap[r.worker] = rm
 	nl := &r.newLocals
