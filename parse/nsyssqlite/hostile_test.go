@@ -377,7 +377,7 @@ func TestOddDeviceAndConfig(t *testing.T) {
 	}
 	for what, want := range map[string]int64{
 		anomBadDevice: 3, anomBadStream: 1,
-		"kernel launch configuration out of range ignored":                      1,
+		"kernel launch configuration out of range ignored":                     1,
 		"kernel launch configuration with a NULL or non-integer value ignored": 2,
 	} {
 		if got := anomalyCount(tr, what); got != want {

@@ -27,7 +27,7 @@ var (
 	// as NULL where an export lacks it).
 	configCols = []string{"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
 		"staticSharedMemory", "dynamicSharedMemory"}[:nConfigCols]
-	nvtxCols     = []string{"start", "end", "eventType", "globalTid", "text", "textId", "domainId"}
+	nvtxCols = []string{"start", "end", "eventType", "globalTid", "text", "textId", "domainId"}
 )
 
 // nConfigCols is len(configCols).
