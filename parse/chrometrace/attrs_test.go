@@ -554,3 +554,60 @@ func TestDuplicateAttrs(t *testing.T) {
 		t.Errorf("anomalies %+v", tr.Anomalies)
 	}
 }
+
+// TestMetaRunInfo: distributedInfo with its process groups (pg_config),
+// the host where the trace names it (Meta's Kineto builds write
+// host_name; the open-source Kineto writes none: the other real traces
+// have no host).
+func TestMetaRunInfo(t *testing.T) {
+	for _, tc := range []struct {
+		file, host, groups string
+		rank, world        int
+		source             trace.RankSource
+	}{
+		// pg_count says 71 groups; pg_config lists the 15 rank 0 is in.
+		{"vllm_b200_eager_prefill.json.gz", "", "71: 15 groups; first {0 default_pg cuda:nccl 8 [0 1 2 3 4 5 6 7]}; last {70 undefined cpu:gloo,cuda:gloo 8 [0 1 2 3 4 5 6 7]}", 0, 8, trace.RankFromDistributedInfo},
+		{"hta_ns_resolution.json.gz", "twshared39868.02.pnb3.facebook.com", "1: 1 groups; first {0  cuda:nccl 1 [0]}; last {0  cuda:nccl 1 [0]}", 0, 1, trace.RankFromDistributedInfo},
+		{"hta_amd_mi250.json.gz", "", "-1: 0 groups", -1, -1, trace.RankUnknown},
+	} {
+		tr, err := Parse(bytes.NewReader(readTrace(t, tc.file)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tr.Meta
+		g := fmt.Sprintf("%d: %d groups", m.ProcessGroupCount, len(m.ProcessGroups))
+		if n := len(m.ProcessGroups); n > 0 {
+			g += fmt.Sprintf("; first %v; last %v", m.ProcessGroups[0], m.ProcessGroups[n-1])
+		}
+		if m.Host != tc.host || g != tc.groups || m.Rank != tc.rank || m.WorldSize != tc.world || m.RankSource != tc.source {
+			t.Errorf("%s: host %q, %s, rank %d of %d (%v)", tc.file, m.Host, g, m.Rank, m.WorldSize, m.RankSource)
+		}
+	}
+	// The CPU-only HTA trace: rank 34 of 300, gloo, 10 groups; each
+	// group's ranks as listed.
+	tr, err := Parse(bytes.NewReader(readTrace(t, "hta_cpu_only.json.gz")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		DI struct {
+			PG []struct {
+				Name  string `json:"pg_name"`
+				Size  int    `json:"pg_size"`
+				Ranks []int  `json:"ranks"`
+			} `json:"pg_config"`
+		} `json:"distributedInfo"`
+	}
+	if err := json.Unmarshal(readTrace(t, "hta_cpu_only.json.gz"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := tr.Meta
+	if m.Rank != 34 || m.WorldSize != 300 || m.Backend != "gloo" || len(m.ProcessGroups) != len(doc.DI.PG) || len(doc.DI.PG) != 11 || m.ProcessGroupCount != 10 {
+		t.Fatalf("rank %d of %d, %s, %d groups (file: %d)", m.Rank, m.WorldSize, m.Backend, len(m.ProcessGroups), len(doc.DI.PG))
+	}
+	for i, g := range doc.DI.PG {
+		if p := m.ProcessGroups[i]; p.Name != g.Name || p.Size != g.Size || !slices.Equal(p.Ranks, g.Ranks) {
+			t.Errorf("group %d: %+v, file says %+v", i, p, g)
+		}
+	}
+}

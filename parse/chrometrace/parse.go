@@ -413,7 +413,7 @@ func (m *merger) trace() *trace.Trace {
 
 // readMeta decodes the top-level values kept by the splitter.
 func readMeta(meta map[string][]byte) trace.Meta {
-	m := trace.Meta{Format: trace.FormatChrome, Rank: -1, WorldSize: -1}
+	m := trace.Meta{Format: trace.FormatChrome, Rank: -1, WorldSize: -1, ProcessGroupCount: -1}
 	get := func(k string) gjson.Result {
 		if b, ok := meta[k]; ok {
 			return gjson.ParseBytes(b)
@@ -426,6 +426,11 @@ func readMeta(meta map[string][]byte) trace.Meta {
 	for _, k := range []string{"pytorch_version", "torch_version"} {
 		if v := get(k); v.Exists() {
 			m.ToolVersion = v.String()
+		}
+	}
+	for _, k := range []string{"host_name", "hostname"} {
+		if v := get(k); v.Type == gjson.String && m.Host == "" {
+			m.Host, _ = trace.CutName(v.Str)
 		}
 	}
 	if v := get("baseTimeNanoseconds"); v.Exists() {
@@ -442,6 +447,9 @@ func readMeta(meta map[string][]byte) trace.Meta {
 			m.WorldSize = int(n)
 		}
 		m.Backend = di.Get("backend").String()
+		if n, ok := num(di.Get("pg_count")); ok && n >= 0 && n <= math.MaxInt32 {
+			m.ProcessGroupCount = int(n)
+		}
 		for _, pg := range di.Get("pg_config").Array() {
 			if !pg.IsObject() {
 				continue

@@ -446,4 +446,6 @@ var metaKeys = map[string]bool{
 	"pytorch_version":      true,
 	"torch_version":        true,
 	"traceName":            true,
+	"host_name":            true, // Meta's internal builds of Kineto write it
+	"hostname":             true,
 }

@@ -302,6 +302,10 @@ type builder struct {
 	memcpyKind map[int64]string // copyKind → label
 	// kernelCols names the kernel columns read, for anomaly examples.
 	kernelCols []string
+	// procKeys and procGPU are, per process of the trace, its globalPid
+	// key and whether it ran GPU work (set by finish).
+	procKeys []int64
+	procGPU  []bool
 	// attrs holds the kernels' launch configurations; lastCfg and
 	// lastAttr the last one read.
 	attrs    *trace.AttrInterner
@@ -603,6 +607,8 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 		perm[p] = int32(i)
 		k := b.procs.keys[p]
 		t.Procs[i] = trace.Proc{PID: decodePID(k), Name: procName[k], Rank: -1}
+		b.procKeys = append(b.procKeys, k)
+		b.procGPU = append(b.procGPU, b.procs.nact[p] > 0)
 	}
 
 	// Activities: rename, then merge the two runs.

@@ -273,7 +273,7 @@ func (r *reader) read() (*trace.Trace, error) {
 	r.b = newBuilder(int(nk+nmem), int(nnvtx))
 	r.b.kernelCols = append(slices.Clip(activityCols), r.nameCol)
 	t := r.b.t
-	t.Meta = trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: -1}
+	t.Meta = trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: -1, ProcessGroupCount: -1}
 
 	prepare := func() error { r.b.prepareLaunches(); return nil }
 	steps := []func() error{r.readMemcpyKinds, r.readKernels, r.readMemcpy, r.readMemset, prepare,
@@ -301,6 +301,12 @@ func (r *reader) read() (*trace.Trace, error) {
 		return nil, err
 	}
 	if err := r.readDevices(); err != nil {
+		return nil, err
+	}
+	if err := r.readHost(); err != nil {
+		return nil, err
+	}
+	if err := r.nameRanks(); err != nil {
 		return nil, err
 	}
 	t.SortAnomalies()
