@@ -37,7 +37,7 @@ type corpusFile struct {
 var corpusFiles = []corpusFile{
 	{name: "labelled.tsv", minRows: 300, minTop: 1, minExact: 0.97},
 	{name: "corpus.tsv", minRows: 200, minTop: 0.94, minExact: 0.90},
-	{name: "heldout.tsv", minRows: 290, minTop: 0.65, minExact: 0.57},
+	{name: "heldout.tsv", minRows: 290, minTop: 0.86, minExact: 0.76},
 }
 
 // readLabelled reads every corpus file, in corpusFiles order.
