@@ -38,7 +38,7 @@ var corpusFiles = []corpusFile{
 	{name: "labelled.tsv", minRows: 300, minTop: 1, minExact: 0.97},
 	{name: "corpus.tsv", minRows: 200, minTop: 0.94, minExact: 0.90},
 	{name: "heldout.tsv", minRows: 290, minTop: 0.86, minExact: 0.76},
-	{name: "heldout2.tsv", minRows: 110, minTop: 0.59, minExact: 0.48},
+	{name: "heldout2.tsv", minRows: 110, minTop: 0.93, minExact: 0.82},
 }
 
 // readLabelled reads every corpus file, in corpusFiles order.
