@@ -120,8 +120,10 @@ func expected(name, label string) string {
 		return "communication/broadcast"
 	case has("deep_ep", "dispatchkernel", "combinekernel", "alltoall"):
 		return "communication/all_to_all"
+	case strings.HasPrefix(n, "nccl") && has("reduce"):
+		return "communication/reduce" // ncclDevKernel_Reduce_*
 	}
-	return "communication/other" // ncclDevKernel_Reduce_*, ncclDevKernel_nop
+	return "communication/other" // ncclDevKernel_nop
 }
 
 // collectiveSubs are the communication subs that name a collective.
