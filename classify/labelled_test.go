@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,11 +16,12 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/kernels.golden from the current rules")
 
 type labelled struct {
-	raw   string // the name as the corpus (and the trace) spells it
-	name  string // as a classifier sees it: demangled
-	want  string // the corpus label, with communication mapped to the collective
-	label string // the label as written in the corpus
-	file  string // the corpus file it came from
+	raw    string // the name as the corpus (and the trace) spells it
+	name   string // as a classifier sees it: demangled
+	want   string // the corpus label, with communication mapped to the collective
+	label  string // the label as written in the corpus
+	source string // where the name comes from
+	file   string // the corpus file it came from
 }
 
 // corpusFile is one labelled file of testdata/ and what TestLabelled asks
@@ -79,7 +82,7 @@ func readCorpus(t testing.TB, f corpusFile) []labelled {
 		// The corpus keeps ROCm's mangled names; a classifier sees them
 		// demangled, as parse delivers them.
 		name := parse.DemangleName(fields[0])
-		out = append(out, labelled{raw: fields[0], name: name, label: fields[1], want: expected(name, fields[1]), file: f.name})
+		out = append(out, labelled{raw: fields[0], name: name, label: fields[1], want: expected(name, fields[1]), source: fields[2], file: f.name})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -126,6 +129,19 @@ func expected(name, label string) string {
 	return "communication/other" // ncclDevKernel_nop
 }
 
+// family groups a labelled name for the per-family figures of issue 19
+// item 27 and issue 24: by its label's top level for communication (EP
+// and all-to-all among it), sampling and MoE, by its source for FlagGems.
+func family(r labelled) string {
+	switch top := strings.Split(r.want, "/")[0]; {
+	case top == "communication" || top == "sampling" || top == "moe":
+		return top
+	case strings.Contains(r.source, "FlagGems"):
+		return "FlagGems (other tops)"
+	}
+	return "other"
+}
+
 // collectiveSubs are the communication subs that name a collective.
 var collectiveSubs = map[string]bool{
 	"allreduce": true, "allgather": true, "reduce_scatter": true, "all_to_all": true,
@@ -138,14 +154,25 @@ func TestLabelled(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			rows := readCorpus(t, f)
 			exact, top := 0, 0
+			type tally struct{ n, top, exact int }
+			families := map[string]*tally{}
 			for _, r := range rows {
 				got := c.Classify(r.name).String()
+				fam := families[family(r)]
+				if fam == nil {
+					fam = &tally{}
+					families[family(r)] = fam
+				}
+				fam.n++
 				switch {
 				case got == r.want:
 					exact++
 					top++
+					fam.exact++
+					fam.top++
 				case strings.Split(got, "/")[0] == strings.Split(r.want, "/")[0]:
 					top++
+					fam.top++
 					t.Logf("sub differs: Classify(%q) = %s, want %s", r.name, got, r.want)
 				default:
 					t.Logf("TOP differs: Classify(%q) = %s, want %s", r.name, got, r.want)
@@ -154,6 +181,11 @@ func TestLabelled(t *testing.T) {
 			n := len(rows)
 			t.Logf("%s: %d names, exact top/sub %d (%.1f%%), top %d (%.1f%%)",
 				f.name, n, exact, 100*float64(exact)/float64(n), top, 100*float64(top)/float64(n))
+			for _, k := range slices.Sorted(maps.Keys(families)) {
+				a := families[k]
+				t.Logf("  %-28s %4d names, top %4d (%5.1f%%), top/sub %4d (%5.1f%%)",
+					k, a.n, a.top, 100*float64(a.top)/float64(a.n), a.exact, 100*float64(a.exact)/float64(a.n))
+			}
 			if float64(exact) < f.minExact*float64(n) {
 				t.Errorf("exact top/sub agreement %d/%d, want >= %.0f%%", exact, n, 100*f.minExact)
 			}
