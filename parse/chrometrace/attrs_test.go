@@ -547,7 +547,9 @@ func TestDuplicateAttrs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.Activities) != 1 || tr.ConfigOf(tr.AttrOf(tr.Activities[0].Attr).Config).Grid[0] != 5 {
+	// No op carries the ids: the configurations decide, the first read
+	// first.
+	if len(tr.Activities) != 1 || tr.ConfigOf(tr.AttrOf(tr.Activities[0].Attr).Config).Grid[0] != 8 {
 		t.Fatalf("activities %+v, configs %+v", tr.Activities, tr.Configs)
 	}
 	if tr.Anomalies[0].What != "duplicate GPU activity dropped" || tr.Anomalies[0].Count != 2 {

@@ -178,7 +178,8 @@ type decoder struct {
 
 type result struct {
 	seq       int
-	bytes     int // size of the batch's JSON
+	bytes     int   // size of the batch's JSON
+	events    int64 // elements of a chunk (0 for a batch: its indices are absolute)
 	worker    int
 	newNames  []string
 	newLocals locals // the worker's configs, signatures and pids first seen in the batch
@@ -191,7 +192,32 @@ type result struct {
 	// is 1 + its index here (0: none).
 	pend      []pendAttr
 	anomalies []trace.Anomaly
-	anomIdx   map[string]int // index of anomalies by What, once there are many
+	// anomAt is, per anomaly, its first event: the example, formatted by
+	// whoever merges the result (examples), who knows where the batch's
+	// events start.
+	anomAt  []evPos
+	anomIdx map[string]int // index of anomalies by What, once there are many
+	// A chunk's result (chunk.go): the chunk, how it ends (chunk*), where
+	// its tail starts when it closed the array, and the end of its last
+	// complete element.
+	chunk    *batch
+	endState int
+	tail     int
+	lastGood int64
+}
+
+// evPos is an event's index (in its batch or chunk, plus the batch's
+// first index when known) and byte offset.
+type evPos struct{ idx, off int64 }
+
+// examples returns r's anomalies with their examples written, the
+// event indices counted from base.
+func (r *result) examples(base int64) []trace.Anomaly {
+	for i := range r.anomalies {
+		p := r.anomAt[i]
+		r.anomalies[i].Example = fmt.Sprintf("event %d at byte %d", base+p.idx, p.off)
+	}
+	return r.anomalies
 }
 
 func newDecoder(worker int) *decoder {
@@ -206,48 +232,18 @@ func newDecoder(worker int) *decoder {
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func (d *decoder) decode(b *batch) *result {
+	if b.chunk {
+		return d.decodeChunk(b)
+	}
 	// Size the records like the previous batch's: the blocks are alike.
 	d.res = d.result()
 	d.res.seq, d.res.worker, d.res.bytes = b.seq, d.worker, len(b.data)
 	before := d.names.Len()
 	mark := d.loc.mark()
-	r := d.res
 	for i, sp := range b.spans {
 		d.idx = b.first + int64(i)
 		d.off = b.base + int64(sp.start)
-		kind := d.event(unsafeString(b.data[sp.start:sp.end]))
-		if kind == KindSkipped && !d.out.hasOp {
-			continue
-		}
-		out := &d.out
-		proc := d.loc.pid(out.pid)
-		switch kind {
-		case KindActivity:
-			out.act.Proc = proc
-			if out.act.Attr != 0 {
-				r.pend = append(r.pend, out.pend)
-				out.act.Attr = trace.AttrID(len(r.pend))
-			}
-			r.acts = append(r.acts, out.act)
-		case KindLaunch:
-			out.launch.Proc = proc
-			if out.launch.Attr != 0 {
-				r.pend = append(r.pend, out.pend)
-				out.launch.Attr = trace.AttrID(len(r.pend))
-			}
-			r.launches = append(r.launches, out.launch)
-		case KindRange:
-			out.rng.Proc = proc
-			r.ranges = append(r.ranges, out.rng)
-		}
-		if out.hasColl {
-			out.coll.Proc = proc
-			r.colls = append(r.colls, out.coll)
-		}
-		if out.hasOp {
-			out.op.proc = proc
-			r.ops = append(r.ops, out.op)
-		}
+		d.keep(d.event(unsafeString(b.data[sp.start:sp.end])))
 	}
 	d.lastActs = len(d.res.acts)
 	if n := d.names.Len(); n > before {
@@ -272,9 +268,8 @@ func (d *decoder) anomaly(what string) {
 			}
 		}
 	}
-	r.anomalies = append(r.anomalies, trace.Anomaly{
-		What: what, Count: 1, Example: fmt.Sprintf("event %d at byte %d", d.idx, d.off),
-	})
+	r.anomalies = append(r.anomalies, trace.Anomaly{What: what, Count: 1})
+	r.anomAt = append(r.anomAt, evPos{d.idx, d.off})
 	// Past a few kinds, index them: thousands of distinct unknown phases
 	// or categories would otherwise take quadratic time.
 	if n := len(r.anomalies); n > 8 {
@@ -348,6 +343,33 @@ func (d *decoder) event(ev string) EventKind {
 		return KindSkipped
 	}
 	scanObject(ev, d.onKey) // fills d.f, args included
+	return d.interpret()
+}
+
+// eventAt decodes the event object starting at s[i] ('{') and returns
+// what it is and the index just past it, finding its end in the same
+// pass that reads its keys (the speculative chunks of Parse have no
+// splitter that found it first): the keys it needs, then the rest of the
+// object skipped by its brackets and strings alone, as compositeEnd would.
+// An object the key scanner cannot read (malformed inside) is measured by
+// compositeEnd and decoded as event does, so the outcome is the
+// splitter's. end is -1 when s ends inside the object.
+func (d *decoder) eventAt(s string, i int) (EventKind, int) {
+	d.out.hasColl, d.out.hasOp = false, false
+	d.f = fields{}
+	if e := scanObjectEnd(s[i:], d.onKey); e >= 0 {
+		return d.interpret(), i + e
+	}
+	e := compositeEnd(s, i)
+	if e < 0 {
+		return KindSkipped, -1
+	}
+	return d.event(s[i:e]), e
+}
+
+// interpret decides what the event whose keys were just scanned is, and
+// fills d.out.
+func (d *decoder) interpret() EventKind {
 	f := &d.f
 	ph := f.ph.Str
 	if !knownPhase(ph) {

@@ -135,6 +135,26 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 	}
 }
 
+// scanObjectEnd is scanObject that, when fn says no more, skips the rest
+// of the object by its brackets and strings and returns the index just
+// past it: fn reads what it needs, and the end is found in the same pass.
+// It returns -1 when the object is malformed where fn read it or s ends
+// inside it.
+func scanObjectEnd(s string, fn func(key, s string, i int) (end int, more bool)) int {
+	stop := -1
+	e := scanObject(s, func(key, s string, i int) (int, bool) {
+		end, more := fn(key, s, i)
+		if !more && end >= 0 {
+			stop = end
+		}
+		return end, more
+	})
+	if e >= 0 || stop < 0 {
+		return e
+	}
+	return objectRestEnd(s, stop)
+}
+
 // Bits of fields.seen: which keys of the event have been read.
 const (
 	seenPh uint32 = 1 << iota

@@ -15,7 +15,11 @@ import (
 //     interval on the launch call's thread contains the call (a kernel's
 //     External id is its launch call's, which is the op's; some Kineto
 //     versions write the correlation id there instead, which names no op
-//     or, by chance, an unrelated one: the containment check tells);
+//     or, by chance, an unrelated one: the containment check tells). Only
+//     ops read before the record count (Kineto writes the CPU ops first):
+//     a record whose id names no op read so far keeps no id, so that the
+//     ids of millions of kernels are not held while the file is read;
+//     rule 3 still finds its op;
 //  2. else, for an activity, its launch call's op;
 //  3. else, for a launch call, the innermost op on its thread whose
 //     interval contains the call's start (traces without External ids).

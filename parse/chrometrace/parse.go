@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 
@@ -28,6 +29,15 @@ type Options struct {
 	// not). It is only used to size the model's slices once, from the
 	// density of the first batches, instead of growing them by doubling.
 	SizeHint int64
+	// Reopen, when set, returns the input again from its start. Parse
+	// then reads it in speculative chunks (chunk.go), and reads it again
+	// through the event splitter when a guess fails; without it, Parse
+	// does so on an io.Seeker (seeking back to where it started), and
+	// reads anything else through the splitter only.
+	Reopen func() (io.Reader, error)
+	// NoChunks makes Parse read through the event splitter only (tests
+	// compare the two ways).
+	NoChunks bool
 }
 
 // ErrNotTrace is returned for JSON that has no traceEvents array.
@@ -60,16 +70,47 @@ func IsGzip(header []byte) bool { return len(header) >= 2 && header[0] == 0x1f &
 // set. Malformed JSON, a corrupt gzip stream and JSON that is not a trace
 // are errors.
 func Parse(r io.Reader, opt Options) (*trace.Trace, error) {
+	reopen := opt.Reopen
+	if sk, ok := r.(io.Seeker); ok && reopen == nil {
+		if at, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			reopen = func() (io.Reader, error) {
+				_, err := sk.Seek(at, io.SeekStart)
+				return r, err
+			}
+		}
+	}
 	in, err := openInput(r)
 	if err != nil {
 		return nil, err
 	}
+	if reopen != nil && !opt.NoChunks {
+		t, err := parse(in, opt, true)
+		in.close()
+		if err != errSpeculation {
+			return t, err
+		}
+		respeculated.Add(1)
+		if r, err = reopen(); err != nil {
+			return nil, err
+		}
+		if in, err = openInput(r); err != nil {
+			return nil, err
+		}
+	}
 	defer in.close()
-	return parse(in, opt)
+	return parse(in, opt, false)
 }
 
-// parse reads the JSON of in.
-func parse(in *input, opt Options) (*trace.Trace, error) {
+// chunkBlockSize is the default size of a speculative chunk.
+const chunkBlockSize = 2 << 20
+
+// respeculated counts the inputs read again after chunks gave up (tests
+// check that the fast path was taken).
+var respeculated atomic.Int64
+
+// parse reads the JSON of in, in speculative chunks or through the
+// event splitter. It returns errSpeculation when chunks gave up.
+func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -77,6 +118,11 @@ func parse(in *input, opt Options) (*trace.Trace, error) {
 	bs := opt.BlockSize
 	if bs <= 0 {
 		bs = defaultBlockSize
+		if chunks {
+			// Chunks are held until merged in order: smaller ones keep
+			// fewer bytes out at once.
+			bs = chunkBlockSize
+		}
 		// A small trace gets smaller blocks: allocating 4 MiB blocks
 		// cost more than parsing a trace of a few kB, and several
 		// blocks let all workers share it. The model is the same for
@@ -85,15 +131,78 @@ func parse(in *input, opt Options) (*trace.Trace, error) {
 			bs = int(max(64<<10, min(int64(bs), h/int64(workers)+1)))
 		}
 	}
-	s := &splitter{r: in.r, blockSize: bs, pool: newBlocks(bs, 2*workers+2)}
+	s := &splitter{r: in.r, blockSize: bs, pool: newBlocks(bs, 3*workers+2), meta: map[string][]byte{}}
 	m := newMerger(workers)
 	m.hint = opt.SizeHint
+
+	var sp *speculation
+	var gaveUp atomic.Bool
+	var next func() (*batch, error) = s.next
+	merge := m.add
+	if chunks {
+		sp = &speculation{}
+		// A chunk's block is held until its result is merged in order
+		// (the tail may need it): at most this many are out at once,
+		// so that memory stays a few blocks however the goroutines are
+		// scheduled.
+		tokens := make(chan struct{}, 2*workers+2)
+		next = func() (*batch, error) {
+			if s.state != inEvents {
+				// The document up to the events array, as the
+				// splitter reads it; then chunks.
+				for s.err == nil && s.state != inEvents && s.state != inDone {
+					switch s.state {
+					case inStart:
+						s.err = s.start()
+					case inObject:
+						s.err = s.member()
+					case inEnd:
+						s.err = s.end()
+					}
+				}
+				if s.err != nil || s.state != inEvents {
+					gaveUp.Store(true)
+					return nil, errSpeculation
+				}
+				sp.next = s.base + int64(s.pos)
+			}
+			if gaveUp.Load() {
+				return nil, errSpeculation
+			}
+			tokens <- struct{}{}
+			b := s.nextChunk()
+			if b == nil {
+				<-tokens
+			}
+			return b, nil
+		}
+		merge = func(r *result) {
+			defer func() { <-tokens }()
+			if sp.check(r) {
+				m.add(r)
+				return
+			}
+			if sp.failed {
+				gaveUp.Store(true)
+			}
+			r.recycle(m.free)
+		}
+	}
+	each := func(fn func(*batch)) error {
+		for {
+			b, err := next()
+			if b == nil {
+				return err
+			}
+			fn(b)
+		}
+	}
 
 	var runErr error
 	if workers == 1 {
 		d := newDecoder(0)
 		d.free = m.free
-		runErr = s.each(func(b *batch) { m.add(d.decode(b)); b.release() })
+		runErr = each(func(b *batch) { r := d.decode(b); b.release(); merge(r) })
 	} else {
 		batches := make(chan *batch, workers)
 		results := make(chan *result, workers*2)
@@ -119,17 +228,22 @@ func parse(in *input, opt Options) (*trace.Trace, error) {
 				pending[r.seq] = r
 				for p, ok := pending[next]; ok; p, ok = pending[next] {
 					delete(pending, next)
-					m.add(p)
+					merge(p)
 					next++
 				}
 			}
 			close(done)
 		}()
-		runErr = s.each(func(b *batch) { batches <- b })
+		runErr = each(func(b *batch) { batches <- b })
 		close(batches)
 		wg.Wait()
 		close(results)
 		<-done
+	}
+	if chunks {
+		if runErr != nil || sp.failed || !sp.closed || s.readErr != nil || sp.finishTail(s) != nil {
+			return nil, errSpeculation
+		}
 	}
 
 	trunc, err := in.finish(s, runErr)
@@ -186,6 +300,8 @@ type merger struct {
 	opList   []rawOp
 	sigKeys  []string // op signatures by their text (sigKey), in order of first sight
 	sigIdx   map[string]trace.SigID
+	opExt    map[int64]struct{}        // the External ids of the ops read so far
+	pendIDs  map[pendAttr]trace.AttrID // the entries of pend without an External id
 	// The pids of the events, in order of first sight (a record's Proc
 	// indexes pids until trace assigns processes); pidRemap maps each
 	// worker's pid table to it.
@@ -193,6 +309,10 @@ type merger struct {
 	pidIDs    map[int64]int32
 	pidRemap  [][]int32
 	hasLaunch []bool // per pid: launch calls were read from it
+	// events counts the elements of the chunks merged so far, where the
+	// next chunk's indices start (0 for a splitter's batches, which know
+	// their first index).
+	events int64
 }
 
 // maxAnomalyKinds bounds the kinds of anomaly listed. Kinds that name a
@@ -231,7 +351,8 @@ func newMerger(workers int) *merger {
 	m := &merger{names: trace.NewInterner(), remap: make([][]trace.NameID, workers), t: &trace.Trace{},
 		free: make(chan *result, 2*workers+2), attrs: trace.NewAttrInterner(),
 		cfgRemap: make([][]trace.ConfigID, workers), sigRemap: make([][]trace.SigID, workers),
-		pidIDs: map[int64]int32{}, pidRemap: make([][]int32, workers), sigKeys: []string{""}, sigIdx: map[string]trace.SigID{"": 0}}
+		pidIDs: map[int64]int32{}, pidRemap: make([][]int32, workers), sigKeys: []string{""}, sigIdx: map[string]trace.SigID{"": 0},
+		opExt: map[int64]struct{}{}, pendIDs: map[pendAttr]trace.AttrID{}}
 	// Records equal but for their attributes are duplicates (the
 	// attributes of an exact copy are the same; the documented rule names
 	// start, duration, device, stream, name and correlation); the one with
@@ -301,6 +422,19 @@ func (m *merger) pending(r *result, attr trace.AttrID, rm []trace.NameID) trace.
 	p := r.pend[attr-1]
 	p.config = m.cfgRemap[r.worker][p.config]
 	p.kernel = rm[p.kernel]
+	if _, ok := m.opExt[p.ext]; !ok {
+		// No op read so far has this External id: Kineto writes the CPU
+		// ops before the GPU work they launched, so none will, and
+		// containment finds the op at the end. Without it the record's
+		// attributes are those of many (a configuration): one entry.
+		p.ext = 0
+		if id, ok := m.pendIDs[p]; ok {
+			return id
+		}
+		m.pend = append(m.pend, p)
+		m.pendIDs[p] = trace.AttrID(len(m.pend))
+		return trace.AttrID(len(m.pend))
+	}
 	if len(m.pend) == cap(m.pend) {
 		// Sized as the records are, from the density of the input so
 		// far, rather than by doubling.
@@ -335,6 +469,14 @@ func (m *merger) add(r *result) {
 		m.pidRemap[r.worker] = append(m.pidRemap[r.worker], m.pid(p))
 	}
 	pids := m.pidRemap[r.worker]
+	sigs := m.sigRemap[r.worker]
+	for i := range r.ops {
+		o := &r.ops[i]
+		o.sig, o.proc = sigs[o.sig], pids[o.proc]
+		if o.ext != 0 {
+			m.opExt[o.ext] = struct{}{}
+		}
+	}
 	for i := range r.acts {
 		a := &r.acts[i]
 		a.Name, a.Proc = rm[a.Name], pids[a.Proc]
@@ -355,11 +497,7 @@ func (m *merger) add(r *result) {
 		c.Op, c.DType, c.Group, c.GroupRanks = rm[c.Op], rm[c.DType], rm[c.Group], rm[c.GroupRanks]
 		c.Proc = pids[c.Proc]
 	}
-	sigs := m.sigRemap[r.worker]
-	for i := range r.ops {
-		o := &r.ops[i]
-		o.sig, o.proc = sigs[o.sig], pids[o.proc]
-	}
+
 	// With a size hint, the slices are sized once from the density of
 	// the batches so far: doubling would copy them at each growth and,
 	// at the moment of growth, hold three times the model.
@@ -370,9 +508,10 @@ func (m *merger) add(r *result) {
 	t.Ranges = m.ranges.add(t.Ranges, r.ranges, m.seen, m.hint)
 	t.Collectives = m.colls.add(t.Collectives, r.colls, m.seen, m.hint)
 	m.opList = m.ops.add(m.opList, r.ops, m.seen, m.hint)
-	for _, a := range r.anomalies {
+	for _, a := range r.examples(m.events) {
 		m.anoms.add(a)
 	}
+	m.events += r.events
 	r.recycle(m.free)
 }
 
@@ -391,7 +530,7 @@ func (m *merger) trace() *trace.Trace {
 	slices.SortFunc(t.Launches, func(a, b trace.Launch) int { return trace.CompareLaunches(&a, &b) })
 	t.Names = m.names.Names()
 	link(t, m.attrs, m.names, m.pend, m.opList, m.sigKeys)
-	m.pend, m.opList, m.sigKeys, m.sigIdx = nil, nil, nil, nil
+	m.pend, m.opList, m.sigKeys, m.sigIdx, m.opExt, m.pendIDs = nil, nil, nil, nil, nil, nil
 	t.Names = m.names.Names()
 	t.Attrs, t.Configs, t.OpSigs = m.attrs.Tables()
 	t.Sort()

@@ -227,10 +227,10 @@ func (r *Reader) Anomalies() []trace.Anomaly {
 
 // mergeAnomalies moves the decoder's counts into the Reader's.
 func (r *Reader) mergeAnomalies() {
-	for _, a := range r.d.res.anomalies {
+	for _, a := range r.d.res.examples(0) {
 		r.anoms.add(a)
 	}
-	r.d.res.anomalies, r.d.res.anomIdx = r.d.res.anomalies[:0], nil
+	r.d.res.anomalies, r.d.res.anomAt, r.d.res.anomIdx = r.d.res.anomalies[:0], r.d.res.anomAt[:0], nil
 }
 
 // TruncatedError is a Reader's last error for input that ended early,
