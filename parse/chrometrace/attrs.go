@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/tidwall/gjson"
 
 	"github.com/traceq/traceq/trace"
 )
@@ -25,8 +24,8 @@ import (
 
 // attrFields are the raw attribute args of one event.
 type attrFields struct {
-	ext, grid, block, regs, smem, kernel gjson.Result
-	dims, types, concrete, strides       gjson.Result
+	ext, grid, block, regs, smem, kernel val
+	dims, types, concrete, strides       val
 }
 
 // pendAttr is an activity's or launch's attributes before the op is
@@ -149,7 +148,7 @@ func (d *decoder) attrs(cfg, kernel bool) bool {
 	if cfg && f.seen&(seenGrid|seenBlock|seenRegs|seenSmem) != 0 {
 		p.config = d.config()
 	}
-	if kernel && f.seen&seenKernel != 0 && a.kernel.Type == gjson.String && a.kernel.Str != "" {
+	if kernel && f.seen&seenKernel != 0 && a.kernel.Type == vString && a.kernel.Str != "" {
 		p.kernel = d.intern(a.kernel.Str)
 	}
 	d.out.pend = p
@@ -192,13 +191,13 @@ func (d *decoder) config() trace.ConfigID {
 }
 
 // dim3 reads "[x, y, z]" (non-negative int32 counts) into dst.
-func dim3(v gjson.Result, dst *[3]int32) bool {
-	if v.Type != gjson.JSON || len(v.Raw) == 0 || v.Raw[0] != '[' {
+func dim3(v val, dst *[3]int32) bool {
+	if v.Type != vJSON || len(v.Raw) == 0 || v.Raw[0] != '[' {
 		return false
 	}
 	n := 0
 	ok := true
-	eachElem(v.Raw, func(e gjson.Result) {
+	eachElem(v.Raw, func(e val) {
 		x, good := num(e)
 		if n >= 3 || !good || x < 0 || x > math.MaxInt32 {
 			ok = false
@@ -212,7 +211,7 @@ func dim3(v gjson.Result, dst *[3]int32) bool {
 
 // eachElem calls fn with each element of the JSON array raw, read by the
 // event scanner's rules (numbers stay text).
-func eachElem(raw string, fn func(gjson.Result)) {
+func eachElem(raw string, fn func(val)) {
 	i := skipSpace(raw, 1)
 	for i < len(raw) && raw[i] != ']' {
 		v, e := readValue(raw, i)
@@ -276,10 +275,10 @@ func buildSig(key string, id func(string) trace.NameID) trace.OpSig {
 	sig.Args = make([]trace.OpArg, n)
 	for i := range sig.Args {
 		arg := &sig.Args[i]
-		if i < len(types) && types[i].Type == gjson.String {
+		if i < len(types) && types[i].Type == vString {
 			arg.Type = id(cutArg(types[i].Str))
 		}
-		if i < len(concrete) && concrete[i].Type == gjson.String {
+		if i < len(concrete) && concrete[i].Type == vString {
 			arg.Value = id(cutArg(concrete[i].Str))
 		}
 		if i < len(dims) {
@@ -307,26 +306,26 @@ func cutArg(s string) string {
 
 // elems returns the elements of the JSON array raw, nil when raw is not
 // one.
-func elems(raw string) []gjson.Result {
+func elems(raw string) []val {
 	raw = strings.TrimSpace(raw)
 	if len(raw) < 2 || raw[0] != '[' {
 		return nil
 	}
-	var out []gjson.Result
-	eachElem(raw, func(v gjson.Result) { out = append(out, v) })
+	var out []val
+	eachElem(raw, func(v val) { out = append(out, v) })
 	return out
 }
 
 // ints reads an array of integers ([] included); nil when v is not one.
-func ints(v gjson.Result) []int64 {
+func ints(v val) []int64 {
 	es := elems(v.Raw)
-	if v.Type != gjson.JSON || es == nil && strings.TrimSpace(v.Raw) != "[]" {
+	if v.Type != vJSON || es == nil && strings.TrimSpace(v.Raw) != "[]" {
 		return nil
 	}
 	out := make([]int64, 0, len(es))
 	for _, e := range es {
 		n, ok := num(e)
-		if !ok || e.Type != gjson.Number {
+		if !ok || e.Type != vNumber {
 			return nil
 		}
 		out = append(out, n)
@@ -336,13 +335,13 @@ func ints(v gjson.Result) []int64 {
 
 // ints2 reads an array of integer arrays (a TensorList's dims); nested
 // is false when v is not a non-empty array of arrays.
-func ints2(v gjson.Result) (list [][]int64, nested bool) {
+func ints2(v val) (list [][]int64, nested bool) {
 	es := elems(v.Raw)
 	if len(es) == 0 {
 		return nil, false
 	}
 	for _, e := range es {
-		if e.Type != gjson.JSON || !strings.HasPrefix(e.Raw, "[") {
+		if e.Type != vJSON || !strings.HasPrefix(e.Raw, "[") {
 			return nil, false
 		}
 		list = append(list, ints(e))

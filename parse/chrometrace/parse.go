@@ -573,20 +573,20 @@ func readMeta(meta map[string][]byte) trace.Meta {
 		}
 	}
 	if v := get("baseTimeNanoseconds"); v.Exists() {
-		if n, ok := num(v); ok {
+		if n, ok := metaNum(v); ok {
 			m.BaseTime = n
 		}
 	}
 	if di := get("distributedInfo"); di.IsObject() {
-		if n, ok := num(di.Get("rank")); ok {
+		if n, ok := metaNum(di.Get("rank")); ok {
 			m.Rank = int(n)
 			m.RankSource = trace.RankFromDistributedInfo
 		}
-		if n, ok := num(di.Get("world_size")); ok {
+		if n, ok := metaNum(di.Get("world_size")); ok {
 			m.WorldSize = int(n)
 		}
 		m.Backend = di.Get("backend").String()
-		if n, ok := num(di.Get("pg_count")); ok && n >= 0 && n <= math.MaxInt32 {
+		if n, ok := metaNum(di.Get("pg_count")); ok && n >= 0 && n <= math.MaxInt32 {
 			m.ProcessGroupCount = int(n)
 		}
 		for _, pg := range di.Get("pg_config").Array() {
@@ -595,11 +595,11 @@ func readMeta(meta map[string][]byte) trace.Meta {
 			}
 			g := trace.ProcessGroup{Name: pg.Get("pg_name").String(), Desc: pg.Get("pg_desc").String(),
 				Backend: pg.Get("backend_config").String(), Size: -1}
-			if n, ok := num(pg.Get("pg_size")); ok && n >= 0 && n <= math.MaxInt32 {
+			if n, ok := metaNum(pg.Get("pg_size")); ok && n >= 0 && n <= math.MaxInt32 {
 				g.Size = int(n)
 			}
 			for _, r := range pg.Get("ranks").Array() {
-				if n, ok := num(r); ok && n >= 0 && n <= math.MaxInt32 {
+				if n, ok := metaNum(r); ok && n >= 0 && n <= math.MaxInt32 {
 					g.Ranks = append(g.Ranks, int(n))
 				}
 			}
@@ -607,7 +607,7 @@ func readMeta(meta map[string][]byte) trace.Meta {
 		}
 	}
 	for _, dp := range get("deviceProperties").Array() {
-		id, ok := num(dp.Get("id"))
+		id, ok := metaNum(dp.Get("id"))
 		if !ok || id < 0 || id > math.MaxInt32 {
 			continue
 		}
@@ -755,9 +755,20 @@ func compareRawOps(a, b rawOp) int {
 // propInt reads a device property: a non-negative integer, else 0
 // (unknown).
 func propInt(v gjson.Result) int {
-	n, ok := num(v)
+	n, ok := metaNum(v)
 	if !ok || n < 0 {
 		return 0
 	}
 	return int(n)
+}
+
+// metaNum is num for a metadata value read by gjson.
+func metaNum(v gjson.Result) (int64, bool) {
+	switch v.Type {
+	case gjson.Number:
+		return parseInt(v.Raw)
+	case gjson.String:
+		return parseInt(v.Str)
+	}
+	return 0, false
 }
