@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 
-
 	"github.com/traceq/traceq/trace"
 )
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unsafe"
 
-
 	"github.com/traceq/traceq/trace"
 )
 
