@@ -51,12 +51,11 @@ type rawOp struct {
 // in order of first sight; since reports what was added after a mark, for
 // the merger.
 type localTables struct {
-	configs   []trace.Config
-	configIDs map[trace.Config]trace.ConfigID
-	sigs      []string // signature keys (sigKey)
-	sigIDs    map[string]trace.SigID
-	pids      []int64
-	pidIDs    map[int64]int32
+	configs trace.ConfigTable
+	sigs    []string // signature keys (sigKey)
+	sigIDs  map[string]trace.SigID
+	pids    []int64
+	pidIDs  map[int64]int32
 	// The last configuration read and its id: a kernel's is usually
 	// its predecessor's.
 	lastRaw [4]string
@@ -73,18 +72,18 @@ type locals struct {
 type localMark struct{ configs, sigs, pids int }
 
 func newLocalTables() *localTables {
-	return &localTables{configs: []trace.Config{trace.NoConfig}, configIDs: map[trace.Config]trace.ConfigID{trace.NoConfig: 0},
+	return &localTables{configs: trace.NewConfigTable(),
 		sigs: []string{""}, sigIDs: map[string]trace.SigID{"": 0}, pidIDs: map[int64]int32{}}
 }
 
 func (lt *localTables) mark() localMark {
-	return localMark{len(lt.configs), len(lt.sigs), len(lt.pids)}
+	return localMark{len(lt.configs.Configs()), len(lt.sigs), len(lt.pids)}
 }
 
 func (lt *localTables) since(m localMark) locals {
 	var l locals
-	if len(lt.configs) > m.configs {
-		l.configs = append(l.configs, lt.configs[m.configs:]...)
+	if cs := lt.configs.Configs(); len(cs) > m.configs {
+		l.configs = append(l.configs, cs[m.configs:]...)
 	}
 	if len(lt.sigs) > m.sigs {
 		l.sigs = append(l.sigs, lt.sigs[m.sigs:]...)
@@ -95,15 +94,7 @@ func (lt *localTables) since(m localMark) locals {
 	return l
 }
 
-func (lt *localTables) config(c trace.Config) trace.ConfigID {
-	if id, ok := lt.configIDs[c]; ok {
-		return id
-	}
-	id := trace.ConfigID(len(lt.configs))
-	lt.configs = append(lt.configs, c)
-	lt.configIDs[c] = id
-	return id
-}
+func (lt *localTables) config(c trace.Config) trace.ConfigID { return lt.configs.ID(c) }
 
 func (lt *localTables) sig(key string) trace.SigID {
 	if id, ok := lt.sigIDs[key]; ok {

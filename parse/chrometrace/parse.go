@@ -300,8 +300,8 @@ type merger struct {
 	opList   []rawOp
 	sigKeys  []string // op signatures by their text (sigKey), in order of first sight
 	sigIdx   map[string]trace.SigID
-	opExt    map[int64]struct{}        // the External ids of the ops read so far
-	pendIDs  map[pendAttr]trace.AttrID // the entries of pend without an External id
+	opExt    map[int64]struct{}      // the External ids of the ops read so far
+	pendIDs  map[uint64]trace.AttrID // the entries of pend without an External id, by config | kernel<<32
 	// The pids of the events, in order of first sight (a record's Proc
 	// indexes pids until trace assigns processes); pidRemap maps each
 	// worker's pid table to it.
@@ -352,7 +352,7 @@ func newMerger(workers int) *merger {
 		free: make(chan *result, 2*workers+2), attrs: trace.NewAttrInterner(),
 		cfgRemap: make([][]trace.ConfigID, workers), sigRemap: make([][]trace.SigID, workers),
 		pidIDs: map[int64]int32{}, pidRemap: make([][]int32, workers), sigKeys: []string{""}, sigIdx: map[string]trace.SigID{"": 0},
-		opExt: map[int64]struct{}{}, pendIDs: map[pendAttr]trace.AttrID{}}
+		opExt: map[int64]struct{}{}, pendIDs: map[uint64]trace.AttrID{}}
 	// Records equal but for their attributes are duplicates (the
 	// attributes of an exact copy are the same; the documented rule names
 	// start, duration, device, stream, name and correlation); the one with
@@ -428,11 +428,12 @@ func (m *merger) pending(r *result, attr trace.AttrID, rm []trace.NameID) trace.
 		// containment finds the op at the end. Without it the record's
 		// attributes are those of many (a configuration): one entry.
 		p.ext = 0
-		if id, ok := m.pendIDs[p]; ok {
+		k := uint64(p.config) | uint64(p.kernel)<<32
+		if id, ok := m.pendIDs[k]; ok {
 			return id
 		}
 		m.pend = append(m.pend, p)
-		m.pendIDs[p] = trace.AttrID(len(m.pend))
+		m.pendIDs[k] = trace.AttrID(len(m.pend))
 		return trace.AttrID(len(m.pend))
 	}
 	if len(m.pend) == cap(m.pend) {
