@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -30,7 +31,6 @@ const NullRank = "__HIVE_DEFAULT_PARTITION__"
 
 // Options configures an Exporter.
 type Options struct {
-	Run        string               // the run partition; see CheckRun
 	Version    string               // inputs.traceq_version
 	Classifier *classify.Classifier // nil means classify.Default()
 }
@@ -43,30 +43,31 @@ type CreateFunc func(rel string) (io.WriteCloser, error)
 type Exporter struct {
 	create CreateFunc
 	opt    Options
-	next   map[string]int // per rank partition: the next part number
+	next   map[string]int // per run and rank partition: the next part number
 }
 
 var runName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$`)
 
 // CheckRun reports whether run can name a run partition: letters, digits
 // and . _ + - (no escaping needed in a path or by a reader), not starting
-// with . or _ (names Spark and Hive skip as hidden).
+// with . or _ (names Spark and Hive skip as hidden), and not null in any
+// letter case (DuckDB's hive partitioning reads run=null as SQL NULL).
 func CheckRun(run string) error {
 	if !runName.MatchString(run) {
 		return fmt.Errorf("run name %q: use letters, digits and . _ + - (not first), at most 200", run)
+	}
+	if strings.EqualFold(run, "null") {
+		return fmt.Errorf("run name %q: readers take a partition named null for a missing value (SQL NULL): choose another", run)
 	}
 	return nil
 }
 
 // New returns an Exporter writing through create.
-func New(create CreateFunc, opt Options) (*Exporter, error) {
-	if err := CheckRun(opt.Run); err != nil {
-		return nil, err
-	}
+func New(create CreateFunc, opt Options) *Exporter {
 	if opt.Classifier == nil {
 		opt.Classifier = classify.Default()
 	}
-	return &Exporter{create: create, opt: opt, next: map[string]int{}}, nil
+	return &Exporter{create: create, opt: opt, next: map[string]int{}}
 }
 
 // codec is shared by every writer: it pools its encoders. The fastest
@@ -139,6 +140,7 @@ func (t *table[T]) wrap(err error) error {
 
 // rankPart is what one input writes into one rank partition.
 type rankPart struct {
+	run     string
 	label   string // the rank, or NullRank
 	part    int    // N of part-N.parquet
 	acts    *table[Activity]
@@ -146,19 +148,23 @@ type rankPart struct {
 	devices []int32
 }
 
-func (p *rankPart) dir(table, run string) string {
-	return table + "/run=" + run + "/rank=" + p.label
+func (p *rankPart) dir(table string) string {
+	return table + "/run=" + p.run + "/rank=" + p.label
 }
 
-// Add writes the rows of one input: path as the user gave it, its trace
-// and its steps (nil without step markers, as analyze.FindSteps returns).
-// Rows go out as they are made; what Add holds besides the trace is the
-// input's step table and one buffered row group per rank.
-func (x *Exporter) Add(path string, t *trace.Trace, steps *analyze.Steps) error {
-	parts, partOf := x.partitions(t)
+// Add writes the rows of one input into run (see CheckRun): path as the
+// user gave it, its trace and its steps (nil without step markers, as
+// analyze.FindSteps returns). Rows go out as they are made; what Add
+// holds besides the trace is the input's step table and one buffered row
+// group per rank.
+func (x *Exporter) Add(run, path string, t *trace.Trace, steps *analyze.Steps) error {
+	if err := CheckRun(run); err != nil {
+		return err
+	}
+	parts, partOf := x.partitions(run, t)
 	for _, p := range parts {
 		var err error
-		if p.acts, err = openTable[Activity](x, p.dir("activities", x.opt.Run), p.part); err != nil {
+		if p.acts, err = openTable[Activity](x, p.dir("activities"), p.part); err != nil {
 			return err
 		}
 	}
@@ -178,7 +184,7 @@ func (x *Exporter) Add(path string, t *trace.Trace, steps *analyze.Steps) error 
 
 // partitions maps each process of t that has activities or launches to
 // its rank partition: analyze.Rank, the rank breakdown reports.
-func (x *Exporter) partitions(t *trace.Trace) ([]*rankPart, []*rankPart) {
+func (x *Exporter) partitions(run string, t *trace.Trace) ([]*rankPart, []*rankPart) {
 	np := max(len(t.Procs), 1)
 	used := make([]bool, np)
 	for i := range t.Activities {
@@ -200,7 +206,7 @@ func (x *Exporter) partitions(t *trace.Trace) ([]*rankPart, []*rankPart) {
 		}
 		rp := byLabel[label]
 		if rp == nil {
-			rp = &rankPart{label: label}
+			rp = &rankPart{run: run, label: label}
 			byLabel[label] = rp
 			parts = append(parts, rp)
 		}
@@ -208,8 +214,9 @@ func (x *Exporter) partitions(t *trace.Trace) ([]*rankPart, []*rankPart) {
 	}
 	slices.SortFunc(parts, func(a, b *rankPart) int { return compareRanks(a.label, b.label) })
 	for _, rp := range parts {
-		rp.part = x.next[rp.label]
-		x.next[rp.label]++
+		key := run + "/" + rp.label
+		rp.part = x.next[key]
+		x.next[key]++
 	}
 	return parts, partOf
 }
