@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render/parquet"
@@ -41,29 +41,20 @@ func exportCmd(e *env) *cli.Command {
 			if c.NArg() == 0 {
 				return usagef("export: no input files (see 'traceq export --help')")
 			}
-			set, err := parse.Expand(c.Args().Slice())
+			opt, err := loadOptions(c, e, selection{steps: true})
 			if err != nil {
-				return eachError(e, err)
+				return err
 			}
-			for _, s := range set.Skipped {
-				fmt.Fprintf(e.stderr, "traceq: %s\n", s)
-			}
-			for _, r := range set.Repeats {
-				fmt.Fprintf(e.stderr, "traceq: %s\n", r)
+			opt.Progress = nil // one file at a time
+			set, err := load.Expand(c.Args().Slice(), opt)
+			if err != nil {
+				return err
 			}
 			paths := set.Files()
 			if err := refuseInputs("export", "-o", dir, paths); err != nil {
 				return err
 			}
 			runs, err := exportRuns(c, set)
-			if err != nil {
-				return err
-			}
-			popt, err := parseOptions(c)
-			if err != nil {
-				return err
-			}
-			cl, err := classifier(c)
 			if err != nil {
 				return err
 			}
@@ -74,26 +65,19 @@ func exportCmd(e *env) *cli.Command {
 			}
 			defer tree.Abort()
 			ds := &dataset{dir: dir, inputs: paths, force: c.Bool("force"), tree: tree, checked: map[string]bool{}}
-			x := parquet.New(ds.create, parquet.Options{Version: version(), Classifier: cl})
+			x := parquet.New(ds.create, parquet.Options{Version: version()})
 			// One input at a time: memory holds one trace, however many.
 			for i, p := range paths {
-				t, err := readInput(e, p, popt)
+				tbl, err := load.One(p, opt)
 				if err != nil {
-					return err
+					return withFlags(err)
 				}
-				if err := warn(e, c, p, t); err != nil {
-					return err
-				}
-				steps, err := findSteps(c, e, p, t)
-				if err != nil {
-					return err
-				}
-				if err := x.Add(runs[i], p, t, steps); err != nil {
+				if err := x.Add(runs[i], tbl); err != nil {
 					return err
 				}
 				// Collect this trace before parsing the next, or the heap
 				// grows to hold two (the soft limit is for many ranks).
-				t, steps = nil, nil
+				tbl = nil
 				runtime.GC()
 			}
 			if err := tree.Commit(ds.existing); err != nil {
@@ -116,9 +100,10 @@ func exportCmd(e *env) *cli.Command {
 }
 
 // exportRuns names the run of each input file, in order: --run names
-// them all; else a directory argument is a run named after it (as
-// analyze.AssignRuns names runs for every command), and the file
-// arguments are one run, named after the directory that holds them all.
+// them all; else a directory argument is a run named after it, as every
+// command names it (load.DirRun), and the file arguments are one run,
+// named after the directory that holds them all. Two runs of one name
+// are refused: a dataset keeps its run names, so none is made up.
 func exportRuns(c *cli.Context, set *parse.Inputs) ([]string, error) {
 	files := set.Files()
 	runs := make([]string, len(files))
@@ -131,62 +116,59 @@ func exportRuns(c *cli.Context, set *parse.Inputs) ([]string, error) {
 		}
 		return runs, nil
 	}
-	var dirInputs []analyze.Input
-	var sources []analyze.Source
+	byPath := map[string]string{}
+	from := map[string]string{} // run -> the argument it is named after
+	name := func(run, arg, what string) error {
+		if err := parquet.CheckRun(run); err != nil {
+			return usagef("export: %v (from %s): name the run with --run", err, what)
+		}
+		if prev, ok := from[run]; ok && prev != arg {
+			return usagef("export: %s and %s would both be run %s: export them apart, naming the runs with --run", prev, arg, run)
+		}
+		from[run] = arg
+		return nil
+	}
 	var fileDir string
 	for _, a := range set.Args {
-		if !a.Dir {
+		if a.Dir {
+			// Named after the directory itself, also when given as "."
+			abs, err := filepath.Abs(a.Arg)
+			if err != nil {
+				return nil, err
+			}
+			run := load.DirRun(abs)
+			if err := name(run, a.Arg, "the directory "+a.Arg); err != nil {
+				return nil, err
+			}
 			for _, p := range a.Files {
-				if p == parse.Stdin {
-					return nil, usagef("export: standard input is in no directory to name the run after: name the run with --run")
-				}
-				abs, err := filepath.Abs(filepath.Dir(p))
-				if err != nil {
-					return nil, err
-				}
-				if fileDir != "" && abs != fileDir {
-					return nil, usagef("export: the input files are in several directories (%s, %s): name the run with --run", fileDir, abs)
-				}
-				fileDir = abs
+				byPath[p] = run
 			}
 			continue
 		}
-		// Named after the directory itself, also when given as "." or "..".
-		abs, err := filepath.Abs(a.Arg)
-		if err != nil {
-			return nil, err
-		}
-		src := analyze.Source{Arg: abs, Dir: true}
 		for _, p := range a.Files {
-			src.Inputs = append(src.Inputs, len(dirInputs))
-			dirInputs = append(dirInputs, analyze.Input{Path: p})
-		}
-		sources = append(sources, src)
-	}
-	analyze.AssignRuns(dirInputs, sources)
-	byPath := map[string]string{}
-	for _, in := range dirInputs {
-		if err := parquet.CheckRun(in.Run); err != nil {
-			return nil, usagef("export: %v (from the directory %s): name the run with --run", err, filepath.Dir(in.Path))
-		}
-		byPath[in.Path] = in.Run
-	}
-	fileRun := filepath.Base(fileDir)
-	if fileDir != "" {
-		if err := parquet.CheckRun(fileRun); err != nil {
-			return nil, usagef("export: %v (from the input files' directory): name the run with --run", err)
-		}
-		for _, in := range dirInputs {
-			if in.Run == fileRun {
-				return nil, usagef("export: the input files in %s and the directory %s would both be run %s: name the run of the files with --run, or export them apart", fileDir, filepath.Dir(in.Path), fileRun)
+			if p == parse.Stdin {
+				return nil, usagef("export: standard input is in no directory to name the run after: name the run with --run")
 			}
+			abs, err := filepath.Abs(filepath.Dir(p))
+			if err != nil {
+				return nil, err
+			}
+			if fileDir != "" && abs != fileDir {
+				return nil, usagef("export: the input files are in several directories (%s, %s): name the run with --run", fileDir, abs)
+			}
+			fileDir = abs
+		}
+	}
+	if fileDir != "" {
+		if err := name(filepath.Base(fileDir), "the input files in "+fileDir, "the input files' directory"); err != nil {
+			return nil, err
 		}
 	}
 	for i, p := range files {
 		if r, ok := byPath[p]; ok {
 			runs[i] = r
 		} else {
-			runs[i] = fileRun
+			runs[i] = filepath.Base(fileDir)
 		}
 	}
 	return runs, nil

@@ -76,19 +76,15 @@ func reportCmd(e *env) *cli.Command {
 					return usagef("report: --append %s is the report --out writes: append to another file", app)
 				}
 			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			inputs, err := loadInputs(c, e)
-			if err != nil {
-				return err
-			}
 			copt, err := collectiveOptions(c)
 			if err != nil {
 				return err
 			}
-			opt := report.Options{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Level: 1,
+			tbl, err := loadInputs(c, e, selection{steps: true})
+			if err != nil {
+				return err
+			}
+			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
 				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
@@ -101,7 +97,7 @@ func reportCmd(e *env) *cli.Command {
 			if out == "" {
 				// A directory of its own, so that two appends, even at
 				// once, never share one.
-				if chartDir, err = files.MkdirNew(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(inputs))); err != nil {
+				if chartDir, err = files.MkdirNew(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(tbl.Inputs))); err != nil {
 					return err
 				}
 			} else {
@@ -145,7 +141,7 @@ func reportCmd(e *env) *cli.Command {
 					return relLink(docDir, p), nil
 				}
 			}
-			r := report.New(inputs, opt)
+			r := report.New(tbl, opt)
 			writeMD := func(path string, md []byte) error {
 				return write(path, func(w io.Writer) error { _, err := w.Write(md); return err })
 			}
