@@ -151,6 +151,15 @@ func TestExportRunsFromDirectories(t *testing.T) {
 	if got := files(t, ds); !slices.Equal(got, want) {
 		t.Errorf("dataset holds\n%v\nwant\n%v", got, want)
 	}
+	// Two directories of one name would be one run: refused, nothing made.
+	copyRanks(t, filepath.Join(tmp, "other", "runA"), 1)
+	code, stderr = exportRun("-o", filepath.Join(tmp, "ds3"), filepath.Join(tmp, "runA"), filepath.Join(tmp, "other", "runA"))
+	if code != exitUsage || !strings.Contains(stderr, "both be run runA") {
+		t.Errorf("two directories named runA: exit %d, %q; want exit 2", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "ds3")); !os.IsNotExist(err) {
+		t.Errorf("a refused export made its directory")
+	}
 	// --run puts every input into the one run, as before.
 	ds2 := filepath.Join(tmp, "ds2")
 	if code, stderr := exportRun("-o", ds2, "--run", "both", filepath.Join(tmp, "runA"), filepath.Join(tmp, "runB")); code != 0 {
