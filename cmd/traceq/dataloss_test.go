@@ -322,3 +322,38 @@ func TestReportAppendLongName(t *testing.T) {
 		}
 	}
 }
+
+// TestExportThroughSymlink: -o LINK, a symlink to a directory that does
+// not exist yet (or a symlink parent of -o): a failed export removes the
+// directory it made where the link points, never the link; a successful
+// one writes there (issue 19 item 2).
+func TestExportThroughSymlink(t *testing.T) {
+	tmp := t.TempDir()
+	ranks := copyRanks(t, filepath.Join(tmp, "in"), 1)
+	bad := filepath.Join(tmp, "in", "rank9.json")
+	os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644)
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink("big/fleet", link); err != nil {
+		t.Skip(err)
+	}
+	for _, out := range []string{link, filepath.Join(link, "sub")} {
+		if code, stderr := exportRun("-o", out, "--strict", "--run", "r", ranks[0], bad); code != exitInput {
+			t.Fatalf("-o %s: exit %d (%s), want 1", out, code, stderr)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			t.Fatalf("-o %s: the failed export removed the symlink: %v", out, err)
+		}
+		if _, err := os.Stat(filepath.Join(tmp, "big")); !os.IsNotExist(err) {
+			t.Errorf("-o %s: the failed export left the directories it made: %v", out, err)
+		}
+	}
+	if code, stderr := exportRun("-o", link, "--run", "r", ranks[0]); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "big", "fleet", "steps", "run=r", "rank=0", "part-0.parquet")); err != nil {
+		t.Error(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Error("the symlink was replaced")
+	}
+}
