@@ -91,6 +91,7 @@ type fields struct {
 	device, stream, corr                 val
 	attr                                 attrFields
 	seen                                 uint32 // seen* bits: keys read so far
+	need                                 uint32 // the bits done waits for; 0 until known
 	// past is set once done() held: keys read after it (by a Reader,
 	// which reads every key) must not change the decoding.
 	past bool

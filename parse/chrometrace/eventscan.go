@@ -239,31 +239,46 @@ const (
 // their args, where the attributes are (a kernel's launch configuration
 // comes after its correlation id, an op's shapes anywhere).
 func (f *fields) done() bool {
-	if f.seen&(seenPh|seenCat) != seenPh|seenCat || f.ph.Type != vString || f.cat.Type != vString {
-		return false
+	if f.need == 0 {
+		if f.need = f.needs(); f.need == 0 {
+			return false // not known yet
+		}
 	}
-	if !knownPhase(f.ph.Str) {
-		return false // read on: the anomaly names what is there
+	return f.seen&f.need == f.need
+}
+
+// needNever is a need no event meets: read on to the end.
+const needNever = 1 << 31
+
+// needs returns the keys the event's kind uses (seen* bits), or 0 while
+// its kind cannot be told (done asks again after the next key, but
+// classifies the category once).
+func (f *fields) needs() uint32 {
+	if f.seen&(seenPh|seenCat) != seenPh|seenCat {
+		return 0
 	}
-	var need uint32
+	if f.ph.Type != vString || f.cat.Type != vString || !knownPhase(f.ph.Str) {
+		return needNever // read on: the anomaly names what is there
+	}
 	switch kind, _ := classifyCat(f.cat.Str); kind {
 	case catIgnore:
-		return true
+		return seenPh | seenCat
 	case catOp:
-		if f.seen&seenName == 0 || f.name.Type != vString {
-			return false
+		if f.seen&seenName == 0 {
+			return 0
+		}
+		if f.name.Type != vString {
+			return needNever
 		}
 		if strings.HasPrefix(f.name.Str, "ProfilerStep#") {
-			need = seenTop
-		} else {
-			need = seenTop | seenArgsEnd
+			return seenTop
 		}
+		return seenTop | seenArgsEnd
 	case catGPU, catLaunch:
-		need = seenTop | seenArgsEnd
+		return seenTop | seenArgsEnd
 	default: // ranges use no args
-		need = seenTop
+		return seenTop
 	}
-	return f.seen&need == need
 }
 
 // stop reports whether the scanner may stop after a key: Parse stops as
