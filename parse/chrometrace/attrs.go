@@ -2,6 +2,7 @@ package chrometrace
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/traceq/traceq/trace"
@@ -337,4 +338,42 @@ func ints2(v val) (list [][]int64, nested bool) {
 		list = append(list, ints(e))
 	}
 	return list, true
+}
+
+// idSet is a set of External ids. Kineto numbers ops from 1 up, so a
+// bitmap over [0, 64·len(bits)) holds them in a bit each (a trace of
+// millions of ops: a few hundred kB, where a map took tens of MB); ids
+// that would stretch it past 64 words plus 4 per id added go to a map, so
+// that memory follows the ids present, not their values.
+type idSet struct {
+	bits  []uint64
+	n     int
+	other map[int64]struct{}
+}
+
+func (s *idSet) add(id int64) {
+	s.n++
+	if id >= 0 {
+		if w := uint64(id) >> 6; w < uint64(len(s.bits)) || w < 64+4*uint64(s.n) {
+			if w >= uint64(len(s.bits)) {
+				s.bits = slices.Grow(s.bits, int(w)+1-len(s.bits))[:w+1]
+			}
+			s.bits[w] |= 1 << (uint64(id) & 63)
+			return
+		}
+	}
+	if s.other == nil {
+		s.other = map[int64]struct{}{}
+	}
+	s.other[id] = struct{}{}
+}
+
+func (s *idSet) has(id int64) bool {
+	if id >= 0 {
+		if w := uint64(id) >> 6; w < uint64(len(s.bits)) && s.bits[w]&(1<<(uint64(id)&63)) != 0 {
+			return true
+		}
+	}
+	_, ok := s.other[id]
+	return ok
 }

@@ -130,3 +130,24 @@ func TestInsertionFix(t *testing.T) {
 		}
 	}
 }
+
+func TestIDSet(t *testing.T) {
+	var s idSet
+	ids := []int64{1, 2, 5000, 0, -7, 1 << 40, 63, 64}
+	for _, id := range ids {
+		s.add(id)
+	}
+	for _, id := range ids {
+		if !s.has(id) {
+			t.Errorf("%d missing", id)
+		}
+	}
+	for _, id := range []int64{3, 4999, 1<<40 + 1, -8, 65} {
+		if s.has(id) {
+			t.Errorf("%d present", id)
+		}
+	}
+	if len(s.bits) > 64+4*len(ids) {
+		t.Errorf("%d words for %d ids", len(s.bits), len(ids))
+	}
+}

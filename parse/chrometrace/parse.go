@@ -300,7 +300,7 @@ type merger struct {
 	opList   []rawOp
 	sigKeys  []string // op signatures by their text (sigKey), in order of first sight
 	sigIdx   map[string]trace.SigID
-	opExt    map[int64]struct{}      // the External ids of the ops read so far
+	opExt    idSet                   // the External ids of the ops read so far
 	pendIDs  map[uint64]trace.AttrID // the entries of pend without an External id, by config | kernel<<32
 	// The pids of the events, in order of first sight (a record's Proc
 	// indexes pids until trace assigns processes); pidRemap maps each
@@ -352,7 +352,7 @@ func newMerger(workers int) *merger {
 		free: make(chan *result, 2*workers+2), attrs: trace.NewAttrInterner(),
 		cfgRemap: make([][]trace.ConfigID, workers), sigRemap: make([][]trace.SigID, workers),
 		pidIDs: map[int64]int32{}, pidRemap: make([][]int32, workers), sigKeys: []string{""}, sigIdx: map[string]trace.SigID{"": 0},
-		opExt: map[int64]struct{}{}, pendIDs: map[uint64]trace.AttrID{}}
+		pendIDs: map[uint64]trace.AttrID{}}
 	// Records equal but for their attributes are duplicates (the
 	// attributes of an exact copy are the same; the documented rule names
 	// start, duration, device, stream, name and correlation); the one with
@@ -422,7 +422,7 @@ func (m *merger) pending(r *result, attr trace.AttrID, rm []trace.NameID) trace.
 	p := r.pend[attr-1]
 	p.config = m.cfgRemap[r.worker][p.config]
 	p.kernel = rm[p.kernel]
-	if _, ok := m.opExt[p.ext]; !ok {
+	if !m.opExt.has(p.ext) {
 		// No op read so far has this External id: Kineto writes the CPU
 		// ops before the GPU work they launched, so none will, and
 		// containment finds the op at the end. Without it the record's
@@ -475,7 +475,7 @@ func (m *merger) add(r *result) {
 		o := &r.ops[i]
 		o.sig, o.proc = sigs[o.sig], pids[o.proc]
 		if o.ext != 0 {
-			m.opExt[o.ext] = struct{}{}
+			m.opExt.add(o.ext)
 		}
 	}
 	for i := range r.acts {
@@ -531,7 +531,7 @@ func (m *merger) trace() *trace.Trace {
 	slices.SortFunc(t.Launches, func(a, b trace.Launch) int { return trace.CompareLaunches(&a, &b) })
 	t.Names = m.names.Names()
 	link(t, m.attrs, m.names, m.pend, m.opList, m.sigKeys)
-	m.pend, m.opList, m.sigKeys, m.sigIdx, m.opExt, m.pendIDs = nil, nil, nil, nil, nil, nil
+	m.pend, m.opList, m.sigKeys, m.sigIdx, m.opExt, m.pendIDs = nil, nil, nil, nil, idSet{}, nil
 	t.Names = m.names.Names()
 	t.Attrs, t.Configs, t.OpSigs = m.attrs.Tables()
 	t.Sort()
