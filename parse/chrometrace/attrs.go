@@ -1,6 +1,7 @@
 package chrometrace
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -235,28 +236,35 @@ func (d *decoder) op(start trace.Time, dur, thread int64) {
 	d.out.op, d.out.hasOp = o, true
 }
 
-// sigSep separates the parts of a signature key; JSON text holds no NUL.
-const sigSep = "\x00"
-
 // appendSigKey appends the text that identifies an op's signature: its
-// name and the raw JSON of its recorded shapes.
+// name and the raw JSON of its recorded shapes, each after its length
+// (the scanner passes any byte inside a string, so no separator would
+// do).
 func appendSigKey(b []byte, name, dims, types, concrete, strides string) []byte {
-	for i, s := range [...]string{name, dims, types, concrete, strides} {
-		if i > 0 {
-			b = append(b, sigSep...)
-		}
+	for _, s := range [...]string{name, dims, types, concrete, strides} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	return b
 }
 
+// sigParts splits a key appendSigKey made into its five parts.
+func sigParts(key string) [5]string {
+	var p [5]string
+	for i := range p {
+		n, w := binary.Uvarint([]byte(key[:min(len(key), binary.MaxVarintLen64)]))
+		if w <= 0 || uint64(len(key)-w) < n {
+			return p // not a key appendSigKey made
+		}
+		p[i], key = key[w:w+int(n)], key[w+int(n):]
+	}
+	return p
+}
+
 // buildSig decodes a signature key into a trace.OpSig, interning its
 // strings with id.
 func buildSig(key string, id func(string) trace.NameID) trace.OpSig {
-	parts := strings.SplitN(key, sigSep, 5)
-	for len(parts) < 5 {
-		parts = append(parts, "")
-	}
+	parts := sigParts(key)
 	sig := trace.OpSig{Name: id(parts[0])}
 	dims, types, concrete, strides := elems(parts[1]), elems(parts[2]), elems(parts[3]), elems(parts[4])
 	n := max(len(dims), len(types), len(concrete), len(strides))
