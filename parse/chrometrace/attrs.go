@@ -207,14 +207,15 @@ func eachElem(raw string, fn func(val)) {
 	i := skipSpace(raw, 1)
 	for i < len(raw) && raw[i] != ']' {
 		v, e := readValue(raw, i)
-		if e < 0 {
-			return
+		if e <= i {
+			return // no value here: malformed
 		}
 		fn(v)
 		i = skipSpace(raw, e)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		if i >= len(raw) || raw[i] != ',' {
+			return // the end, or malformed
 		}
+		i = skipSpace(raw, i+1)
 	}
 }
 
