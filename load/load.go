@@ -199,6 +199,9 @@ func read(args []string, opt Options) ([]window.Input, error) {
 			if in.Host == "" {
 				in.Host = fileHost(p)
 			}
+			if in.Host == "" {
+				in.Host = t.Meta.Host
+			}
 			src.Inputs = append(src.Inputs, len(inputs))
 			inputs = append(inputs, in)
 		}
