@@ -236,30 +236,6 @@ func argsBytes(c *trace.Collective, dtype string) int64 {
 	return n * size
 }
 
-// argsOp names a collective from its args' "Collective name"
-// ("_allgather_base", "allreduce_coalesced") in the sub-category
-// vocabulary; "" when it is none of them.
-func argsOp(name string) string {
-	s := strings.ToLower(name)
-	switch {
-	case strings.Contains(s, "allreduce"), strings.Contains(s, "all_reduce"):
-		return "allreduce"
-	case strings.Contains(s, "allgather"), strings.Contains(s, "all_gather"):
-		return "allgather"
-	case strings.Contains(s, "reduce_scatter"), strings.Contains(s, "reducescatter"):
-		return "reduce_scatter"
-	case strings.Contains(s, "alltoall"), strings.Contains(s, "all_to_all"):
-		return "all_to_all"
-	case strings.Contains(s, "broadcast"):
-		return "broadcast"
-	case strings.Contains(s, "send"), strings.Contains(s, "recv"):
-		return "send_recv"
-	case strings.Contains(s, "reduce"):
-		return "reduce"
-	}
-	return ""
-}
-
 // Match matches the collective kernels (category communication/*) of
 // each run's ranks and splits their time into waiting for the last rank
 // and transfer (docs/definitions.md, "Collectives").
@@ -321,7 +297,7 @@ type rankData struct {
 	// streams are the collective streams in order of first use.
 	streams []int32
 	// args finds the collective args of the rank's kernels.
-	args *argsIndex
+	args *window.Args
 }
 
 // collKernel is one collective kernel: 8 bytes, the analysis's memory
@@ -376,6 +352,7 @@ type runAnalysis struct {
 
 	ranks    []*rankData
 	opNames  interner[string]
+	opOfCat  []int32 // per full window.CatID: its op; notComm, or -2 not yet
 	comms    interner[commKey]
 	sizes    interner[sizeKey]
 	lanes    interner[laneKey]
@@ -413,17 +390,33 @@ func (a *runAnalysis) laneID(k laneKey) int32 {
 	return a.lastLane
 }
 
-// notComm marks, in a per-name op table, a name that is no collective.
+// notComm marks, in the per-category op table, a category that is no
+// collective's.
 const notComm = -1
+
+// opOf returns the op of activity i of input ii (an index in opNames), or
+// notComm: the sub of its category (which follows a generic collective
+// kernel's args: window.Table.ActivityCategory) when it is communication.
+func (a *runAnalysis) opOf(ii, i int) int32 {
+	cid := a.tbl.ActivityCategory(ii, i)
+	for int(cid) >= len(a.opOfCat) {
+		a.opOfCat = append(a.opOfCat, -2)
+	}
+	op := a.opOfCat[cid]
+	if op == -2 {
+		op = notComm
+		if c := a.tbl.Category(cid); c.Top == classify.Communication {
+			op = a.opNames.id(c.Sub)
+		}
+		a.opOfCat[cid] = op
+	}
+	return op
+}
 
 // collect finds every rank's collective kernels and their lanes.
 func (a *runAnalysis) collect(rankIDs []window.RankID) {
 	a.lastLane = -1
-	type pending struct {
-		r    *rankData
-		opOf []int32
-	}
-	var all []pending
+	var all []*rankData
 	for i := 0; i < len(rankIDs); {
 		ii := a.tbl.Ranks[rankIDs[i]].Input
 		j := i
@@ -432,37 +425,23 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 		}
 		in := &a.tbl.Inputs[ii]
 		t := in.Trace
-		// The op of each kernel name, from its category once: -2 not yet.
-		opOf := make([]int32, len(t.Names))
-		for i := range opOf {
-			opOf[i] = -2
-		}
 		byProc := map[int32]*rankData{}
-		args := newArgsIndex(t)
+		args := a.tbl.Args(ii)
 		for _, id := range rankIDs[i:j] {
 			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, args: args}
 			byProc[r.Proc] = r
 			a.ranks = append(a.ranks, r)
-			all = append(all, pending{r, opOf})
+			all = append(all, r)
 		}
 		i = j
 		// isColl says whether activity i is a collective kernel of a kept
-		// class, finding each name's op once. Pass 1 counts each rank's
-		// collective kernels, pass 2 stores them in slices of that exact
-		// size.
+		// class. Pass 1 counts each rank's collective kernels, pass 2
+		// stores them in slices of that exact size.
 		isColl := func(i int, act *trace.Activity) bool {
 			if act.Kind != trace.KindKernel || !a.opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
 				return false
 			}
-			op := opOf[act.Name]
-			if op == -2 {
-				op = notComm
-				if c := a.tbl.Category(a.tbl.ActivityCategory(ii, i)); c.Top == classify.Communication {
-					op = a.opNames.id(c.Sub)
-				}
-				opOf[act.Name] = op
-			}
-			return op != notComm
+			return a.opOf(ii, i) != notComm
 		}
 		count := map[int32]int{}
 		var last *rankData
@@ -511,8 +490,8 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 			byID = false
 		}
 	}
-	for _, p := range all {
-		a.lanesOf(p.r, p.opOf, byID)
+	for _, r := range all {
+		a.lanesOf(r, byID)
 	}
 }
 
@@ -532,99 +511,8 @@ func compareRanks(x, y *rankData) int {
 	return cmp.Compare(x.ID, y.ID)
 }
 
-// argsIndex finds the collective args of a trace's kernels.
-type argsIndex struct {
-	t      *trace.Trace
-	kernel []trace.Collective // CollectiveOnKernel, by (Proc, Corr)
-	ops    map[threadKey]*step.Innermost
-	opList []int // CollectiveOnCPUOp: indices in t.Collectives
-	// The last answer: the kernels of a CUDA-graph replay share their
-	// launch's correlation id, and so its answer.
-	lastProc int32
-	lastCorr int64
-	lastC    *trace.Collective
-	lastSrc  SizeSource
-}
-
-type threadKey struct {
-	proc   int32
-	thread int64
-}
-
-func newArgsIndex(t *trace.Trace) *argsIndex {
-	x := &argsIndex{t: t, lastProc: -1}
-	i, _ := slices.BinarySearchFunc(t.Collectives, trace.CollectiveOnCPUOp, func(c trace.Collective, s trace.CollectiveSource) int {
-		return cmp.Compare(c.Source, s)
-	})
-	x.kernel = t.Collectives[:i]
-	for j := i; j < len(t.Collectives); j++ {
-		if t.Collectives[j].Source == trace.CollectiveOnCPUOp {
-			x.opList = append(x.opList, j)
-		}
-	}
-	if len(x.opList) == 0 {
-		return x
-	}
-	// Innermost wants start order, the enclosing range first on a tie.
-	slices.SortFunc(x.opList, func(p, q int) int {
-		a, b := &t.Collectives[p], &t.Collectives[q]
-		return cmp.Or(cmp.Compare(a.Proc, b.Proc), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.Start, b.Start),
-			cmp.Compare(b.Dur, a.Dur), cmp.Compare(p, q))
-	})
-	x.ops = map[threadKey]*step.Innermost{}
-	for _, j := range x.opList {
-		c := &t.Collectives[j]
-		k := threadKey{c.Proc, c.Thread}
-		if x.ops[k] == nil {
-			x.ops[k] = &step.Innermost{}
-		}
-		x.ops[k].Add(c.Start, c.Start+trace.Time(c.Dur), int32(j))
-	}
-	for _, v := range x.ops {
-		v.Build()
-	}
-	return x
-}
-
-// find returns the args of activity act: those on the kernel itself, else
-// those of the innermost record_param_comms op on the launching thread
-// that was open when the launch call started; nil when neither.
-func (x *argsIndex) find(act *trace.Activity) (*trace.Collective, SizeSource) {
-	if len(x.t.Collectives) == 0 || act.Corr == 0 {
-		return nil, sizeUnknown
-	}
-	if act.Proc == x.lastProc && act.Corr == x.lastCorr {
-		return x.lastC, x.lastSrc
-	}
-	c, src := x.lookup(act)
-	x.lastProc, x.lastCorr, x.lastC, x.lastSrc = act.Proc, act.Corr, c, src
-	return c, src
-}
-
-func (x *argsIndex) lookup(act *trace.Activity) (*trace.Collective, SizeSource) {
-	i, ok := slices.BinarySearchFunc(x.kernel, act, func(c trace.Collective, a *trace.Activity) int {
-		return cmp.Or(cmp.Compare(c.Proc, a.Proc), cmp.Compare(c.Corr, a.Corr))
-	})
-	if ok {
-		return &x.kernel[i], sizeArgs
-	}
-	if x.ops == nil {
-		return nil, sizeUnknown
-	}
-	l := x.t.FindLaunch(act.Proc, act.Corr)
-	if l == nil {
-		return nil, sizeUnknown
-	}
-	j := x.ops[threadKey{l.Proc, l.Thread}].Find(l.Start)
-	if j < 0 {
-		return nil, sizeUnknown
-	}
-	return &x.t.Collectives[j], sizeCPUOp
-}
-
-// lanesOf gives each collective kernel of rank r its lane; opOf is the op
-// of each kernel name of the rank's input.
-func (a *runAnalysis) lanesOf(r *rankData, opOf []int32, streamsByID bool) {
+// lanesOf gives each collective kernel of rank r its lane.
+func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 	in := &a.tbl.Inputs[r.Input]
 	t := in.Trace
 	args := r.args
@@ -649,20 +537,14 @@ func (a *runAnalysis) lanesOf(r *rankData, opOf []int32, streamsByID bool) {
 				k.step = stepOrd[s]
 			}
 		}
-		k.op = opOf[act.Name]
+		k.op = a.opOf(r.Input, int(ai))
 		k.stream = act.Stream
 		if !streamsByID {
 			k.stream = int32(slices.Index(r.streams, act.Stream))
 		}
-		c, _ := args.find(act)
 		var comm commKey
-		if c != nil {
+		if c := args.Find(act); c != nil {
 			comm = commKey{t.Names[c.Group], t.Names[c.GroupRanks]}
-			if a.opNames.keys[k.op] == "other" {
-				if op := argsOp(t.Names[c.Op]); op != "" {
-					k.op = a.opNames.id(op)
-				}
-			}
 		}
 		k.comm = a.comms.id(comm)
 		r.kern[j].lane = a.laneID(k)
@@ -676,7 +558,11 @@ func (a *runAnalysis) kernelSize(r *rankData, ai int32) int32 {
 	in := &a.tbl.Inputs[r.Input]
 	t := in.Trace
 	size := int32(-1)
-	if c, src := r.args.find(&t.Activities[ai]); c != nil {
+	if c := r.args.Find(&t.Activities[ai]); c != nil {
+		src := sizeArgs
+		if c.Source == trace.CollectiveOnCPUOp {
+			src = sizeCPUOp
+		}
 		size = a.sizes.id(sizeKey{argsBytes(c, t.Names[c.DType]), src, c.GroupSize})
 	}
 	if (size < 0 || a.sizes.keys[size].bytes < 0) && a.opt.BytesPerToken > 0 && in.Steps != nil {
