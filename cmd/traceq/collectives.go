@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/collectives"
@@ -53,7 +55,11 @@ func collectivesCmd(e *env) *cli.Command {
 				return err
 			}
 			opt.Filter, _ = kindFilter(c)
-			return render.Collectives(e.stdout, collectives.Match(tbl, opt), render.Options{Format: c.String("format")})
+			ct := collectives.Match(tbl, opt)
+			for _, w := range render.CollectiveWarnings(ct) {
+				fmt.Fprintf(e.stderr, "traceq: warning: %s\n", w)
+			}
+			return render.Collectives(e.stdout, ct, render.Options{Format: c.String("format")})
 		},
 	}
 }
