@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -214,15 +215,23 @@ func read(args []string, opt Options) ([]window.Input, error) {
 // prepare warns about a parsed trace and finds its steps.
 func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
 	in := window.Input{Path: path, Trace: t}
-	if err := warn(opt, path, t); err != nil {
+	if err := truncated(opt, path, t); err != nil {
 		return in, err
 	}
 	if !opt.Steps {
+		odd(opt, path, t.Anomalies)
 		return in, nil
 	}
 	st, err := step.Find(t, step.Options{Pattern: opt.Pattern})
 	if err != nil {
 		return in, err
+	}
+	if st != nil && len(st.Anomalies) > 0 {
+		all := append(slices.Clone(t.Anomalies), st.Anomalies...)
+		slices.SortStableFunc(all, func(a, b trace.Anomaly) int { return strings.Compare(a.What, b.What) })
+		odd(opt, path, all)
+	} else {
+		odd(opt, path, t.Anomalies)
 	}
 	if st == nil {
 		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
@@ -279,9 +288,9 @@ func warnf(w io.Writer, format string, args ...any) {
 	}
 }
 
-// warn writes the one-line warnings for a parsed trace; a truncated one
-// is an error with Strict.
-func warn(opt Options, path string, t *trace.Trace) error {
+// truncated writes the warning about a truncated trace, an error with
+// Strict.
+func truncated(opt Options, path string, t *trace.Trace) error {
 	if tr := t.Truncated; tr != nil {
 		events := "events"
 		if tr.Events == 1 {
@@ -293,28 +302,33 @@ func warn(opt Options, path string, t *trace.Trace) error {
 		}
 		warnf(opt.Warnings, "warning: %s", msg)
 	}
-	if len(t.Anomalies) == 0 || opt.Warnings == nil {
-		return nil
+	return nil
+}
+
+// odd writes the one-line summary of an input's odd events (the trace's
+// and its step markers').
+func odd(opt Options, path string, anomalies []trace.Anomaly) {
+	if len(anomalies) == 0 || opt.Warnings == nil {
+		return
 	}
 	var n int64
 	var parts []string
-	for _, a := range t.Anomalies {
+	for _, a := range anomalies {
 		n += a.Count
 		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
 	}
-	odd := fmt.Sprintf("%d odd events", n)
+	events := fmt.Sprintf("%d odd events", n)
 	if n == 1 {
-		odd = "1 odd event"
+		events = "1 odd event"
 	}
 	if opt.Verbose {
-		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), odd)
-		for _, a := range t.Anomalies {
+		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), events)
+		for _, a := range anomalies {
 			fmt.Fprintf(opt.Warnings, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
 		}
-		return nil
+		return
 	}
-	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), odd, strings.Join(parts, "; "))
-	return nil
+	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), events, strings.Join(parts, "; "))
 }
 
 // parsed is the outcome of parsing one input file.
