@@ -60,6 +60,11 @@ type Options struct {
 	Filter step.Filter
 	// Strict makes a truncated input an error instead of a warning.
 	Strict bool
+	// RefuseMixedRuns makes a run whose files can only be of different
+	// runs (the same rank twice, two world sizes, more ranks than the
+	// world) a *MixedRunError instead of a warning: for analyses that
+	// match ranks (collectives).
+	RefuseMixedRuns bool
 	// Verbose lists every kind of odd input with an example.
 	Verbose bool
 	// Warnings receives the one-line warnings about the inputs (nil:
@@ -86,7 +91,11 @@ func Load(args []string, opt Options) (*window.Table, error) {
 	if err := check(opt.Filter, inputs); err != nil {
 		return nil, err
 	}
-	return window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+	tbl, err := window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+	if err != nil {
+		return nil, err
+	}
+	return tbl, runsChecked(tbl, opt)
 }
 
 // Pair loads the two sides of a comparison, each a run of its own
@@ -110,7 +119,10 @@ func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
 	if a, err = window.Build(ain, wopt); err != nil {
 		return nil, nil, err
 	}
-	return b, a, nil
+	if err := runsChecked(b, opt); err != nil {
+		return nil, nil, err
+	}
+	return b, a, runsChecked(a, opt)
 }
 
 func check(f step.Filter, inputs []window.Input) error {

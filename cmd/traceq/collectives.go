@@ -44,13 +44,14 @@ func collectivesCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			kindFlag("only collectives of steps of this kind: decode, prefill, mixed or step"),
 			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
+			&cli.BoolFlag{Name: "force", Usage: "match a run whose files disagree (the same rank twice, two world sizes, more ranks than the world)"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			opt, err := collectiveOptions(c)
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true})
+			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force")})
 			if err != nil {
 				return err
 			}
