@@ -18,13 +18,16 @@ var layers = map[string][]string{
 	"trace":             {},
 	"outfile":           {},
 	"classify":          {"trace"},
+	"gpuspec":           {"trace"},
+	"opcost":            {"gpuspec"},
+	"efficiency":        {"trace", "classify", "gpuspec", "opcost"},
 	"parse/chrometrace": {"trace"},
 	"parse/nsyssqlite":  {"trace"},
 	"parse":             {"trace", "outfile", "parse/chrometrace", "parse/nsyssqlite"},
 	"analyze":           {"trace", "classify"},
-	"render":            {"trace", "classify", "analyze"},
-	"render/chart":      {"trace", "classify", "analyze", "render"},
-	"render/report":     {"trace", "classify", "analyze", "render", "render/chart"},
+	"render":            {"trace", "classify", "analyze", "gpuspec", "opcost", "efficiency"},
+	"render/chart":      {"trace", "classify", "analyze", "gpuspec", "opcost", "efficiency", "render"},
+	"render/report":     {"trace", "classify", "analyze", "gpuspec", "opcost", "efficiency", "render", "render/chart"},
 	"render/parquet":    {"trace", "classify", "analyze", "render"},
 	"slice":             {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "classify", "analyze"},
 }
@@ -71,7 +74,7 @@ func TestImportRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"trace", "classify", "parse/chrometrace", "analyze", "render", "cmd/traceq"} {
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "analyze", "gpuspec", "opcost", "efficiency", "render", "cmd/traceq"} {
 		if imports[must] == nil {
 			t.Errorf("package %s not found: the walk is broken", must)
 		}

@@ -27,6 +27,7 @@ func commands(e *env) []*cli.Command {
 		sliceCmd(e),
 		exportCmd(e),
 		collectivesCmd(e),
+		gpusCmd(e),
 	}
 }
 
