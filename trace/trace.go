@@ -48,7 +48,8 @@ const MaxActivityDur = int64(3600e9)
 
 // Activity is one execution of GPU work: a kernel, memcpy or memset.
 //
-// The struct is kept small (48 bytes) because a trace holds millions of them.
+// The struct is kept small (48 bytes) because a trace holds millions of them:
+// Attr sits in what would be padding after Kind.
 type Activity struct {
 	Start  Time  // start on the GPU
 	Dur    int64 // duration in ns, >= 0
@@ -58,6 +59,7 @@ type Activity struct {
 	Stream int32 // stream id; -1 when unknown
 	Proc   int32 // index into Trace.Procs of the process that launched it
 	Kind   Kind
+	Attr   AttrID // its attributes (Trace.Attrs): launch configuration, CPU op; 0 when none
 }
 
 // End returns Start+Dur.
@@ -74,6 +76,10 @@ type Launch struct {
 	Thread int64 // OS thread id (or a synthetic id for a non-numeric tid)
 	Name   NameID
 	Proc   int32
+	// Attr holds what the call's own record says (Trace.Attrs): the CPU op
+	// it ran in and, when the call names them, the kernel and its launch
+	// configuration. 0 when none.
+	Attr AttrID
 }
 
 // RangeKind says where an annotation range lives.
@@ -147,22 +153,50 @@ type Collective struct {
 	Source            CollectiveSource
 }
 
-// Proc is one process of the traced program. A Kineto trace holds one; an
+// Proc is one process of the traced program. A Kineto trace holds one
+// (or one per process that launched work, when a file holds several); an
 // nsys export may hold several (one per TP rank, say).
 type Proc struct {
 	PID  int64
 	Name string
-	// Rank is the distributed rank of this process, -1 when unknown.
+	// Rank is the distributed rank of this process, -1 when unknown;
+	// Meta.RankSource says what told it.
 	Rank int
+	// RankName is the rank as its source wrote it, when that says more
+	// than the number: "TP5" (a vLLM worker thread VLLM::Worker_TP5),
+	// "PP1_TP3", "DP0_TP2"; "" otherwise.
+	RankName string
 }
 
-// Device describes one GPU.
+// Device describes one GPU, as Kineto's deviceProperties and nsys's
+// TARGET_INFO_GPU give it. Every property is zero ("") when the trace
+// does not say.
 type Device struct {
 	ID   int32
-	Name string // e.g. "NVIDIA H100 80GB HBM3"; "" when unknown
-	// Vendor-neutral properties, zero when unknown.
-	SMs         int
+	Name string // e.g. "NVIDIA H100 80GB HBM3"
+	// Chip is the chip's name ("GH100"; nsys only).
+	Chip string
+	// SMs is the number of streaming multiprocessors (AMD: compute units).
+	SMs int
+	// MemoryBytes is the device memory (totalGlobalMem, totalMemory).
 	MemoryBytes int64
+	// ClockHz is the SM clock (nsys's clockRate; Kineto does not record it).
+	ClockHz int64
+	// MemoryBandwidth is the memory bandwidth in bytes per second (nsys's
+	// memoryBandwidth).
+	MemoryBandwidth int64
+	// L2Bytes is the L2 cache size (nsys).
+	L2Bytes int64
+	// ComputeMajor and ComputeMinor are the compute capability (9.0 for
+	// an H100; AMD's gfx version, 9.4 for gfx942).
+	ComputeMajor, ComputeMinor int
+	// WarpSize is the threads per warp (32; 64 on AMD).
+	WarpSize int
+	// MaxThreadsPerSM, RegistersPerSM and SharedMemPerSM are the
+	// per-multiprocessor limits occupancy is computed from.
+	MaxThreadsPerSM int
+	RegistersPerSM  int
+	SharedMemPerSM  int64
 }
 
 // Meta is what a trace says about itself.
@@ -181,6 +215,15 @@ type Meta struct {
 	// wall-clock offset of the trace's relative timestamps.
 	BaseTime int64
 	Devices  []Device
+	// Host is the name of the machine the trace was taken on (nsys's
+	// TARGET_INFO_SYSTEM_ENV Hostname; Kineto traces do not record it);
+	// "" when unknown.
+	Host string
+	// ProcessGroups are the communicators of a distributed run
+	// (Kineto's distributedInfo.pg_config), in the trace's order.
+	ProcessGroups []ProcessGroup
+	// RankSource says what told Rank and each Proc's Rank.
+	RankSource RankSource
 }
 
 // Anomaly counts odd but survivable input: events that were dropped,
@@ -208,7 +251,9 @@ type Truncation struct {
 //
 // Invariants (CheckValid): Activities, Launches and Ranges are in the total
 // orders of CompareActivities, CompareLaunches and CompareRanges; every
-// NameID indexes Names; every Proc indexes Procs; no duration is negative.
+// NameID indexes Names; every Proc indexes Procs; every attribute id
+// indexes its table, whose element 0 is the zero value; no duration is
+// negative.
 type Trace struct {
 	Meta       Meta
 	Names      []string
@@ -225,6 +270,16 @@ type Trace struct {
 	// Itanium-mangled kernel names ("_ZN5aiter…") of ROCm traces, whose
 	// Names entry reads demangled. nil when no name was mangled.
 	Mangled map[NameID]string
+
+	// The attribute tables (attr.go): Activity.Attr and Launch.Attr index
+	// Attrs, whose entries index Configs and Ops; Ops index OpSigs. Each
+	// is nil when the trace has no such attribute, and holds the zero
+	// value at index 0 otherwise.
+	Attrs   []Attr
+	Configs []Config
+	// Ops are sorted by CompareOps (after the zero element).
+	Ops    []Op
+	OpSigs []OpSig
 }
 
 // Name returns the string of id.
@@ -253,7 +308,10 @@ func CompareActivities(a, b *Activity) int {
 	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Kind, b.Kind)
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Attr, b.Attr)
 }
 
 // CompareLaunches is the total order of Trace.Launches: grouped for lookup by
@@ -274,7 +332,10 @@ func CompareLaunches(a, b *Launch) int {
 	if c := cmp.Compare(a.Dur, b.Dur); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Name, b.Name)
+	if c := cmp.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Attr, b.Attr)
 }
 
 // CompareRanges is the total order of Trace.Ranges: by start, then the
@@ -351,6 +412,7 @@ func CompareCollectives(a, b *Collective) int {
 
 // Sort puts the slices of t into their canonical order. Parsers call it
 // once, last, so that analyses and output never depend on input order.
+// The attribute tables are referenced by index and keep their order.
 func (t *Trace) Sort() {
 	slices.SortFunc(t.Activities, func(a, b Activity) int { return CompareActivities(&a, &b) })
 	slices.SortFunc(t.Launches, func(a, b Launch) int { return CompareLaunches(&a, &b) })
@@ -414,10 +476,14 @@ func (t *Trace) SortAnomalies() {
 func (t *Trace) CheckValid() error {
 	n := NameID(len(t.Names))
 	np := int32(len(t.Procs))
+	na := AttrID(max(len(t.Attrs), 1))
 	for i := range t.Activities {
 		a := &t.Activities[i]
 		if a.Name >= n {
 			return fmt.Errorf("activity %d: name id %d out of range (%d names)", i, a.Name, n)
+		}
+		if a.Attr >= na {
+			return fmt.Errorf("activity %d: attr %d out of range (%d attrs)", i, a.Attr, len(t.Attrs))
 		}
 		if a.Dur < 0 {
 			return fmt.Errorf("activity %d: negative duration %d", i, a.Dur)
@@ -433,6 +499,9 @@ func (t *Trace) CheckValid() error {
 		l := &t.Launches[i]
 		if l.Name >= n {
 			return fmt.Errorf("launch %d: name id %d out of range (%d names)", i, l.Name, n)
+		}
+		if l.Attr >= na {
+			return fmt.Errorf("launch %d: attr %d out of range (%d attrs)", i, l.Attr, len(t.Attrs))
 		}
 		if l.Dur < 0 {
 			return fmt.Errorf("launch %d: negative duration %d", i, l.Dur)
@@ -468,5 +537,5 @@ func (t *Trace) CheckValid() error {
 			return fmt.Errorf("collective %d: out of order", i)
 		}
 	}
-	return nil
+	return t.checkAttrs()
 }
