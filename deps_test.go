@@ -20,7 +20,7 @@ var layers = map[string][]string{
 	"classify":          {"trace"},
 	"gpuspec":           {"trace"},
 	"opcost":            {"gpuspec"},
-	"efficiency":        {"trace", "classify", "gpuspec", "opcost"},
+	"efficiency":        {"trace", "classify", "gpuspec", "opcost", "analyze"},
 	"parse/chrometrace": {"trace"},
 	"parse/nsyssqlite":  {"trace"},
 	"parse":             {"trace", "outfile", "parse/chrometrace", "parse/nsyssqlite"},

@@ -1,0 +1,273 @@
+package efficiency
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/trace"
+)
+
+// capture is a capture trace ready for matching: its launch calls that
+// name a kernel, in the order they ran.
+type capture struct {
+	path     string
+	trace    *trace.Trace
+	launches []int32 // indices into trace.Launches
+	keys     []int32 // the kernels' names as keys shared with the inputs
+	grids    [][3]int32
+	ops      []trace.OpID
+}
+
+// nameKeys numbers raw kernel names across the captures, so that an
+// input's names are compared with captured ones as integers.
+type nameKeys map[string]int32
+
+// rawName is a name as the trace wrote it: mangled where parse demangled
+// it, so that both sides of a match compare the same spelling.
+func rawName(t *trace.Trace, id trace.NameID) string {
+	if m, ok := t.Mangled[id]; ok {
+		return m
+	}
+	return t.Names[id]
+}
+
+// captureSet holds the prepared captures and their name keys.
+type captureSet struct {
+	caps []*capture
+	keys nameKeys
+}
+
+func prepareCaptures(cs []Capture) *captureSet {
+	set := &captureSet{keys: nameKeys{}}
+	for _, c := range cs {
+		t := c.Trace
+		cp := &capture{path: c.Path, trace: t}
+		for i := range t.Launches {
+			if t.AttrOf(t.Launches[i].Attr).Kernel != 0 {
+				cp.launches = append(cp.launches, int32(i))
+			}
+		}
+		slices.SortStableFunc(cp.launches, func(a, b int32) int {
+			la, lb := &t.Launches[a], &t.Launches[b]
+			return cmp.Or(cmp.Compare(la.Start, lb.Start), cmp.Compare(la.Corr, lb.Corr))
+		})
+		for _, li := range cp.launches {
+			at := t.AttrOf(t.Launches[li].Attr)
+			name := rawName(t, at.Kernel)
+			k, ok := set.keys[name]
+			if !ok {
+				k = int32(len(set.keys))
+				set.keys[name] = k
+			}
+			cp.keys = append(cp.keys, k)
+			cp.grids = append(cp.grids, t.ConfigOf(at.Config).Grid)
+			cp.ops = append(cp.ops, at.Op)
+		}
+		set.caps = append(set.caps, cp)
+	}
+	return set
+}
+
+// configOf is the launch configuration of a captured launch.
+func (c *capture) configOf(i int32) trace.Config {
+	return c.trace.ConfigOf(c.trace.AttrOf(c.trace.Launches[c.launches[i]].Attr).Config)
+}
+
+// capKernel is a replayed kernel's captured launch.
+type capKernel struct {
+	capture int32
+	launch  int32 // index into the capture's launches
+	op      trace.OpID
+	inst    int32 // the replayed op instance, counted from 0
+}
+
+// replays is what the matching found in one input.
+type replays struct {
+	row     GraphRow
+	of      []int32 // per activity: index into kernels, -1 none; nil: no replays
+	isRep   []bool  // per activity: replayed from a graph
+	kernels []capKernel
+	nInst   int
+}
+
+func (r *replays) instances() int {
+	if r == nil {
+		return 0
+	}
+	return r.nInst
+}
+
+func (r *replays) replayed(i int) bool { return r.isRep[i] }
+
+// kernel returns the captured launch of activity i.
+func (r *replays) kernelOf(i int) (capKernel, bool) {
+	if r == nil || r.of[i] < 0 {
+		return capKernel{}, false
+	}
+	return r.kernels[r.of[i]], true
+}
+
+// isGraphLaunch: cudaGraphLaunch, hipGraphLaunch and their driver forms.
+func isGraphLaunch(name string) bool { return strings.Contains(name, "GraphLaunch") }
+
+// matchReplays finds t's CUDA-graph replays (the kernels of one graph
+// launch share its correlation id) and aligns each with the captures of
+// the same rank (docs/definitions.md#cuda-graph-replays). nil when t has
+// no graph launch.
+func matchReplays(t *trace.Trace, set *captureSet) *replays {
+	type pk struct {
+		proc int32
+		corr int64
+	}
+	graph := map[pk]int32{}
+	for i := range t.Launches {
+		l := &t.Launches[i]
+		if isGraphLaunch(t.Names[l.Name]) {
+			if _, ok := graph[pk{l.Proc, l.Corr}]; !ok {
+				graph[pk{l.Proc, l.Corr}] = int32(len(graph))
+			}
+		}
+	}
+	if len(graph) == 0 {
+		return nil
+	}
+	r := &replays{of: make([]int32, len(t.Activities)), isRep: make([]bool, len(t.Activities))}
+	groups := make([][]int32, len(graph))
+	for i := range t.Activities {
+		r.of[i] = -1
+		a := &t.Activities[i]
+		if a.Kind != trace.KindKernel || a.Corr == 0 {
+			continue
+		}
+		if g, ok := graph[pk{a.Proc, a.Corr}]; ok {
+			groups[g] = append(groups[g], int32(i))
+			r.isRep[i] = true
+		}
+	}
+	var caps []*capture
+	var capIdx []int32
+	for i, c := range set.caps {
+		if c.trace.Meta.Rank < 0 || t.Meta.Rank < 0 || c.trace.Meta.Rank == t.Meta.Rank {
+			caps = append(caps, c)
+			capIdx = append(capIdx, int32(i))
+		}
+	}
+	keyOf := make([]int32, len(t.Names))
+	for i := range keyOf {
+		keyOf[i] = -1
+		if k, ok := set.keys[rawName(t, trace.NameID(i))]; ok {
+			keyOf[i] = k
+		}
+	}
+	type result struct {
+		capture int // index into caps, -1 none
+		pair    []int32
+	}
+	cache := map[string]result{}
+	used := map[int32]bool{}
+	var buf []byte
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		r.row.Replays++
+		keys := make([]int32, len(g))
+		grids := make([][3]int32, len(g))
+		buf = buf[:0]
+		for k, i := range g {
+			a := &t.Activities[i]
+			keys[k] = keyOf[a.Name]
+			grids[k] = t.ConfigOf(t.AttrOf(a.Attr).Config).Grid
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(keys[k]))
+			for _, x := range grids[k] {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(x))
+			}
+			r.row.Kernels++
+			r.row.KernelNS += a.Dur
+		}
+		res, ok := cache[string(buf)]
+		if !ok {
+			res = result{capture: -1}
+			best, bestScore := 0, int32(math.MinInt32)
+			for ci, c := range caps {
+				pair, n, score := align(len(keys), len(c.keys), func(i, j int) bool {
+					return keys[i] >= 0 && keys[i] == c.keys[j] && gridsAgree(grids[i], c.grids[j])
+				})
+				if n > best || (n == best && n > 0 && score > bestScore) {
+					best, bestScore, res = n, score, result{capture: ci, pair: pair}
+				}
+			}
+			cache[string(buf)] = res
+		}
+		if res.capture < 0 {
+			continue
+		}
+		c := caps[res.capture]
+		used[capIdx[res.capture]] = true
+		insts := map[trace.OpID]int32{}
+		for k, i := range g {
+			j := res.pair[k]
+			if j < 0 {
+				continue
+			}
+			r.row.Matched++
+			r.row.MatchedNS += t.Activities[i].Dur
+			op := c.ops[j]
+			if op == 0 {
+				continue // a captured launch outside any op
+			}
+			inst, ok := insts[op]
+			if !ok {
+				inst = int32(r.nInst)
+				r.nInst++
+				insts[op] = inst
+			}
+			r.of[i] = int32(len(r.kernels))
+			r.kernels = append(r.kernels, capKernel{capture: capIdx[res.capture], launch: j, op: op, inst: inst})
+		}
+	}
+	for i, c := range set.caps {
+		if used[int32(i)] {
+			r.row.Captures = append(r.row.Captures, c.path)
+		}
+	}
+	return r
+}
+
+// gridsAgree: grids that both sides recorded must be equal.
+func gridsAgree(a, b [3]int32) bool {
+	return a == [3]int32{} || b == [3]int32{} || a == b
+}
+
+// linkTime is, for one run and step kind, the collectives' kernel time
+// whose message sizes the collectives analysis knows for every matched
+// instance (linked), and their time at the link: bus bytes (the size ×
+// nccl-tests' bus factor) at the link's bandwidth, per rank's kernel.
+func linkTime(ct *analyze.CollectiveTable, run string, kind analyze.StepKind, l *analyze.Link) (linked, link int64) {
+	bps := int64(math.Round(l.GBps * 1e9))
+	for i := range ct.Ops {
+		op := &ct.Ops[i]
+		if op.Run != run || op.StepKind != kind || op.Instances == 0 || op.SizedInstances != op.Instances || op.GroupSize < 2 {
+			continue
+		}
+		f, ok := analyze.BusFactor(op.Op, op.GroupSize)
+		if !ok {
+			continue
+		}
+		var t int64
+		for _, s := range op.Sizes {
+			if s.Bytes < 0 {
+				continue
+			}
+			bus := int64(math.Round(float64(s.Bytes) * f))
+			t += ceilNS(bus, bps) * s.Instances * int64(len(op.Ranks))
+		}
+		linked += op.KernelNS
+		link += t
+	}
+	return linked, link
+}
