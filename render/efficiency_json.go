@@ -3,6 +3,8 @@ package render
 import (
 	"strconv"
 
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/gpuspec"
 )
 
@@ -76,4 +78,154 @@ func jsonGPURow(g *gpuspec.GPU) jsonGPU {
 		r.Matches = append(r.Matches, jsonGPUMatch{Name: m.Name, SMs: m.SMs, MemoryGiB: m.MemoryGiB})
 	}
 	return r
+}
+
+type jsonEfficiencyDoc struct {
+	Inputs     []jsonInput       `json:"inputs"`
+	Kind       string            `json:"kind"`
+	Devices    []jsonEffDevice   `json:"devices"`
+	Ops        []jsonEffOp       `json:"ops"`
+	Categories []jsonEffCategory `json:"categories"`
+	Steps      []jsonEffStep     `json:"steps"`
+	Graphs     []jsonEffGraph    `json:"graphs"`
+}
+
+type jsonEffDevice struct {
+	Run    string       `json:"run"`
+	Input  string       `json:"input"`
+	Device int32        `json:"device"`
+	Name   string       `json:"name"`
+	SMs    int          `json:"sms"`
+	Spec   *jsonGPUSpec `json:"spec"`
+	ByFlag bool         `json:"by_flag"`
+}
+
+type jsonEffOp struct {
+	Run        string    `json:"run"`
+	Device     int32     `json:"device"`
+	Op         string    `json:"op"`
+	Dims       [][]int64 `json:"dims"`
+	Types      []string  `json:"types"`
+	Category   string    `json:"category"`
+	Kernels    []string  `json:"kernels"`
+	Instances  int64     `json:"instances"`
+	KernelNS   int64     `json:"kernel_ns"`
+	FLOPs      int64     `json:"flops"`
+	Bytes      int64     `json:"bytes"`
+	TFLOPS     float64   `json:"tflops"`
+	TBps       float64   `json:"tbps"`
+	Intensity  float64   `json:"intensity"`
+	RooflineNS int64     `json:"roofline_ns"`
+	Efficiency float64   `json:"efficiency"`
+	Bound      string    `json:"bound"`
+	SMCoverage float64   `json:"sm_coverage"`
+	SMKnownNS  int64     `json:"sm_known_ns"`
+	Modelled   bool      `json:"modelled"`
+	Model      string    `json:"model"`
+	DType      string    `json:"dtype"`
+	UpperBound bool      `json:"upper_bound"`
+	Note       string    `json:"note"`
+}
+
+type jsonEffCategory struct {
+	Run               string  `json:"run"`
+	StepKind          string  `json:"step_kind"`
+	Category          string  `json:"category"`
+	Windows           int     `json:"windows"`
+	KernelNS          int64   `json:"kernel_ns"`
+	ModelledNS        int64   `json:"modelled_ns"`
+	FLOPs             int64   `json:"flops"`
+	Bytes             int64   `json:"bytes"`
+	RooflineNS        int64   `json:"roofline_ns"`
+	Efficiency        float64 `json:"efficiency"`
+	SMCoverage        float64 `json:"sm_coverage"`
+	SMKnownNS         int64   `json:"sm_known_ns"`
+	KernelNSPerStep   int64   `json:"kernel_ns_per_step"`
+	RooflineNSPerStep int64   `json:"roofline_ns_per_step"`
+	TFLOPS            float64 `json:"tflops"`
+	TBps              float64 `json:"tbps"`
+}
+
+type jsonEffStep struct {
+	Run                   string    `json:"run"`
+	StepKind              string    `json:"step_kind"`
+	Steps                 int       `json:"steps"`
+	Windows               int       `json:"windows"`
+	SpanNSP50             float64   `json:"span_ns_p50"`
+	KernelNS              int64     `json:"kernel_ns"`
+	ModelledNS            int64     `json:"modelled_ns"`
+	RooflineNS            int64     `json:"roofline_ns"`
+	LinkedNS              int64     `json:"linked_ns"`
+	LinkNS                int64     `json:"link_ns"`
+	Link                  *jsonLink `json:"link"`
+	SpeedOfLightNS        int64     `json:"speed_of_light_ns"`
+	KernelNSPerStep       int64     `json:"kernel_ns_per_step"`
+	SpeedOfLightNSPerStep int64     `json:"speed_of_light_ns_per_step"`
+	ReplayNS              int64     `json:"replay_ns"`
+	MatchedNS             int64     `json:"matched_ns"`
+}
+
+type jsonEffGraph struct {
+	Run       string   `json:"run"`
+	Input     string   `json:"input"`
+	Captures  []string `json:"captures"`
+	Replays   int      `json:"replays"`
+	Kernels   int64    `json:"kernels"`
+	KernelNS  int64    `json:"kernel_ns"`
+	Matched   int64    `json:"matched"`
+	MatchedNS int64    `json:"matched_ns"`
+}
+
+func efficiencyDoc(r *efficiency.Result) jsonEfficiencyDoc {
+	doc := jsonEfficiencyDoc{Inputs: jsonInputs(r.Inputs), Kind: r.Kind.String(), Devices: []jsonEffDevice{}, Ops: []jsonEffOp{},
+		Categories: []jsonEffCategory{}, Steps: []jsonEffStep{}, Graphs: []jsonEffGraph{}}
+	for _, d := range r.Devices {
+		jd := jsonEffDevice{Run: d.Run, Input: d.Path, Device: d.Device, Name: d.Name, SMs: d.SMs, ByFlag: d.ByFlag}
+		if d.Spec != nil {
+			s := jsonSpec(d.Spec)
+			jd.Spec = &s
+		}
+		doc.Devices = append(doc.Devices, jd)
+	}
+	for _, o := range r.Ops {
+		bound := ""
+		if o.Modelled {
+			bound = o.Bound.String()
+		}
+		dt := ""
+		if o.FLOPs > 0 {
+			dt = o.DType.String()
+		}
+		doc.Ops = append(doc.Ops, jsonEffOp{Run: o.Run, Device: o.Device, Op: o.Name, Dims: o.Dims, Types: o.Types, Category: o.Category.String(),
+			Kernels: o.Kernels, Instances: o.Instances, KernelNS: o.KernelNS, FLOPs: o.FLOPs, Bytes: o.Bytes,
+			TFLOPS: efficiency.Rate(o.FLOPs, o.KernelNS), TBps: efficiency.Rate(o.Bytes, o.KernelNS), Intensity: efficiency.Intensity(o.FLOPs, o.Bytes),
+			RooflineNS: o.RooflineNS, Efficiency: o.Efficiency(), Bound: bound, SMCoverage: o.SM.Value(), SMKnownNS: o.SM.KnownNS,
+			Modelled: o.Modelled, Model: o.Model.String(), DType: dt, UpperBound: o.UpperBound, Note: o.Note})
+	}
+	for _, c := range r.Categories {
+		doc.Categories = append(doc.Categories, jsonEffCategory{Run: c.Run, StepKind: c.StepKind.String(), Category: c.Category.String(),
+			Windows: c.Windows, KernelNS: c.KernelNS, ModelledNS: c.ModelledNS, FLOPs: c.FLOPs, Bytes: c.Bytes, RooflineNS: c.RooflineNS,
+			Efficiency: c.Efficiency(), SMCoverage: c.SM.Value(), SMKnownNS: c.SM.KnownNS,
+			KernelNSPerStep: analyze.PerStep(c.KernelNS, c.Windows), RooflineNSPerStep: analyze.PerStep(c.RooflineNS, c.Windows),
+			TFLOPS: efficiency.Rate(c.FLOPs, c.ModelledNS), TBps: efficiency.Rate(c.Bytes, c.ModelledNS)})
+	}
+	for _, s := range r.Steps {
+		js := jsonEffStep{Run: s.Run, StepKind: s.StepKind.String(), Steps: s.Steps, Windows: s.Windows, SpanNSP50: s.SpanP50,
+			KernelNS: s.KernelNS, ModelledNS: s.ModelledNS, RooflineNS: s.RooflineNS, LinkedNS: s.LinkedNS, LinkNS: s.LinkNS,
+			SpeedOfLightNS: s.SpeedOfLightNS, KernelNSPerStep: analyze.PerStep(s.KernelNS, s.Windows),
+			SpeedOfLightNSPerStep: analyze.PerStep(s.SpeedOfLightNS, s.Windows), ReplayNS: s.ReplayNS, MatchedNS: s.MatchedNS}
+		if s.Link != nil {
+			js.Link = &jsonLink{Name: s.Link.Name, GBps: s.Link.GBps, About: s.Link.About}
+		}
+		doc.Steps = append(doc.Steps, js)
+	}
+	for _, g := range r.Graphs {
+		caps := g.Captures
+		if caps == nil {
+			caps = []string{}
+		}
+		doc.Graphs = append(doc.Graphs, jsonEffGraph{Run: g.Run, Input: g.Path, Captures: caps, Replays: g.Replays, Kernels: g.Kernels,
+			KernelNS: g.KernelNS, Matched: g.Matched, MatchedNS: g.MatchedNS})
+	}
+	return doc
 }

@@ -28,6 +28,7 @@ func commands(e *env) []*cli.Command {
 		exportCmd(e),
 		collectivesCmd(e),
 		gpusCmd(e),
+		efficiencyCmd(e),
 	}
 }
 

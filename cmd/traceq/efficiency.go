@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/render"
+)
+
+// captureDir is the folder vLLM and SGLang write the graph-capture traces
+// to, beside the execution trace.
+const captureDir = "capture_traces"
+
+var captureFlag = &cli.StringSliceFlag{Name: "capture", Usage: "graph-capture trace `FILE` (or directory of them) whose captured launches price the CUDA-graph replays (default: the files of a " + captureDir + " folder beside each input)"}
+
+func efficiencyCmd(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "efficiency",
+		Usage: "every op, category and step kind against what the GPU could do: FLOPs and bytes from the recorded shapes, roofline time, efficiency, SM coverage, the step's speed of light",
+		Description: "Kernels are priced by the CPU op that launched them, from the shapes torch.profiler records with record_shapes=True;\n" +
+			"CUDA-graph replays by the ops of the graph's capture trace. The device's limits come from the GPU table ('traceq gpus').\n" +
+			"Definitions: docs/definitions.md#efficiency; how to capture what it needs: docs/efficiency.md.",
+		ArgsUsage: "INPUT...",
+		Flags: append([]cli.Flag{formatFlag,
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "op shapes shown per run (text, markdown)"},
+			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
+			gpuFlag, gpuSpecFlag, captureFlag, linkFlag, bytesPerTokenFlag,
+			noStepsFlag, stepFlag,
+		}, inputFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.Int("top") < 1 {
+				return usagef("efficiency: --top must be at least 1")
+			}
+			kind, err := stepKindFlag(c)
+			if err != nil {
+				return err
+			}
+			copt, err := collectiveOptions(c)
+			if err != nil {
+				return err
+			}
+			table, err := gpuTable(c)
+			if err != nil {
+				return err
+			}
+			gpu, err := gpuChoice(c, table)
+			if err != nil {
+				return err
+			}
+			cl, inputs, err := tableInputs(c, e)
+			if err != nil {
+				return err
+			}
+			if err := analyze.CheckKind(inputs, kind); err != nil {
+				return err
+			}
+			caps, err := loadCaptures(c, e)
+			if err != nil {
+				return err
+			}
+			copt.Classifier, copt.Kind = cl, kind
+			opt := efficiency.Options{Classifier: cl, Kind: kind, Table: table, GPU: gpu, Captures: caps,
+				Collectives: analyze.Collectives(inputs, copt), Link: copt.Link}
+			return render.Efficiency(e.stdout, efficiency.Analyze(inputs, opt), render.Options{Format: c.String("format"), Top: c.Int("top")})
+		},
+	}
+}
+
+// loadCaptures reads the graph-capture traces: those --capture names, or
+// else the files of a capture_traces folder beside each input (in an
+// input directory, or beside an input file).
+func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
+	paths := c.StringSlice("capture")
+	if len(paths) == 0 {
+		seen := map[string]bool{}
+		for _, a := range c.Args().Slice() {
+			if a == parse.Stdin {
+				continue
+			}
+			dir := a
+			if st, err := os.Stat(a); err != nil || !st.IsDir() {
+				dir = filepath.Dir(a)
+			}
+			d := filepath.Join(dir, captureDir)
+			if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
+				seen[d] = true
+				paths = append(paths, d)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	ins, err := loadArgs(c, e, paths)
+	if err != nil {
+		return nil, err
+	}
+	var caps []efficiency.Capture
+	for _, in := range ins {
+		caps = append(caps, efficiency.Capture{Path: in.Path, Trace: in.Trace})
+	}
+	slices.SortStableFunc(caps, func(a, b efficiency.Capture) int { return strings.Compare(a.Path, b.Path) })
+	return caps, nil
+}
