@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/render/chart"
 )
 
 // captureDir is the folder vLLM and SGLang write the graph-capture traces
@@ -38,39 +41,100 @@ func efficiencyCmd(e *env) *cli.Command {
 			if c.Int("top") < 1 {
 				return usagef("efficiency: --top must be at least 1")
 			}
+			if err := checkTableFormat(c.String("format")); err != nil {
+				return err
+			}
 			kind, err := stepKindFlag(c)
 			if err != nil {
 				return err
 			}
-			copt, err := collectiveOptions(c)
+			r, err := efficiencyResult(c, e, kind)
 			if err != nil {
 				return err
 			}
-			table, err := gpuTable(c)
-			if err != nil {
-				return err
-			}
-			gpu, err := gpuChoice(c, table)
-			if err != nil {
-				return err
-			}
-			cl, inputs, err := tableInputs(c, e)
-			if err != nil {
-				return err
-			}
-			if err := analyze.CheckKind(inputs, kind); err != nil {
-				return err
-			}
-			caps, err := loadCaptures(c, e)
-			if err != nil {
-				return err
-			}
-			copt.Classifier, copt.Kind = cl, kind
-			opt := efficiency.Options{Classifier: cl, Kind: kind, Table: table, GPU: gpu, Captures: caps,
-				Collectives: analyze.Collectives(inputs, copt), Link: copt.Link}
-			return render.Efficiency(e.stdout, efficiency.Analyze(inputs, opt), render.Options{Format: c.String("format"), Top: c.Int("top")})
+			return render.Efficiency(e.stdout, r, render.Options{Format: c.String("format"), Top: c.Int("top")})
 		},
 	}
+}
+
+// efficiencyResult reads the flags of the efficiency analysis (--gpu,
+// --gpu-spec, --capture, --link, --bytes-per-token), the inputs and their
+// captures, and analyses them: the work of efficiency and chart --type
+// roofline.
+func efficiencyResult(c *cli.Context, e *env, kind analyze.StepKind) (*efficiency.Result, error) {
+	copt, err := collectiveOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	table, err := gpuTable(c)
+	if err != nil {
+		return nil, err
+	}
+	gpu, err := gpuChoice(c, table)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := classifier(c)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := loadInputs(c, e)
+	if err != nil {
+		return nil, err
+	}
+	if err := analyze.CheckKind(inputs, kind); err != nil {
+		return nil, err
+	}
+	caps, err := loadCaptures(c, e)
+	if err != nil {
+		return nil, err
+	}
+	copt.Classifier, copt.Kind = cl, kind
+	opt := efficiency.Options{Classifier: cl, Kind: kind, Table: table, GPU: gpu, Captures: caps,
+		Collectives: analyze.Collectives(inputs, copt), Link: copt.Link}
+	return efficiency.Analyze(inputs, opt), nil
+}
+
+// rooflineType is chart --type roofline, drawn from the efficiency
+// analysis rather than report's charts.
+const rooflineType = "roofline"
+
+// rooflineChart draws chart --type roofline.
+func rooflineChart(c *cli.Context, e *env, kind analyze.StepKind) error {
+	out := c.String("output")
+	if out == "" {
+		return usagef("chart: -o FILE is required (.svg or .png, or - for standard output)")
+	}
+	format, err := imageFormat(c, "-o", out)
+	if err != nil {
+		return err
+	}
+	if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
+		return err
+	}
+	r, err := efficiencyResult(c, e, kind)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := chart.Roofline(&buf, r, chart.Options{Format: format, Title: rooflineTitle(r)}); err != nil {
+		return err
+	}
+	return writeFile(e, out, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	})
+}
+
+// rooflineTitle names what the chart draws: the run, or the runs.
+func rooflineTitle(r *efficiency.Result) string {
+	var runs []string
+	for _, in := range r.Inputs {
+		if !slices.Contains(runs, in.Run) {
+			runs = append(runs, in.Run)
+		}
+	}
+	return strings.Join(runs, ", ")
 }
 
 // loadCaptures reads the graph-capture traces: those --capture names, or
