@@ -79,30 +79,47 @@ func (c *Classifier) Match(name string) (Rule, bool) {
 func (c *Classifier) match(name string) int {
 	// Rules are written against demangled names: parse demangles the
 	// mangled names of ROCm traces before anything classifies them.
-	return c.first(name)
+	return c.first(subjects{full: name, base: BaseName(name)})
 }
 
-// first returns the index of the first rule matching s, or -1.
-func (c *Classifier) first(s string) int {
-	lower, exact := lowerASCII(s)
-	if !exact {
+// subjects are the two strings a rule can be matched against (Scope).
+type subjects struct{ full, base string }
+
+func (s subjects) of(scope Scope) string {
+	if scope == ScopeFull {
+		return s.full
+	}
+	return s.base
+}
+
+// first returns the index of the first rule matching its subject in s, or -1.
+func (c *Classifier) first(s subjects) int {
+	lowerFull, exactFull := lowerASCII(s.full)
+	lowerBase, exactBase := lowerASCII(s.base)
+	if !exactFull || !exactBase {
 		for i := range c.rules {
-			if c.rules[i].re.MatchString(s) {
+			if c.rules[i].re.MatchString(s.of(c.rules[i].Scope)) {
 				return i
 			}
 		}
 		return -1
 	}
-	found := c.lits.scan(lower)
+	var found [2]bitset
+	found[ScopeBase] = c.lits.scan(lowerBase)
+	found[ScopeFull] = found[ScopeBase]
+	if lowerFull != lowerBase {
+		found[ScopeFull] = c.lits.scan(lowerFull)
+	}
 	for i, bps := range c.plan {
+		scope := c.rules[i].Scope
 		for j, bp := range bps {
 			if bp.lit >= 0 {
-				if found.has(bp.lit) {
+				if found[scope].has(bp.lit) {
 					return i
 				}
 				continue
 			}
-			if found.hasAll(bp.need) && c.rules[i].branches[j].re.MatchString(s) {
+			if found[scope].hasAll(bp.need) && c.rules[i].branches[j].re.MatchString(s.of(scope)) {
 				return i
 			}
 		}

@@ -27,6 +27,16 @@
 // lines are ignored; there are no end-of-line comments. The top level of
 // every category must be one of Tops: Parse rejects any other.
 //
+// An expression is matched against the kernel's own name, BaseName: the
+// demangled name without return type, template arguments and parameter
+// list, so that a family word inside a template argument (the ck::Embed<…>
+// descriptors of a Composable Kernel convolution) decides nothing. A rule
+// for a launch wrapper whose arguments name what it runs
+// (cutlass::device_kernel<flash::FlashAttnFwdSm90<…>>) says @full before
+// its expression and is matched against the whole name (ScopeFull):
+//
+//	attention/fa3	@full	flash::\w*flashattn
+//
 // Order carries meaning: specific rules precede general ones, e.g. Inductor's
 // triton_poi_fused_add_all_reduce_4 is an elementwise kernel, so the Inductor
 // rules come before the communication keywords; rules.txt explains each such

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,22 +16,56 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/kernels.golden from the current rules")
 
 type labelled struct {
-	raw   string // the name as the corpus (and the trace) spells it
-	name  string // as a classifier sees it: demangled
-	want  string // the corpus label, with communication mapped to the collective
-	label string // the label as written in the corpus
+	raw    string // the name as the corpus (and the trace) spells it
+	name   string // as a classifier sees it: demangled
+	want   string // the corpus label, with communication mapped to the collective
+	label  string // the label as written in the corpus
+	source string // where the name comes from
+	file   string // the corpus file it came from
 }
 
-// readLabelled reads testdata/labelled.tsv (name<TAB>category<TAB>source).
+// corpusFile is one labelled file of testdata/ and what TestLabelled asks
+// of the classifier on it.
+type corpusFile struct {
+	name     string
+	minRows  int
+	minTop   float64 // share of names right at the top level
+	minExact float64 // share right at top/sub
+}
+
+// corpusFiles are the labelled names (testdata/README.md): the shared
+// research corpus, the names added with the rules written from them, and
+// the names held out while those rules were written (their top-level
+// accuracy when first measured is in the README; the floor here keeps it).
+var corpusFiles = []corpusFile{
+	{name: "labelled.tsv", minRows: 300, minTop: 1, minExact: 0.97},
+	{name: "corpus.tsv", minRows: 200, minTop: 0.94, minExact: 0.90},
+	{name: "heldout.tsv", minRows: 290, minTop: 0.86, minExact: 0.76},
+	{name: "heldout2.tsv", minRows: 110, minTop: 0.93, minExact: 0.82},
+}
+
+// readLabelled reads every corpus file, in corpusFiles order.
 func readLabelled(t testing.TB) []labelled {
 	t.Helper()
-	f, err := os.Open("testdata/labelled.tsv")
+	var out []labelled
+	for _, f := range corpusFiles {
+		out = append(out, readCorpus(t, f)...)
+	}
+	return out
+}
+
+// readCorpus reads testdata/<f.name> (name<TAB>category<TAB>source, a
+// header line first; lines starting with # are comments).
+func readCorpus(t testing.TB, f corpusFile) []labelled {
+	t.Helper()
+	path := "testdata/" + f.name
+	file, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer file.Close()
 	var out []labelled
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(file)
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -37,19 +73,22 @@ func readLabelled(t testing.TB) []labelled {
 			continue // header
 		}
 		fields := strings.Split(line, "\t")
-		if len(fields) < 2 {
-			t.Fatalf("testdata/labelled.tsv:%d: want name<TAB>category<TAB>source, got %q", n, line)
+		if len(fields) < 3 || fields[2] == "" {
+			t.Fatalf("%s:%d: want name<TAB>category<TAB>source, got %q", path, n, line)
+		}
+		if _, err := ParseCategory(fields[1]); err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
 		}
 		// The corpus keeps ROCm's mangled names; a classifier sees them
 		// demangled, as parse delivers them.
 		name := parse.DemangleName(fields[0])
-		out = append(out, labelled{raw: fields[0], name: name, label: fields[1], want: expected(name, fields[1])})
+		out = append(out, labelled{raw: fields[0], name: name, label: fields[1], want: expected(name, fields[1]), source: fields[2], file: f.name})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if len(out) < 300 {
-		t.Fatalf("testdata/labelled.tsv: %d rows, want the full corpus", len(out))
+	if len(out) < f.minRows {
+		t.Fatalf("%s: %d rows, want the full corpus (at least %d)", path, len(out), f.minRows)
 	}
 	return out
 }
@@ -59,8 +98,8 @@ func readLabelled(t testing.TB) []labelled {
 // classifier reports the collective, which this derives from the name
 // independently of the rules.
 func expected(name, label string) string {
-	if !strings.HasPrefix(label, "communication/") {
-		return label
+	if !strings.HasPrefix(label, "communication/") || collectiveSubs[strings.TrimPrefix(label, "communication/")] {
+		return label // not communication, or labelled with the collective already
 	}
 	n := strings.ToLower(name)
 	has := func(subs ...string) bool {
@@ -84,40 +123,81 @@ func expected(name, label string) string {
 		return "communication/broadcast"
 	case has("deep_ep", "dispatchkernel", "combinekernel", "alltoall"):
 		return "communication/all_to_all"
+	case strings.HasPrefix(n, "nccl") && has("reduce"):
+		return "communication/reduce" // ncclDevKernel_Reduce_*
 	}
-	return "communication/other" // ncclDevKernel_Reduce_*, ncclDevKernel_nop
+	return "communication/other" // ncclDevKernel_nop
+}
+
+// family groups a labelled name for the per-family figures of issue 19
+// item 27 and issue 24: by its label's top level for communication (EP
+// and all-to-all among it), sampling and MoE, by its source for FlagGems.
+func family(r labelled) string {
+	switch top := strings.Split(r.want, "/")[0]; {
+	case top == "communication" || top == "sampling" || top == "moe":
+		return top
+	case strings.Contains(r.source, "FlagGems"):
+		return "FlagGems (other tops)"
+	}
+	return "other"
+}
+
+// collectiveSubs are the communication subs that name a collective.
+var collectiveSubs = map[string]bool{
+	"allreduce": true, "allgather": true, "reduce_scatter": true, "all_to_all": true,
+	"send_recv": true, "broadcast": true, "reduce": true, "other": true,
 }
 
 func TestLabelled(t *testing.T) {
-	rows := readLabelled(t)
 	c := Default()
-	exact, top := 0, 0
-	for _, r := range rows {
-		got := c.Classify(r.name).String()
-		switch {
-		case got == r.want:
-			exact++
-			top++
-		case strings.Split(got, "/")[0] == strings.Split(r.want, "/")[0]:
-			top++
-			t.Logf("sub differs: Classify(%q) = %s, want %s", r.name, got, r.want)
-		default:
-			t.Logf("TOP differs: Classify(%q) = %s, want %s", r.name, got, r.want)
-		}
-	}
-	n := len(rows)
-	t.Logf("labelled.tsv: %d names, exact top/sub %d (%.1f%%), top %d (%.1f%%)",
-		n, exact, 100*float64(exact)/float64(n), top, 100*float64(top)/float64(n))
-	if float64(exact) < 0.97*float64(n) {
-		t.Errorf("exact top/sub agreement %d/%d, want >= 97%%", exact, n)
-	}
-	if top != n {
-		t.Errorf("top-level agreement %d/%d, want all", top, n)
+	for _, f := range corpusFiles {
+		t.Run(f.name, func(t *testing.T) {
+			rows := readCorpus(t, f)
+			exact, top := 0, 0
+			type tally struct{ n, top, exact int }
+			families := map[string]*tally{}
+			for _, r := range rows {
+				got := c.Classify(r.name).String()
+				fam := families[family(r)]
+				if fam == nil {
+					fam = &tally{}
+					families[family(r)] = fam
+				}
+				fam.n++
+				switch {
+				case got == r.want:
+					exact++
+					top++
+					fam.exact++
+					fam.top++
+				case strings.Split(got, "/")[0] == strings.Split(r.want, "/")[0]:
+					top++
+					fam.top++
+					t.Logf("sub differs: Classify(%q) = %s, want %s", r.name, got, r.want)
+				default:
+					t.Logf("TOP differs: Classify(%q) = %s, want %s", r.name, got, r.want)
+				}
+			}
+			n := len(rows)
+			t.Logf("%s: %d names, exact top/sub %d (%.1f%%), top %d (%.1f%%)",
+				f.name, n, exact, 100*float64(exact)/float64(n), top, 100*float64(top)/float64(n))
+			for _, k := range slices.Sorted(maps.Keys(families)) {
+				a := families[k]
+				t.Logf("  %-28s %4d names, top %4d (%5.1f%%), top/sub %4d (%5.1f%%)",
+					k, a.n, a.top, 100*float64(a.top)/float64(a.n), a.exact, 100*float64(a.exact)/float64(a.n))
+			}
+			if float64(exact) < f.minExact*float64(n) {
+				t.Errorf("exact top/sub agreement %d/%d, want >= %.0f%%", exact, n, 100*f.minExact)
+			}
+			if float64(top) < f.minTop*float64(n) {
+				t.Errorf("top-level agreement %d/%d, want >= %.0f%%", top, n, 100*f.minTop)
+			}
+		})
 	}
 }
 
 // TestGolden keeps testdata/kernels.golden (category<TAB>name for every
-// labelled name) in step with the rules, so that a rule change shows up in
+// name of every corpus file, in corpusFiles order) in step with the rules, so that a rule change shows up in
 // review as a diff of reclassified kernels. Refresh with -update.
 func TestGolden(t *testing.T) {
 	var b strings.Builder

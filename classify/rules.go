@@ -31,6 +31,7 @@ const defaultSource = "rules.txt"
 type Rule struct {
 	Category Category
 	Pattern  string // Go RE2 syntax, matched case-insensitively and unanchored
+	Scope    Scope  // what Pattern is matched against: the base name unless ScopeFull
 	Source   string // "file:line" the rule came from; "" for rules built in code
 
 	re       *regexp.Regexp // the whole pattern, case-insensitive
@@ -102,6 +103,7 @@ func Load(path string) (*Classifier, error) {
 //	# a comment                    (only as a whole line)
 //	!replace                       (a directive; applies to the whole file)
 //	category<blanks>regexp         (a rule; the regexp is the rest of the line)
+//	category<blanks>@full<blanks>regexp (a rule matched against the full name)
 func Parse(r io.Reader, source string, base []Rule) ([]Rule, error) {
 	var own []Rule
 	replace := false
@@ -141,6 +143,21 @@ func Parse(r io.Reader, source string, base []Rule) ([]Rule, error) {
 			Pattern:  strings.TrimLeft(line[i:], " \t"),
 			Source:   fmt.Sprintf("%s:%d", source, n),
 		}
+		if strings.HasPrefix(rule.Pattern, "@") {
+			// A scope word between the category and the regexp. Kernel
+			// names hold no '@', so no useful regexp starts with one.
+			word, rest := rule.Pattern, ""
+			if j := strings.IndexAny(word, " \t"); j >= 0 {
+				word, rest = word[:j], strings.TrimLeft(word[j:], " \t")
+			}
+			if word != fullScope {
+				return nil, fmt.Errorf("%s:%d: unknown scope %q (the only one is %s)", source, n, word, fullScope)
+			}
+			if rest == "" {
+				return nil, fmt.Errorf("%s:%d: want \"category<TAB>%s<TAB>regexp\", got %q", source, n, fullScope, line)
+			}
+			rule.Pattern, rule.Scope = rest, ScopeFull
+		}
 		if err := rule.compile(); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", source, n, err)
 		}
@@ -170,7 +187,11 @@ func (c *Classifier) WriteRules(w io.Writer) error {
 		if r.Source != "" {
 			fmt.Fprintf(bw, "\n# %s\n", r.Source)
 		}
-		fmt.Fprintf(bw, "%s\t%s\n", r.Category, r.Pattern)
+		if r.Scope == ScopeFull {
+			fmt.Fprintf(bw, "%s\t%s\t%s\n", r.Category, fullScope, r.Pattern)
+		} else {
+			fmt.Fprintf(bw, "%s\t%s\n", r.Category, r.Pattern)
+		}
 	}
 	return bw.Flush()
 }

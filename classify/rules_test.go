@@ -48,6 +48,7 @@ func TestParse(t *testing.T) {
 		{"replace after a rule", "moe/a\ta\n!replace\n", []string{"moe/a a f:1"}},
 		{"empty", "", []string{"gemm/base base base:1"}},
 		{"BOM", "\ufeff# c\nnorm/x\tx\n", []string{"norm/x x f:2", "gemm/base base base:1"}},
+		{"full scope", "norm/x\t@full\t<.*x\nnorm/y   @full   y z\n", []string{"norm/x @full <.*x f:1", "norm/y @full y z f:2", "gemm/base base base:1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rules, err := Parse(strings.NewReader(tc.in), "f", base)
@@ -56,7 +57,11 @@ func TestParse(t *testing.T) {
 			}
 			var got []string
 			for _, r := range rules {
-				got = append(got, r.Category.String()+" "+r.Pattern+" "+r.Source)
+				scope := ""
+				if r.Scope == ScopeFull {
+					scope = "@full "
+				}
+				got = append(got, r.Category.String()+" "+scope+r.Pattern+" "+r.Source)
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("Parse = %q, want %q", got, tc.want)
@@ -74,6 +79,9 @@ func TestParseErrors(t *testing.T) {
 		{"gemm/Cublas\tx\n", "my.rules:1: bad category \"gemm/Cublas\": the sub level may use only a-z, 0-9, '_', '-' and '.'"},
 		{"gemm/x\n", "my.rules:1: want \"category<TAB>regexp\", got \"gemm/x\""},
 		{"!extend\n", "my.rules:1: unknown directive \"!extend\" (the only one is !replace)"},
+		{"gemm/x\t@base\tx\n", "my.rules:1: unknown scope \"@base\" (the only one is @full)"},
+		{"gemm/x\t@full\n", "my.rules:1: want \"category<TAB>@full<TAB>regexp\", got \"gemm/x\\t@full\""},
+		{"gemm/x @full  \n", "my.rules:1: want \"category<TAB>@full<TAB>regexp\", got \"gemm/x @full\""},
 	} {
 		_, err := Parse(strings.NewReader(tc.in), "my.rules", nil)
 		if err == nil || err.Error() != tc.want {
@@ -134,7 +142,7 @@ func TestLoad(t *testing.T) {
 // TestWriteRulesRoundTrip checks that the printed table, parsed again, is
 // the same table, and that it replaces (rather than extends) the defaults.
 func TestWriteRulesRoundTrip(t *testing.T) {
-	ext, err := Parse(strings.NewReader("attention/mine\tmy attn # not a comment\n"), "user", Default().Rules())
+	ext, err := Parse(strings.NewReader("attention/mine\tmy attn # not a comment\nattention/wrapped\t@full\twrapper<.*attn\n"), "user", Default().Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +161,8 @@ func TestWriteRulesRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %d rules, want %d", len(back), len(want))
 	}
 	for i := range want {
-		if back[i].Category != want[i].Category || back[i].Pattern != want[i].Pattern {
-			t.Errorf("round trip rule %d = %s %q, want %s %q", i, back[i].Category, back[i].Pattern, want[i].Category, want[i].Pattern)
+		if back[i].Category != want[i].Category || back[i].Pattern != want[i].Pattern || back[i].Scope != want[i].Scope {
+			t.Errorf("round trip rule %d = %s %d %q, want %s %d %q", i, back[i].Category, back[i].Scope, back[i].Pattern, want[i].Category, want[i].Scope, want[i].Pattern)
 		}
 	}
 	if !strings.Contains(printed, "\n!replace\n") {
@@ -162,6 +170,9 @@ func TestWriteRulesRoundTrip(t *testing.T) {
 	}
 	if back[0].Pattern != "my attn # not a comment" {
 		t.Errorf("first rule pattern = %q, want the user rule", back[0].Pattern)
+	}
+	if !strings.Contains(printed, "\nattention/wrapped\t@full\twrapper<.*attn\n") {
+		t.Error("WriteRules does not print the @full scope")
 	}
 }
 
