@@ -121,6 +121,11 @@ func (lr *localRow) addCat(cat classify.Category, ns int64) {
 
 // finish names the row's kernels and category, most time first.
 func (lr *localRow) finish(t *trace.Trace) {
+	defer func() {
+		if lr.row.Category.Top == classify.Communication && !lr.row.Modelled {
+			lr.row.Note = "a collective: timed at the link in the speed of light when its size is known, not priced by op"
+		}
+	}()
 	slices.SortStableFunc(lr.names, func(a, b nameNS) int { return cmp.Compare(b.ns, a.ns) })
 	for _, n := range lr.names {
 		lr.row.Kernels = append(lr.row.Kernels, t.Names[n.name])

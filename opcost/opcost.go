@@ -135,8 +135,8 @@ func Of(op Op) Cost {
 	if m, ok := memoryOps[name]; ok {
 		return m.cost(op)
 	}
-	if isInductorPointwise(name) {
-		return memoryOp{}.cost(op)
+	if n := inductorScalars(name); n > 0 {
+		return inductor(op, n)
 	}
 	if why, ok := notModelled[name]; ok {
 		return Cost{Note: why}
@@ -285,9 +285,61 @@ var notModelled = map[string]string{
 	"vllm::moe_forward_shared":            "MoE layer: the expert weights are not among the op's inputs",
 }
 
-// isInductorPointwise: Inductor's generated pointwise and reduction
-// kernels appear as CPU ops named like the kernel, whose inputs are the
-// buffers the kernel reads or writes once each.
-func isInductorPointwise(name string) bool {
-	return strings.HasPrefix(name, "triton_poi_") || strings.HasPrefix(name, "triton_red_") || strings.HasPrefix(name, "triton_per_")
+// inductorScalars says whether name is one of Inductor's generated
+// pointwise (triton_poi_) or reduction (triton_red_, triton_per_)
+// kernels, which appear as CPU ops named like the kernel, and how many
+// trailing integer arguments count its elements: xnumel, or xnumel and
+// rnumel. 0 for other ops.
+func inductorScalars(name string) int {
+	switch {
+	case strings.HasPrefix(name, "triton_poi_"):
+		return 1
+	case strings.HasPrefix(name, "triton_red_"), strings.HasPrefix(name, "triton_per_"):
+		return 2
+	}
+	return 0
+}
+
+// inductor prices an Inductor kernel: its inputs are the buffers it reads
+// or writes, and its last integer arguments the elements it visits
+// (xnumel, times rnumel for a reduction). Each buffer counts once, but at
+// most as many elements as the kernel visits: a fused gather reads a few
+// rows of a large table, not the table. Without the element counts
+// recorded, the op is not modelled.
+func inductor(o Op, n int) Cost {
+	var counts []int64
+	for i := len(o.Types) - 1; i >= 0 && len(counts) < n; i-- {
+		x, _ := o.input(i)
+		if _, tensor := ElemSize(x.typ); tensor {
+			break
+		}
+		if v, ok := scalarInt(x.conc); ok && v >= 0 {
+			counts = append(counts, v)
+		} else {
+			break
+		}
+	}
+	if len(counts) < n {
+		return shapeless(o.Name, "Inductor kernel without its element counts (xnumel) recorded")
+	}
+	visit, ok := muls(counts...)
+	if !ok {
+		return overflow(o.Name)
+	}
+	s := newAcc()
+	for i := range o.Types {
+		t, isT := o.tensor(i)
+		if !isT {
+			continue
+		}
+		e, ok := t.numel()
+		s.add(mul(min(e, visit), t.size()))
+		if !ok {
+			s.ok = false
+		}
+	}
+	if !s.ok {
+		return overflow(o.Name)
+	}
+	return Cost{Model: Memory, Bytes: s.n}
 }

@@ -141,9 +141,18 @@ func TestModels(t_ *testing.T) {
 		{"reshape_and_cache_flash", op("_C_cache_ops::reshape_and_cache_flash", t(bf, 888, 1, 64), t(bf, 888, 1, 64),
 			t(u8, 4213816, 16, 1, 64), t(u8, 4213816, 16, 1, 64), t(i64, 888), in{typ: ""}, t(f32), t(f32)),
 			Memory, 0, 348_096, 0},
-		// Inductor pointwise kernel: its buffers once each.
+		// Inductor pointwise kernel: its buffers once each, 131072·64·(4+2).
 		{"inductor", op("triton_poi_fused__to_copy_1", t(f32, 131072, 64), t(bf, 131072, 64), sc("8388608")),
 			Memory, 0, 50_331_648, 0},
+		// A fused gather reads as many table elements as it visits
+		// (xnumel, the last scalar: 888), not the table: 888·4 + 888·8 +
+		// 888·1, the other scalars being the kernel's parameters.
+		{"inductor gather", op("triton_poi_fused_add_0", t(i32, 888), t(i64, 201088, 2880), t("bool", 888), sc("0"), sc("25136"), sc("888")),
+			Memory, 0, 888*4 + 888*8 + 888, 0},
+		// A reduction visits xnumel·rnumel = 32768·2048 elements: the
+		// weight [2048] whole, input and output whole: (2·32768·2048 + 2048)·2.
+		{"inductor reduction", op("triton_red_fused_add_mean_mul_pow_rsqrt_0", t(bf, 8, 4096, 2048), t(bf, 2048), t(bf, 8, 4096, 2048), sc("32768"), sc("2048")),
+			Memory, 0, (2*32768*2048 + 2048) * 2, 0},
 	} {
 		got := Of(c.op)
 		if got.Model != c.model || got.FLOPs != c.flops || got.Bytes != c.bytes || (c.flops > 0 && got.DType != c.dtype) {
@@ -175,6 +184,7 @@ func TestNotModelled(t_ *testing.T) {
 		{"scalars only", op("aten::add", sc("1"), sc("2")), "inputs do not broadcast"},
 		{"no broadcast", op("aten::add", t(f32, 3), t(f32, 4)), "inputs do not broadcast"},
 		{"copy_ without tensors", op("aten::copy_", sc("1")), "no tensor inputs recorded"},
+		{"inductor without xnumel", op("triton_poi_fused_0", t(i32, 32), t(bf, 201088, 2880)), "without its element counts"},
 	} {
 		got := Of(c.op)
 		if got.Model != None || !strings.Contains(got.Note, c.note) {

@@ -157,6 +157,14 @@ func deviceLines(r *efficiency.Result) []string {
 	var out []string
 	for _, k := range order {
 		name := strconv.Quote(k.name)
+		if k.name == "" {
+			for _, d := range r.Devices {
+				if d.Name == "" && (d.Spec == nil && k.spec == "" || d.Spec != nil && d.Spec.Name == k.spec) {
+					name = fmt.Sprintf(`"" (%d SMs)`, d.SMs)
+					break
+				}
+			}
+		}
 		n := ""
 		if count[k] > 1 {
 			n = fmt.Sprintf(" ×%d", count[k])
@@ -174,6 +182,9 @@ func deviceLines(r *efficiency.Result) []string {
 		default:
 			g := spec.Spec
 			how := "matched by name"
+			if k.name == "" {
+				how = "matched by SM count and memory"
+			}
 			if k.flag {
 				how = "chosen with --gpu"
 			}
@@ -279,8 +290,11 @@ func categoryTable(r *efficiency.Result, s *efficiency.StepRow) *Table {
 		}
 		row := []string{c.Category.String(), MS(analyze.PerStep(c.KernelNS, c.Windows)), Pct(analyze.Ratio(c.ModelledNS, c.KernelNS))}
 		if c.ModelledNS > 0 {
-			row = append(row, MS(analyze.PerStep(c.RooflineNS, c.Windows)), Pct(c.Efficiency()),
-				rate(efficiency.Rate(c.FLOPs, c.ModelledNS)), rate(efficiency.Rate(c.Bytes, c.ModelledNS)))
+			fl := "—"
+			if c.FLOPs > 0 {
+				fl = rate(efficiency.Rate(c.FLOPs, c.ModelledNS))
+			}
+			row = append(row, MS(analyze.PerStep(c.RooflineNS, c.Windows)), Pct(c.Efficiency()), fl, rate(efficiency.Rate(c.Bytes, c.ModelledNS)))
 		} else {
 			row = append(row, "—", "—", "—", "—")
 		}
