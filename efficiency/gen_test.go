@@ -54,3 +54,165 @@ func TestGenLinkTime(t *testing.T) {
 		}
 	}
 }
+
+// kindSums adds up gen's per-step expectations by step kind.
+type kindSums struct {
+	kernel, modelled, flops, bytes, roofline, linked, link, sol int64
+	smW                                                         float64
+	smNS                                                        int64
+	cats                                                        map[string]*gen.CatEff
+	ops                                                         map[string]*gen.OpEff
+}
+
+func sumByKind(exp *gen.Expected) map[string]*kindSums {
+	out := map[string]*kindSums{}
+	for _, s := range exp.Steps {
+		k := out[s.Kind]
+		if k == nil {
+			k = &kindSums{cats: map[string]*gen.CatEff{}, ops: map[string]*gen.OpEff{}}
+			out[s.Kind] = k
+		}
+		e := s.Eff
+		k.kernel += s.KernelNS
+		k.modelled += e.ModelledNS
+		k.flops += e.FLOPs
+		k.bytes += e.Bytes
+		k.roofline += e.RooflineNS
+		k.linked += e.LinkedNS
+		k.link += e.LinkNS
+		k.sol += e.SpeedOfLightNS
+		k.smW += e.SMWeighted
+		k.smNS += e.GridNS
+		for name, c := range e.ByCat {
+			a := k.cats[name]
+			if a == nil {
+				a = &gen.CatEff{}
+				k.cats[name] = a
+			}
+			a.KernelNS += c.KernelNS
+			a.ModelledNS += c.ModelledNS
+			a.FLOPs += c.FLOPs
+			a.Bytes += c.Bytes
+			a.RooflineNS += c.RooflineNS
+			a.SMWeighted += c.SMWeighted
+			a.GridNS += c.GridNS
+		}
+		for name, o := range e.Ops {
+			a := k.ops[name]
+			if a == nil {
+				a = &gen.OpEff{}
+				k.ops[name] = a
+			}
+			a.Instances += o.Instances
+			a.KernelNS += o.KernelNS
+			a.FLOPs += o.FLOPs
+			a.Bytes += o.Bytes
+			a.RooflineNS += o.RooflineNS
+		}
+	}
+	return out
+}
+
+func close(a, b float64) bool { return a == b || (a-b)/max(a, b) < 1e-12 && (b-a)/max(a, b) < 1e-12 }
+
+// TestGenExact checks every figure of the analysis against what internal/gen
+// wrote, to the nanosecond: a run of prefill, decode and mixed steps whose
+// eager ops carry their shapes, whose decode steps are graph replays priced
+// through the capture trace, and whose eager all-reduces are sized.
+func TestGenExact(t *testing.T) {
+	cfg := gen.Config{Ranks: 2, Steps: 12, DecodeEvery: 5, MixedEvery: 3, Layers: 3, DropCorrEvery: 11, Seed: 21, Shapes: true}
+	in, exp := genInput(t, cfg, 1)
+	if len(in.Trace.OpSigs) == 0 {
+		t.Skip("the Kineto parser fills no op attributes yet (branch parse)")
+	}
+	var cbuf bytes.Buffer
+	cexp, err := gen.WriteCapture(&cbuf, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := chrometrace.Parse(bytes.NewReader(cbuf.Bytes()), chrometrace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []analyze.Input{in}
+	ct := analyze.Collectives(inputs, analyze.CollectiveOptions{})
+	res := Analyze(inputs, Options{Captures: []Capture{{Path: "capture", Trace: ctr}}, Collectives: ct})
+	want := sumByKind(exp)
+	if len(res.Steps) != len(want) {
+		t.Fatalf("%d step kinds, want %d", len(res.Steps), len(want))
+	}
+	for _, s := range res.Steps {
+		w := want[s.StepKind.String()]
+		if s.KernelNS != w.kernel || s.ModelledNS != w.modelled || s.RooflineNS != w.roofline || s.LinkedNS != w.linked ||
+			s.LinkNS != w.link || s.SpeedOfLightNS != w.sol {
+			t.Errorf("%s: kernel %d modelled %d roofline %d linked %d link %d speed of light %d; want %d %d %d %d %d %d", s.StepKind,
+				s.KernelNS, s.ModelledNS, s.RooflineNS, s.LinkedNS, s.LinkNS, s.SpeedOfLightNS,
+				w.kernel, w.modelled, w.roofline, w.linked, w.link, w.sol)
+		}
+		if s.ModelledNS == 0 {
+			t.Errorf("%s: nothing modelled: the test checks nothing", s.StepKind)
+		}
+		if s.StepKind == analyze.KindDecode && (s.MatchedNS != s.ReplayNS || s.ReplayNS == 0) {
+			t.Errorf("decode: %d of %d ns of replays matched", s.MatchedNS, s.ReplayNS)
+		}
+	}
+	var flops, bytes int64
+	n := 0
+	for _, c := range res.Categories {
+		w := want[c.StepKind.String()].cats[c.Category.String()]
+		if w == nil {
+			t.Errorf("%s %s: not written by gen", c.StepKind, c.Category)
+			continue
+		}
+		n++
+		flops += c.FLOPs
+		bytes += c.Bytes
+		if c.KernelNS != w.KernelNS || c.ModelledNS != w.ModelledNS || c.FLOPs != w.FLOPs || c.Bytes != w.Bytes || c.RooflineNS != w.RooflineNS ||
+			c.SM.KnownNS != w.GridNS || !close(c.SM.Weighted, w.SMWeighted) {
+			t.Errorf("%s %s: %+v, want %+v", c.StepKind, c.Category, c, *w)
+		}
+	}
+	var wantCats int
+	var wantFLOPs, wantBytes int64
+	for _, k := range want {
+		wantCats += len(k.cats)
+		wantFLOPs += k.flops
+		wantBytes += k.bytes
+	}
+	if n != wantCats || flops != wantFLOPs || bytes != wantBytes {
+		t.Errorf("%d categories, %d FLOPs, %d bytes; want %d, %d, %d", n, flops, bytes, wantCats, wantFLOPs, wantBytes)
+	}
+	// Op shapes: one row per (op, dims, types) over every step kind.
+	wantOps := map[string]*gen.OpEff{}
+	for _, k := range want {
+		for name, o := range k.ops {
+			a := wantOps[name]
+			if a == nil {
+				a = &gen.OpEff{}
+				wantOps[name] = a
+			}
+			a.Instances += o.Instances
+			a.KernelNS += o.KernelNS
+			a.FLOPs += o.FLOPs
+			a.Bytes += o.Bytes
+			a.RooflineNS += o.RooflineNS
+		}
+	}
+	modelled := 0
+	for _, o := range res.Ops {
+		if !o.Modelled {
+			continue
+		}
+		modelled++
+		w := wantOps[gen.OpKey(o.Name, o.Dims, o.Types)]
+		if w == nil || o.Instances != w.Instances || o.KernelNS != w.KernelNS || o.FLOPs != w.FLOPs || o.Bytes != w.Bytes || o.RooflineNS != w.RooflineNS {
+			t.Errorf("op %s %v: %d calls %d ns %d FLOPs %d bytes %d roofline; want %+v", o.Name, o.Dims, o.Instances, o.KernelNS, o.FLOPs, o.Bytes, o.RooflineNS, w)
+		}
+	}
+	if modelled != len(wantOps) {
+		t.Errorf("%d modelled op shapes, want %d", modelled, len(wantOps))
+	}
+	if len(res.Graphs) != 1 || res.Graphs[0].Matched != res.Graphs[0].Kernels || int(res.Graphs[0].Kernels) != cexp.Launches*res.Graphs[0].Replays {
+		t.Errorf("graphs %+v (capture %d launches)", res.Graphs, cexp.Launches)
+	}
+}

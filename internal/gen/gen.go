@@ -506,6 +506,9 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 				d := (f.lo+rng.Int64N(f.hi-f.lo))*scale + slow(f.name)
 				eagerKernel++
 				withCorr := cfg.DropCorrEvery <= 0 || eagerKernel%int64(cfg.DropCorrEvery) != 0
+				// A sized collective keeps its correlation (its args are
+				// found by it), so every eager all-reduce is sized.
+				withCorr = withCorr || (cfg.Shapes && f.comm)
 				if cfg.Shapes {
 					g := grid(f, tokens, seqs)
 					w.event("kernel", f.name, dev, int64(stream), s, d, shapedArgs(corr, stream, withCorr, g, &op))

@@ -223,10 +223,14 @@ func (o *opShape) roofline() int64 {
 }
 
 // key names an op shape as the efficiency table aggregates it.
-func (o *opShape) key() string {
+func (o *opShape) key() string { return OpKey(o.name, o.dims, o.types) }
+
+// OpKey names an op shape, the key of EffExpect.Ops: its name, then each
+// argument's dims and type.
+func OpKey(name string, dims [][]int64, types []string) string {
 	var b strings.Builder
-	b.WriteString(o.name)
-	for i, d := range o.dims {
+	b.WriteString(name)
+	for i, d := range dims {
 		b.WriteString(" [")
 		for j, x := range d {
 			if j > 0 {
@@ -235,7 +239,7 @@ func (o *opShape) key() string {
 			b.WriteString(itoa(x))
 		}
 		b.WriteString("]")
-		b.WriteString(o.types[i])
+		b.WriteString(types[i])
 	}
 	return b.String()
 }
