@@ -266,12 +266,10 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 	devs := map[int32]*Device{}
 	for _, id := range t.DeviceIDs() {
 		d := &Device{Run: in.Run, Path: in.Path, Input: idx, Device: id}
-		for _, m := range t.Meta.Devices {
-			if m.ID == id {
-				d.Name, d.SMs = m.Name, m.SMs
-				if a.opt.GPU == nil {
-					d.Spec, _ = a.opt.Table.Match(m)
-				}
+		if m, ok := deviceProps(t, id); ok {
+			d.Name, d.SMs = m.Name, m.SMs
+			if a.opt.GPU == nil {
+				d.Spec, _ = a.opt.Table.Match(m)
 			}
 		}
 		if a.opt.GPU != nil {
@@ -504,4 +502,27 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 		}
 		ka.specs[devs[wk.dev].Spec] = true
 	}
+}
+
+// deviceProps returns what the trace says of device id: its own entry,
+// else, for a device the trace lists no properties of (a ROCm process
+// whose kernels name the physical device 9 while deviceProperties lists
+// its one visible device 0), the properties of the trace's devices when
+// they all describe the same GPU.
+func deviceProps(t *trace.Trace, id int32) (trace.Device, bool) {
+	ds := t.Meta.Devices
+	for _, m := range ds {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	if len(ds) == 0 {
+		return trace.Device{}, false
+	}
+	for _, m := range ds[1:] {
+		if m.Name != ds[0].Name || m.SMs != ds[0].SMs || m.MemoryBytes != ds[0].MemoryBytes {
+			return trace.Device{}, false
+		}
+	}
+	return ds[0], true
 }
