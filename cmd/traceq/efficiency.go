@@ -162,13 +162,26 @@ func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	ins, err := loadArgs(c, e, paths)
+	// Captures are not inputs: no runs, no steps; a capture folder's
+	// other files (vLLM's execution_details.json) are passed over.
+	set, err := parse.Expand(paths)
+	if err != nil {
+		return nil, eachError(e, err)
+	}
+	popt, err := parseOptions(c)
 	if err != nil {
 		return nil, err
 	}
 	var caps []efficiency.Capture
-	for _, in := range ins {
-		caps = append(caps, efficiency.Capture{Path: in.Path, Trace: in.Trace})
+	for _, p := range set.Files() {
+		t, err := readInput(e, p, popt)
+		if err != nil {
+			return nil, err
+		}
+		if err := warn(e, c, p, t); err != nil {
+			return nil, err
+		}
+		caps = append(caps, efficiency.Capture{Path: p, Trace: t})
 	}
 	slices.SortStableFunc(caps, func(a, b efficiency.Capture) int { return strings.Compare(a.Path, b.Path) })
 	return caps, nil
