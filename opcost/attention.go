@@ -63,7 +63,7 @@ func (at attention) cost(o Op) Cost {
 	b, h, sq, dq := bhsd(q.dims)
 	bk, _, sk, dk := bhsd(k.dims)
 	bv, _, sv, dv := bhsd(v.dims)
-	if b != bk || b != bv || sk != sv || dq != dk {
+	if b != bk || b != bv || sk != sv || dq != dk || !nonNegative(b, h, sq, sk, dq, dv) {
 		return shapeless(o.Name, "q, k and v do not fit together")
 	}
 	dt, ok := dtypeOf(q.typ)

@@ -23,6 +23,9 @@ var gemms = map[string]func(Op) Cost{
 // gemm is the cost of batch × (M×K)·(K×N) with A and B of their types,
 // the output of A's type, plus extra bytes (a bias).
 func gemm(name string, batch, m, n, k int64, a, b in, outSize, extra int64) Cost {
+	if !nonNegative(batch, m, n, k, extra) {
+		return shapeless(name, "negative dims")
+	}
 	dt, ok := dtypeOf(a.typ)
 	if !ok {
 		return shapeless(name, "no peak for the element type "+a.typ)
@@ -257,6 +260,9 @@ func marlin(o Op) Cost {
 // activation type, bytes every tensor input plus (when the op allocates
 // it) the rows×N output.
 func quant(o Op, m, n, k int64, a in, output bool) Cost {
+	if !nonNegative(m, n, k) {
+		return shapeless(o.Name, "negative dims")
+	}
 	dt, ok := dtypeOf(a.typ)
 	if !ok {
 		return shapeless(o.Name, "no peak for the element type "+a.typ)
@@ -376,6 +382,9 @@ func moeWNA16(o Op) Cost {
 // expert tensors, a, the other inputs, and the rows×N output unless it is
 // among the inputs already.
 func moe(o Op, a in, rows, n, k, e int64, experts, others acc, output bool) Cost {
+	if e <= 0 || !nonNegative(rows, n, k) {
+		return shapeless(o.Name, "no experts or negative dims")
+	}
 	dt, ok := dtypeOf(a.typ)
 	if !ok {
 		return shapeless(o.Name, "no peak for the element type "+a.typ)
@@ -397,4 +406,14 @@ func moe(o Op, a in, rows, n, k, e int64, experts, others acc, output bool) Cost
 	}
 	return Cost{Model: MoEGEMM, FLOPs: flops, Bytes: s.n, DType: dt, UpperBound: true,
 		Note: "bytes an upper bound: the weights of min(E, M·topk) experts"}
+}
+
+// nonNegative reports whether no size is negative (a corrupt record).
+func nonNegative(xs ...int64) bool {
+	for _, x := range xs {
+		if x < 0 {
+			return false
+		}
+	}
+	return true
 }
