@@ -262,8 +262,10 @@ type sigRef struct {
 
 func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result) {
 	t := in.Trace
+	st := &inputState{a: a, in: in, t: t, set: set, devs: map[int32]*Device{},
+		cats: make([]classify.Category, len(t.Names)), catDone: make([]bool, len(t.Names)),
+		wins: map[winKey]*window{}, rowIdx: map[sigRef]int32{}, costs: newCostCache(t, set.caps)}
 	// Devices and their rows.
-	devs := map[int32]*Device{}
 	for _, id := range t.DeviceIDs() {
 		d := &Device{Run: in.Run, Path: in.Path, Input: idx, Device: id}
 		if m, ok := deviceProps(t, id); ok {
@@ -278,195 +280,282 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 		if d.SMs == 0 && d.Spec != nil {
 			d.SMs = d.Spec.SMs
 		}
-		devs[id] = d
+		st.devs[id] = d
 		res.Devices = append(res.Devices, *d)
 	}
-
-	cats := make([]classify.Category, len(t.Names))
-	catDone := make([]bool, len(t.Names))
-	catOf := func(act *trace.Activity) classify.Category {
-		if !catDone[act.Name] {
-			cats[act.Name], catDone[act.Name] = analyze.ActivityCategory(act, t.Names[act.Name], a.opt.Classifier), true
-		}
-		return cats[act.Name]
-	}
-
 	graphs := matchReplays(t, set)
 	if graphs != nil {
 		graphs.row.Run, graphs.row.Path = in.Run, in.Path
 		res.Graphs = append(res.Graphs, graphs.row)
 	}
+	replayed := func(i int) bool { return graphs != nil && graphs.isRep[i] }
 
-	// Op instances: the input's own ops (index = OpID), then the replayed
-	// instances of captured ops.
-	nOps := len(t.Ops)
-	insts := make([]opInst, nOps+graphs.instances())
-	instOf := func(i int, act *trace.Activity) (int, sigRef, bool) {
+	// The input's own op instances, by OpID: each one's kernel time first.
+	insts := make([]opInst, len(t.Ops))
+	for i := range t.Activities {
+		act := &t.Activities[i]
+		if act.Kind != trace.KindKernel || replayed(i) {
+			continue
+		}
+		if k, _ := st.windowOf(i); !st.keep(k) {
+			continue
+		}
 		if op := t.AttrOf(act.Attr).Op; op != 0 {
-			return int(op), sigRef{0, t.OpOf(op).Sig, act.Device}, true
+			insts[op].totalNS += act.Dur
+			insts[op].kernels++
 		}
-		if k, ok := graphs.kernelOf(i); ok {
-			c := set.caps[k.capture]
-			return nOps + int(k.inst), sigRef{k.capture + 1, c.trace.OpOf(k.op).Sig, act.Device}, true
-		}
-		return 0, sigRef{}, false
 	}
-	windowOf := func(i int) (analyze.StepKind, int32) {
-		if in.Steps == nil {
-			return analyze.KindAll, -1
-		}
-		s := in.Steps.Of[i]
-		if s < 0 {
-			return analyze.KindNone, -1
-		}
-		return in.Steps.List[s].Kind, s
-	}
-	keep := func(k analyze.StepKind) bool { return a.opt.Kind == analyze.KindAny || a.opt.Kind == k }
-
-	// Pass 1: each instance's total kernel time.
+	// Every activity into its window, category and step kind; the kernels
+	// launched one by one into their op's row too. Replayed kernels wait
+	// for their graph.
 	for i := range t.Activities {
 		act := &t.Activities[i]
-		if act.Kind != trace.KindKernel {
+		kind, cr, sr, ok := st.activity(i, act)
+		if !ok || act.Kind != trace.KindKernel {
 			continue
 		}
-		if k, _ := windowOf(i); !keep(k) {
-			continue
-		}
-		if n, _, ok := instOf(i, act); ok {
-			insts[n].totalNS += act.Dur
-			insts[n].kernels++
-		}
-	}
-
-	// Pass 2: every activity into its window, category and op row.
-	type winKey struct {
-		dev  int32
-		kind analyze.StepKind
-		step int32
-	}
-	wins := map[winKey]*window{}
-	type kc struct {
-		kind analyze.StepKind
-		cat  classify.Category
-	}
-	local := map[kc]*CategoryRow{}
-	kinds := map[analyze.StepKind]*StepRow{}
-	var rows []*localRow
-	rowIdx := map[sigRef]int32{}
-	costs := newCostCache(t, set.caps)
-	for i := range t.Activities {
-		act := &t.Activities[i]
-		kind, step := windowOf(i)
-		if !keep(kind) {
-			continue
-		}
-		wk := winKey{act.Device, kind, step}
-		w := wins[wk]
-		if w == nil {
-			w = &window{kind: kind}
-			wins[wk] = w
-		}
-		if !w.seen || act.Start < w.start {
-			w.start = act.Start
-		}
-		w.end = max(w.end, act.End())
-		w.seen = true
-
-		cat := catOf(act)
-		cr := local[kc{kind, cat}]
-		if cr == nil {
-			cr = &CategoryRow{Run: in.Run, StepKind: kind, Category: cat}
-			local[kc{kind, cat}] = cr
-		}
-		sr := kinds[kind]
-		if sr == nil {
-			sr = &StepRow{Run: in.Run, StepKind: kind}
-			kinds[kind] = sr
-		}
-		cr.KernelNS += act.Dur
-		sr.KernelNS += act.Dur
-		if act.Kind != trace.KindKernel {
-			continue
-		}
-		dev := devs[act.Device]
-		attr := t.AttrOf(act.Attr)
-		blocks := t.ConfigOf(attr.Config).Blocks()
-		replayed := graphs != nil && graphs.replayed(i)
-		if replayed {
+		if replayed(i) {
 			sr.ReplayNS += act.Dur
-		}
-		n, ref, ok := instOf(i, act)
-		if ok && n >= nOps {
-			sr.MatchedNS += act.Dur
-			if blocks == 0 {
-				k, _ := graphs.kernelOf(i)
-				blocks = set.caps[k.capture].configOf(k.launch).Blocks()
-			}
-		}
-		var cov Coverage
-		if blocks > 0 && dev.SMs > 0 {
-			cov = Coverage{Weighted: min(1, float64(blocks)/float64(dev.SMs)) * float64(act.Dur), KnownNS: act.Dur}
-			cr.SM.add(cov)
-		}
-		if !ok {
 			continue
 		}
-		oi := &insts[n]
-		if !oi.seen {
-			oi.seen = true
-			r, okRow := rowIdx[ref]
-			if !okRow {
-				r = int32(len(rows))
-				rowIdx[ref] = r
-				rows = append(rows, costs.newRow(in.Run, ref, dev))
-			}
-			oi.row = r
-			lr := rows[r]
-			lr.row.Instances++
-			// Collective kernels are timed at the link, never priced.
-			oi.modelled = lr.row.Modelled && cat.Top != classify.Communication
-			if oi.modelled {
-				oi.roof = lr.roof
-			}
+		blocks := t.ConfigOf(t.AttrOf(act.Attr).Config).Blocks()
+		if op := t.AttrOf(act.Attr).Op; op != 0 {
+			st.kernel(act, kind, cr, sr, blocks, &insts[op], sigRef{0, t.OpOf(op).Sig, act.Device})
+		} else {
+			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
 		}
-		lr := rows[oi.row]
-		lr.row.KernelNS += act.Dur
-		lr.row.SM.add(cov)
-		lr.addName(act.Name, act.Dur)
-		lr.addCat(cat, act.Dur)
-		first, before := oi.done == 0, oi.doneNS
-		oi.done++
-		oi.doneNS += act.Dur
-		if !oi.modelled {
-			continue
-		}
-		c := lr.cost
-		f := shareOf(c.FLOPs, before, oi.doneNS, oi.totalNS, first)
-		b := shareOf(c.Bytes, before, oi.doneNS, oi.totalNS, first)
-		rf := shareOf(oi.roof.NS(), before, oi.doneNS, oi.totalNS, first)
-		lr.row.FLOPs += f
-		lr.row.Bytes += b
-		lr.row.RooflineNS += rf
-		cr.ModelledNS += act.Dur
-		cr.FLOPs += f
-		cr.Bytes += b
-		cr.RooflineNS += rf
-		sr.ModelledNS += act.Dur
-		sr.RooflineNS += rf
 	}
+	// The replays, one graph launch at a time: a captured op's replayed
+	// kernels are one instance of it.
+	if graphs != nil {
+		for _, g := range graphs.groups {
+			st.replay(g)
+		}
+	}
+	st.merge(idx)
+}
 
-	// Merge into the run's rows.
-	for _, lr := range rows {
-		lr.finish(t)
-		key := lr.key
-		if r := a.rows[key]; r != nil {
+type winKey struct {
+	dev  int32
+	kind analyze.StepKind
+	step int32
+}
+
+type kindCat struct {
+	kind analyze.StepKind
+	cat  classify.Category
+}
+
+// inputState is the analysis of one input.
+type inputState struct {
+	a       *analysis
+	in      analyze.Input
+	t       *trace.Trace
+	set     *captureSet
+	devs    map[int32]*Device
+	cats    []classify.Category
+	catDone []bool
+	wins    map[winKey]*window
+	lastWK  winKey
+	lastW   *window
+	local   map[kindCat]*CategoryRow
+	kinds   map[analyze.StepKind]*StepRow
+	rows    []*localRow
+	rowIdx  map[sigRef]int32
+	costs   *costCache
+}
+
+func (st *inputState) windowOf(i int) (analyze.StepKind, int32) {
+	if st.in.Steps == nil {
+		return analyze.KindAll, -1
+	}
+	s := st.in.Steps.Of[i]
+	if s < 0 {
+		return analyze.KindNone, -1
+	}
+	return st.in.Steps.List[s].Kind, s
+}
+
+func (st *inputState) keep(k analyze.StepKind) bool {
+	return st.a.opt.Kind == analyze.KindAny || st.a.opt.Kind == k
+}
+
+func (st *inputState) catOf(act *trace.Activity) classify.Category {
+	if !st.catDone[act.Name] {
+		st.cats[act.Name], st.catDone[act.Name] = analyze.ActivityCategory(act, st.t.Names[act.Name], st.a.opt.Classifier), true
+	}
+	return st.cats[act.Name]
+}
+
+// rowsOf returns the category row and the step-kind row of an activity.
+func (st *inputState) rowsOf(kind analyze.StepKind, cat classify.Category) (*CategoryRow, *StepRow) {
+	if st.local == nil {
+		st.local, st.kinds = map[kindCat]*CategoryRow{}, map[analyze.StepKind]*StepRow{}
+	}
+	cr := st.local[kindCat{kind, cat}]
+	if cr == nil {
+		cr = &CategoryRow{Run: st.in.Run, StepKind: kind, Category: cat}
+		st.local[kindCat{kind, cat}] = cr
+	}
+	sr := st.kinds[kind]
+	if sr == nil {
+		sr = &StepRow{Run: st.in.Run, StepKind: kind}
+		st.kinds[kind] = sr
+	}
+	return cr, sr
+}
+
+// activity counts activity i in its window, category and step kind;
+// false when --kind leaves it out.
+func (st *inputState) activity(i int, act *trace.Activity) (analyze.StepKind, *CategoryRow, *StepRow, bool) {
+	kind, step := st.windowOf(i)
+	if !st.keep(kind) {
+		return kind, nil, nil, false
+	}
+	wk := winKey{act.Device, kind, step}
+	w := st.lastW
+	if w == nil || wk != st.lastWK {
+		if w = st.wins[wk]; w == nil {
+			w = &window{kind: kind}
+			st.wins[wk] = w
+		}
+		st.lastWK, st.lastW = wk, w
+	}
+	if !w.seen || act.Start < w.start {
+		w.start = act.Start
+	}
+	w.end = max(w.end, act.End())
+	w.seen = true
+	cr, sr := st.rowsOf(kind, st.catOf(act))
+	cr.KernelNS += act.Dur
+	sr.KernelNS += act.Dur
+	return kind, cr, sr, true
+}
+
+// kernel counts a kernel's SM coverage and, when it has an op instance
+// (inst, with the op's signature ref), its share of the op's row and
+// work.
+func (st *inputState) kernel(act *trace.Activity, kind analyze.StepKind, cr *CategoryRow, sr *StepRow, blocks int64, inst *opInst, ref sigRef) {
+	dev := st.devs[act.Device]
+	var cov Coverage
+	if blocks > 0 && dev.SMs > 0 {
+		cov = Coverage{Weighted: min(1, float64(blocks)/float64(dev.SMs)) * float64(act.Dur), KnownNS: act.Dur}
+		cr.SM.add(cov)
+	}
+	if inst == nil {
+		return
+	}
+	cat := cr.Category
+	if !inst.seen {
+		inst.seen = true
+		r, ok := st.rowIdx[ref]
+		if !ok {
+			r = int32(len(st.rows))
+			st.rowIdx[ref] = r
+			st.rows = append(st.rows, st.costs.newRow(st.in.Run, ref, dev))
+		}
+		inst.row = r
+		lr := st.rows[r]
+		lr.row.Instances++
+		// Collective kernels are timed at the link, never priced.
+		inst.modelled = lr.row.Modelled && cat.Top != classify.Communication
+		if inst.modelled {
+			inst.roof = lr.roof
+		}
+	}
+	lr := st.rows[inst.row]
+	lr.row.KernelNS += act.Dur
+	lr.row.SM.add(cov)
+	lr.addName(act.Name, act.Dur)
+	lr.addCat(cat, act.Dur)
+	first, before := inst.done == 0, inst.doneNS
+	inst.done++
+	inst.doneNS += act.Dur
+	if !inst.modelled {
+		return
+	}
+	c := lr.cost
+	f := shareOf(c.FLOPs, before, inst.doneNS, inst.totalNS, first)
+	b := shareOf(c.Bytes, before, inst.doneNS, inst.totalNS, first)
+	rf := shareOf(inst.roof.NS(), before, inst.doneNS, inst.totalNS, first)
+	lr.row.FLOPs += f
+	lr.row.Bytes += b
+	lr.row.RooflineNS += rf
+	cr.ModelledNS += act.Dur
+	cr.FLOPs += f
+	cr.Bytes += b
+	cr.RooflineNS += rf
+	sr.ModelledNS += act.Dur
+	sr.RooflineNS += rf
+}
+
+// replay counts the kernels of one graph launch: matched ones take their
+// captured op (and, without a grid of their own, their captured launch's
+// grid).
+func (st *inputState) replay(g replayGroup) {
+	t := st.t
+	var c *capture
+	insts := map[trace.OpID]*opInst{}
+	if g.res != nil && g.res.capture >= 0 {
+		c = st.set.caps[g.res.captureIdx]
+		for k, i := range g.kernels {
+			j := g.res.pair[k]
+			if j < 0 || c.ops[j] == 0 {
+				continue
+			}
+			if kind, _ := st.windowOf(int(i)); !st.keep(kind) {
+				continue
+			}
+			in := insts[c.ops[j]]
+			if in == nil {
+				in = &opInst{}
+				insts[c.ops[j]] = in
+			}
+			in.totalNS += t.Activities[i].Dur
+			in.kernels++
+		}
+	}
+	for k, i := range g.kernels {
+		act := &t.Activities[i]
+		kind, _ := st.windowOf(int(i))
+		if !st.keep(kind) {
+			continue
+		}
+		cr, sr := st.rowsOf(kind, st.catOf(act))
+		blocks := t.ConfigOf(t.AttrOf(act.Attr).Config).Blocks()
+		j := int32(-1)
+		if c != nil {
+			j = g.res.pair[k]
+		}
+		if j < 0 {
+			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
+			continue
+		}
+		sr.MatchedNS += act.Dur
+		if blocks == 0 {
+			blocks = c.configOf(j).Blocks()
+		}
+		if op := c.ops[j]; op != 0 {
+			st.kernel(act, kind, cr, sr, blocks, insts[op], sigRef{g.res.captureIdx + 1, c.trace.OpOf(op).Sig, act.Device})
+		} else {
+			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
+		}
+	}
+}
+
+// merge adds the input's rows to the run's.
+func (st *inputState) merge(idx int) {
+	a, in := st.a, st.in
+	for _, lr := range st.rows {
+		lr.finish(st.t)
+		if r := a.rows[lr.key]; r != nil {
 			r.merge(&lr.row)
 		} else {
 			row := lr.row
-			a.rows[key] = &row
+			a.rows[lr.key] = &row
 		}
 	}
-	for k, cr := range local {
+	for k, cr := range st.local {
 		ck := catKey{in.Run, k.kind, k.cat}
 		if r := a.cats[ck]; r != nil {
 			r.KernelNS += cr.KernelNS
@@ -479,7 +568,7 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 			a.cats[ck] = cr
 		}
 	}
-	for kind, sr := range kinds {
+	for kind, sr := range st.kinds {
 		kk := kindKey{in.Run, kind}
 		ka := a.kinds[kk]
 		if ka == nil {
@@ -493,14 +582,14 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 		r.ReplayNS += sr.ReplayNS
 		r.MatchedNS += sr.MatchedNS
 	}
-	for wk, w := range wins {
+	for wk, w := range st.wins {
 		ka := a.kinds[kindKey{in.Run, wk.kind}]
 		ka.row.Windows++
 		ka.spans = append(ka.spans, int64(w.end-w.start))
 		if wk.step >= 0 || wk.kind == analyze.KindAll || wk.kind == analyze.KindNone {
 			ka.stepsOfDev[[2]int64{int64(idx), int64(wk.dev)}]++
 		}
-		ka.specs[devs[wk.dev].Spec] = true
+		ka.specs[st.devs[wk.dev].Spec] = true
 	}
 }
 

@@ -77,38 +77,28 @@ func (c *capture) configOf(i int32) trace.Config {
 	return c.trace.ConfigOf(c.trace.AttrOf(c.trace.Launches[c.launches[i]].Attr).Config)
 }
 
-// capKernel is a replayed kernel's captured launch.
-type capKernel struct {
-	capture int32
-	launch  int32 // index into the capture's launches
-	op      trace.OpID
-	inst    int32 // the replayed op instance, counted from 0
-}
-
 // replays is what the matching found in one input.
 type replays struct {
-	row     GraphRow
-	of      []int32 // per activity: index into kernels, -1 none; nil: no replays
-	isRep   []bool  // per activity: replayed from a graph
-	kernels []capKernel
-	nInst   int
+	row    GraphRow
+	isRep  []bool // per activity: replayed from a graph
+	groups []replayGroup
 }
 
-func (r *replays) instances() int {
-	if r == nil {
-		return 0
-	}
-	return r.nInst
+// replayGroup is one graph launch's kernels (indices into Activities, in
+// start order) and their alignment with a capture (nil: none matched).
+type replayGroup struct {
+	kernels []int32
+	res     *alignment
 }
 
-func (r *replays) replayed(i int) bool { return r.isRep[i] }
-
-// kernel returns the captured launch of activity i.
-func (r *replays) kernelOf(i int) (capKernel, bool) {
-	if r == nil || r.of[i] < 0 {
-		return capKernel{}, false
-	}
-	return r.kernels[r.of[i]], true
+// alignment pairs a replay's kernels with the launches of capture
+// captureIdx (an index into the capture set): pair[k] is kernel k's
+// launch (an index into the capture's launches), or -1. Replays with the
+// same kernel sequence share one.
+type alignment struct {
+	capture    int // index among the input's candidate captures, -1 none
+	captureIdx int32
+	pair       []int32
 }
 
 // isGraphLaunch: cudaGraphLaunch, hipGraphLaunch and their driver forms.
@@ -135,10 +125,9 @@ func matchReplays(t *trace.Trace, set *captureSet) *replays {
 	if len(graph) == 0 {
 		return nil
 	}
-	r := &replays{of: make([]int32, len(t.Activities)), isRep: make([]bool, len(t.Activities))}
+	r := &replays{isRep: make([]bool, len(t.Activities))}
 	groups := make([][]int32, len(graph))
 	for i := range t.Activities {
-		r.of[i] = -1
 		a := &t.Activities[i]
 		if a.Kind != trace.KindKernel || a.Corr == 0 {
 			continue
@@ -163,11 +152,7 @@ func matchReplays(t *trace.Trace, set *captureSet) *replays {
 			keyOf[i] = k
 		}
 	}
-	type result struct {
-		capture int // index into caps, -1 none
-		pair    []int32
-	}
-	cache := map[string]result{}
+	cache := map[string]*alignment{}
 	used := map[int32]bool{}
 	var buf []byte
 	for _, g := range groups {
@@ -191,44 +176,31 @@ func matchReplays(t *trace.Trace, set *captureSet) *replays {
 		}
 		res, ok := cache[string(buf)]
 		if !ok {
-			res = result{capture: -1}
+			res = &alignment{capture: -1}
 			best, bestScore := 0, int32(math.MinInt32)
 			for ci, c := range caps {
 				pair, n, score := align(len(keys), len(c.keys), func(i, j int) bool {
 					return keys[i] >= 0 && keys[i] == c.keys[j] && gridsAgree(grids[i], c.grids[j])
 				})
 				if n > best || (n == best && n > 0 && score > bestScore) {
-					best, bestScore, res = n, score, result{capture: ci, pair: pair}
+					best, bestScore = n, score
+					res = &alignment{capture: ci, captureIdx: capIdx[ci], pair: pair}
 				}
 			}
 			cache[string(buf)] = res
 		}
-		if res.capture < 0 {
-			continue
+		grp := replayGroup{kernels: g}
+		if res.capture >= 0 {
+			grp.res = res
+			used[res.captureIdx] = true
+			for k, i := range g {
+				if res.pair[k] >= 0 {
+					r.row.Matched++
+					r.row.MatchedNS += t.Activities[i].Dur
+				}
+			}
 		}
-		c := caps[res.capture]
-		used[capIdx[res.capture]] = true
-		insts := map[trace.OpID]int32{}
-		for k, i := range g {
-			j := res.pair[k]
-			if j < 0 {
-				continue
-			}
-			r.row.Matched++
-			r.row.MatchedNS += t.Activities[i].Dur
-			op := c.ops[j]
-			if op == 0 {
-				continue // a captured launch outside any op
-			}
-			inst, ok := insts[op]
-			if !ok {
-				inst = int32(r.nInst)
-				r.nInst++
-				insts[op] = inst
-			}
-			r.of[i] = int32(len(r.kernels))
-			r.kernels = append(r.kernels, capKernel{capture: capIdx[res.capture], launch: j, op: op, inst: inst})
-		}
+		r.groups = append(r.groups, grp)
 	}
 	for i, c := range set.caps {
 		if used[int32(i)] {
