@@ -363,6 +363,9 @@ type inputState struct {
 	rows    []*localRow
 	rowIdx  map[sigRef]int32
 	costs   *costCache
+	// replayInsts holds, per capture, the state of its ops' instances in
+	// the replay being counted.
+	replayInsts map[int32][]opInst
 }
 
 func (st *inputState) windowOf(i int) (analyze.StepKind, int32) {
@@ -495,9 +498,17 @@ func (st *inputState) kernel(act *trace.Activity, kind analyze.StepKind, cr *Cat
 func (st *inputState) replay(g replayGroup) {
 	t := st.t
 	var c *capture
-	insts := map[trace.OpID]*opInst{}
+	var insts []opInst // by the capture's OpID; reused, reset below
 	if g.res != nil && g.res.capture >= 0 {
 		c = st.set.caps[g.res.captureIdx]
+		if st.replayInsts == nil {
+			st.replayInsts = map[int32][]opInst{}
+		}
+		insts = st.replayInsts[g.res.captureIdx]
+		if insts == nil {
+			insts = make([]opInst, len(c.trace.Ops))
+			st.replayInsts[g.res.captureIdx] = insts
+		}
 		for k, i := range g.kernels {
 			j := g.res.pair[k]
 			if j < 0 || c.ops[j] == 0 {
@@ -506,14 +517,17 @@ func (st *inputState) replay(g replayGroup) {
 			if kind, _ := st.windowOf(int(i)); !st.keep(kind) {
 				continue
 			}
-			in := insts[c.ops[j]]
-			if in == nil {
-				in = &opInst{}
-				insts[c.ops[j]] = in
-			}
+			in := &insts[c.ops[j]]
 			in.totalNS += t.Activities[i].Dur
 			in.kernels++
 		}
+		defer func() {
+			for k := range g.kernels {
+				if j := g.res.pair[k]; j >= 0 {
+					insts[c.ops[j]] = opInst{}
+				}
+			}
+		}()
 	}
 	for k, i := range g.kernels {
 		act := &t.Activities[i]
@@ -536,7 +550,7 @@ func (st *inputState) replay(g replayGroup) {
 			blocks = c.configOf(j).Blocks()
 		}
 		if op := c.ops[j]; op != 0 {
-			st.kernel(act, kind, cr, sr, blocks, insts[op], sigRef{g.res.captureIdx + 1, c.trace.OpOf(op).Sig, act.Device})
+			st.kernel(act, kind, cr, sr, blocks, &insts[op], sigRef{g.res.captureIdx + 1, c.trace.OpOf(op).Sig, act.Device})
 		} else {
 			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
 		}

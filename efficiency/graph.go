@@ -126,15 +126,34 @@ func matchReplays(t *trace.Trace, set *captureSet) *replays {
 		return nil
 	}
 	r := &replays{isRep: make([]bool, len(t.Activities))}
-	groups := make([][]int32, len(graph))
+	// Two passes: count each launch's kernels, then fill one flat slice
+	// (no slices grown kernel by kernel: a GB of trace replays millions).
+	groupOf := make([]int32, len(t.Activities))
+	count := make([]int32, len(graph))
+	total := 0
 	for i := range t.Activities {
+		groupOf[i] = -1
 		a := &t.Activities[i]
 		if a.Kind != trace.KindKernel || a.Corr == 0 {
 			continue
 		}
 		if g, ok := graph[pk{a.Proc, a.Corr}]; ok {
-			groups[g] = append(groups[g], int32(i))
+			groupOf[i] = g
+			count[g]++
+			total++
 			r.isRep[i] = true
+		}
+	}
+	flat := make([]int32, total)
+	groups := make([][]int32, len(graph))
+	off := 0
+	for g, n := range count {
+		groups[g] = flat[off : off : off+int(n)]
+		off += int(n)
+	}
+	for i, g := range groupOf {
+		if g >= 0 {
+			groups[g] = append(groups[g], int32(i))
 		}
 	}
 	var caps []*capture
@@ -155,13 +174,15 @@ func matchReplays(t *trace.Trace, set *captureSet) *replays {
 	cache := map[string]*alignment{}
 	used := map[int32]bool{}
 	var buf []byte
+	var keys []int32
+	var grids [][3]int32
 	for _, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
 		r.row.Replays++
-		keys := make([]int32, len(g))
-		grids := make([][3]int32, len(g))
+		keys = slices.Grow(keys[:0], len(g))[:len(g)]
+		grids = slices.Grow(grids[:0], len(g))[:len(g)]
 		buf = buf[:0]
 		for k, i := range g {
 			a := &t.Activities[i]
