@@ -13,24 +13,54 @@ import (
 const module = "github.com/traceq/traceq/"
 
 // layers lists, for each package, the traceq packages it may import. Data
-// flows one way: parse → trace → classify → analyze → render → cmd.
+// flows one way: parse → trace → classify → step → window → the analyses
+// (analyze, collectives) → render → cmd, with the loader (load) gathering
+// parse, step and window for the command; docs/design.md draws it. Every
+// package of the module is listed: a new one fails the test until it is
+// placed on a floor.
 var layers = map[string][]string{
-	"trace":             {},
-	"outfile":           {},
+	// The bottom floor: the model and its helpers, standard library only.
+	"trace":   {},
+	"outfile": {},
+	"stats":   {},
+	"labels":  {},
+
 	"classify":          {"trace"},
-	"gpuspec":           {"trace"},
-	"opcost":            {"gpuspec"},
-	"efficiency":        {"trace", "classify", "gpuspec", "opcost", "analyze"},
 	"parse/chrometrace": {"trace"},
 	"parse/nsyssqlite":  {"trace"},
 	"parse":             {"trace", "outfile", "parse/chrometrace", "parse/nsyssqlite"},
-	"analyze":           {"trace", "classify"},
-	"render":            {"trace", "classify", "analyze", "gpuspec", "opcost", "efficiency"},
-	"render/chart":      {"trace", "classify", "analyze", "gpuspec", "opcost", "efficiency", "render"},
-	"render/report":     {"trace", "classify", "analyze", "gpuspec", "opcost", "efficiency", "render", "render/chart"},
-	"render/parquet":    {"trace", "classify", "analyze", "render"},
-	"slice":             {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "classify", "analyze"},
+
+	// The analysis floors: steps, the window table, the analyses reading
+	// it. Sibling analyses do not import each other; their caller joins
+	// them (a straggler on a cross-rank row is render's join).
+	"step":        {"trace"},
+	"window":      {"trace", "classify", "step"},
+	"analyze":     {"trace", "classify", "stats", "labels", "step", "window"},
+	"collectives": {"trace", "classify", "stats", "step", "window"},
+	// The efficiency analysis and what it prices with: the GPU table and
+	// the op models.
+	"gpuspec":    {"trace"},
+	"opcost":     {"gpuspec"},
+	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost"},
+
+	// The loader: arguments to the table, for the command, bench/prof and
+	// the tests.
+	"load": {"trace", "classify", "parse", "step", "window"},
+
+	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency"},
+	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "render"},
+	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "render", "render/chart"},
+	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
+	"slice":          {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "step"},
+
+	// The command and the tools on top.
+	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
+		"gpuspec", "efficiency", "load", "render", "render/chart", "render/report", "render/parquet", "slice"},
+	"bench/prof": {"parse", "load", "analyze"},
 }
+
+// bottom are the packages that import the standard library only.
+var bottom = []string{"trace", "outfile", "stats", "labels"}
 
 // thirdParty names the one package allowed to import each dependency, so
 // a reader sees what a package costs from its path (pprof's readline rule).
@@ -74,7 +104,7 @@ func TestImportRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"trace", "classify", "parse/chrometrace", "analyze", "gpuspec", "opcost", "efficiency", "render", "cmd/traceq"} {
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "load", "render", "cmd/traceq"} {
 		if imports[must] == nil {
 			t.Errorf("package %s not found: the walk is broken", must)
 		}
@@ -83,22 +113,25 @@ func TestImportRules(t *testing.T) {
 		for im := range ims {
 			if strings.HasPrefix(im, module) {
 				dep := strings.TrimPrefix(im, module)
-				if dep == "cmd/traceq" || strings.HasPrefix(dep, "cmd/") {
+				if dep == "cmd/traceq" || strings.HasPrefix(dep, "cmd/") || strings.HasPrefix(dep, "bench/") {
 					t.Errorf("%s imports %s: nothing may import a command (see deps_test.go)", dir, dep)
 				}
 				allowed, ok := layers[dir]
 				if !ok {
-					continue // commands, internal test support, bench tools
+					if !strings.HasPrefix(dir, "internal/") && !strings.HasPrefix(dir, "bench/") {
+						t.Errorf("%s: a package not placed on a floor: add it to layers in deps_test.go and to docs/design.md", dir)
+					}
+					continue // internal test support, bench generators
 				}
 				if !contains(allowed, dep) && !strings.HasPrefix(dep, "internal/") {
-					t.Errorf("%s imports %s: not allowed, imports point down parse → trace → classify → analyze → render (see deps_test.go)", dir, dep)
+					t.Errorf("%s imports %s: not allowed, imports point down parse → trace → classify → step → window → analyses → render (see deps_test.go)", dir, dep)
 				}
 				if strings.HasPrefix(dep, "internal/") && !strings.HasPrefix(dir, "internal/") {
 					t.Errorf("%s imports %s: internal packages are test and tool support only", dir, dep)
 				}
 				continue
 			}
-			if (dir == "trace" || dir == "outfile") && strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
+			if contains(bottom, dir) && strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
 				t.Errorf("%s imports %s: the bottom floor imports the standard library only", dir, im)
 			}
 			for dep, owners := range thirdParty {

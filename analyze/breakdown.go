@@ -5,43 +5,29 @@ import (
 	"slices"
 
 	"github.com/traceq/traceq/classify"
-	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // Options selects what Breakdown, Kernels and Compare compute.
 type Options struct {
-	Classifier *classify.Classifier // nil means classify.Default()
-	// Kind restricts step-grouped output to one step kind; KindAny keeps
-	// all.
-	Kind StepKind
-	// Top is the number of top kernels kept per group; 0 means 10.
+	// Filter keeps the windows of one class (--kind); its zero value
+	// keeps all.
+	Filter step.Filter
+	// Top is the number of top kernels kept per group (Breakdown) or
+	// kernels per class (Compare); 0 means 10.
 	Top int
-	// ByTop folds every category into its top level: communication/*
-	// becomes communication (gemm/marlin and moe/marlin_moe stay apart,
-	// under gemm and moe).
-	ByTop bool
 	// MinChange is Compare's threshold; nil means DefaultMinChange.
 	MinChange *MinChange
 }
 
-// categorize is the category rule of an analysis: ActivityCategory,
-// folded to its top level with ByTop.
-func (o *Options) categorize(a *trace.Activity, name string) classify.Category {
-	c := ActivityCategory(a, name, o.classifier())
-	if o.ByTop {
-		return classify.Category{Top: c.Top}
+func (o *Options) top() int {
+	if o.Top <= 0 {
+		return 10
 	}
-	return c
+	return o.Top
 }
-
-func (o *Options) classifier() *classify.Classifier {
-	if o.Classifier == nil {
-		return classify.Default()
-	}
-	return o.Classifier
-}
-
-func (o *Options) keeps(k StepKind) bool { return o.Kind == KindAny || o.Kind == k }
 
 // CategoryStat is one category's time in a group.
 type CategoryStat struct {
@@ -60,9 +46,6 @@ type CategoryStat struct {
 // TopKernel is one of a group's most expensive kernel names.
 type TopKernel struct {
 	Name string
-	// Label is the kernel's short label, unique over every kernel name of
-	// the inputs (KernelLabels).
-	Label string
 	// Mangled is the raw name the trace recorded when parse demangled it
 	// (trace.Trace.Mangled); "" otherwise.
 	Mangled   string
@@ -72,22 +55,19 @@ type TopKernel struct {
 	Share     float64 // TotalNS / group KernelNS
 }
 
-// Group is the breakdown of one (input, process, device, step kind).
+// Group is the breakdown of one (rank, device, class): one block of
+// `traceq breakdown` (docs/definitions.md#group).
 type Group struct {
-	Path     string
-	Run      string
-	Rank     *int
-	PID      int64
-	Device   int32
-	StepKind StepKind
-	Steps    int // number of steps summed; 0 without step markers
+	Rank   *window.Rank
+	Device int32
+	Class  step.Class
+	Steps  int // number of steps summed; 0 for the windows that are not steps
+	// KernelNS, BusyNS, SpanNS and IdleNS sum the group's windows
+	// (docs/definitions.md#per-group).
 	KernelNS int64
 	BusyNS   int64
 	SpanNS   int64
-	// IdleNS is the time inside the group's windows when the device ran
-	// no activity at all (see docs/definitions.md). Without steps it is
-	// SpanNS - BusyNS.
-	IdleNS int64
+	IdleNS   int64
 	// KernelPerStepNS is KernelNS per window; StepShare is BusyNS over
 	// SpanNS.
 	KernelPerStepNS int64
@@ -97,12 +77,11 @@ type Group struct {
 	// StepStats describes the group's steps one by one; nil for the
 	// whole-trace and unattributed groups.
 	StepStats *StepStats
-	// Idle splits IdleNS by cause (idle.go).
-	Idle IdleSplit
+	// Idle splits IdleNS by cause.
+	Idle window.IdleSplit
 	// BetweenStepsNS is the time between steps that ends in the group's
-	// steps: from the end of the latest-ending earlier step of the device
-	// to each step's first activity, summed over BetweenStepGaps steps,
-	// split by the kind of the step before in BetweenFrom.
+	// steps, summed over BetweenStepGaps steps, split by the kind of the
+	// step before in BetweenFrom.
 	BetweenStepsNS  int64
 	BetweenStepGaps int
 	BetweenFrom     []StepGapStat
@@ -111,282 +90,233 @@ type Group struct {
 	Launches    []LaunchStat
 	LaunchCPUNS int64
 	// Comm is the group's communication time and the part of it exposed.
-	Comm CommStat
-
-	Input int   // index of the input in the analysis
-	Proc  int32 // index of the process in the input's trace
+	Comm window.CommStat
 }
 
-// GroupTable is the per-group result of Breakdown.
+// LaunchStat describes the launch calls of one API (cudaLaunchKernel,
+// cudaGraphLaunch, cudaMemcpyAsync, …) that launched a group's activities.
+type LaunchStat struct {
+	API   string
+	Calls int64
+	// CPUNS is the time spent inside the calls (their summed durations).
+	CPUNS int64
+	// LaunchToStart describes, per call, its first activity's start minus
+	// the call's start.
+	LaunchToStart stats.Dist
+}
+
+// StepGapStat is the time between steps on one device ending in steps of
+// a group, for one kind of step before them.
+type StepGapStat struct {
+	From step.Kind // the kind of the step before the gap
+	// Gaps counts the steps preceded by a step of kind From; TotalNS sums
+	// the time from that step's span end to theirs start (0 where the
+	// spans overlap).
+	Gaps    int
+	TotalNS int64
+}
+
+// GroupTable is the result of Breakdown.
 type GroupTable struct {
-	Inputs []InputInfo
+	// Table is what the breakdown was computed from: its inputs, ranks
+	// and names.
+	Table  *window.Table
 	Groups []Group
+	// Steps lists every step on every device, whatever the filter
+	// (docs/definitions.md#per-step-figures), by input, step index,
+	// process and device; empty when no input has steps.
+	Steps []StepRow
 	// CrossRank compares the ranks of each run (see CrossRank); empty for
 	// runs of one rank.
 	CrossRank []RankRow
-	// EmptyLaunches counts the launch calls whose correlation id matches
-	// no recorded GPU activity, per input, process and API.
-	EmptyLaunches []EmptyLaunch
 }
 
-// window accumulates one (input, proc, device, step).
-type window struct {
-	input  int
-	proc   int32
-	device int32
-	step   int32 // index in Steps.List, -1 for none, 0 with no steps
-	first  trace.Time
-	last   trace.Time
-	kernel int64
-	busy   union
-	// idle is the time in [first, last) when the device ran nothing at
-	// all (stepped inputs), or the window's own activities nothing (the
-	// whole trace): the gaps idleScan splits by cause.
-	idle  int64
-	cats  map[catID]*catAcc
-	names map[trace.NameID]*nameAcc
-	windowIdle
+// Breakdown computes the per-group figures of a table, its step table
+// and its cross-rank comparison.
+func Breakdown(tbl *window.Table, opt Options) *GroupTable {
+	r := &GroupTable{Table: tbl}
+	r.Groups = groups(tbl, opt)
+	r.Steps = stepRows(tbl)
+	addStats(r.Steps, r.Groups)
+	r.CrossRank = crossRank(r)
+	return r
 }
 
-type catAcc struct {
-	kernel int64
-	n      int64
-	busy   union
-}
-
-type nameAcc struct {
-	n     int64
-	total int64
-}
-
-type winKey struct {
-	proc, device, step int32
-}
-
-// accumulation is one pass over the inputs' activities: the windows, in
-// order of first activity, and the categories met.
-type accumulation struct {
-	inputs []Input
-	wins   []*window
-	cats   *catTable
-	byName [][]catID // per input, per NameID
-	empty  []EmptyLaunch
-}
-
-func accumulate(inputs []Input, opt Options) *accumulation {
-	acc := &accumulation{inputs: inputs, cats: newCatTable(), byName: make([][]catID, len(inputs))}
-	for ii, in := range inputs {
-		t := in.Trace
-		byName := acc.cats.byName(t, opt.categorize)
-		acc.byName[ii] = byName
-		scan := newIdleScan(t, in.Steps != nil, byName, acc.cats)
-		m := map[winKey]*window{}
-		var lastKey winKey
-		var last *window
-		var inWins []*window
-		for i := range t.Activities {
-			a := &t.Activities[i]
-			k := winKey{proc: a.Proc, device: a.Device}
-			if in.Steps != nil {
-				k.step = in.Steps.Of[i]
-			}
-			w := last
-			if w == nil || k != lastKey {
-				w = m[k]
-				if w == nil {
-					w = &window{input: ii, proc: a.Proc, device: a.Device, step: k.step,
-						first: a.Start, last: a.End(), cats: map[catID]*catAcc{}, names: map[trace.NameID]*nameAcc{}}
-					m[k] = w
-					inWins = append(inWins, w)
-				}
-				last, lastKey = w, k
-			}
-			scan.add(w, i)
-			end := a.End()
-			w.last = max(w.last, end)
-			w.kernel += a.Dur
-			w.busy.add(a.Start, end)
-			ca := w.cats[byName[a.Name]]
-			if ca == nil {
-				ca = &catAcc{}
-				w.cats[byName[a.Name]] = ca
-			}
-			ca.kernel += a.Dur
-			ca.n++
-			ca.busy.add(a.Start, end)
-			na := w.names[a.Name]
-			if na == nil {
-				na = &nameAcc{}
-				w.names[a.Name] = na
-			}
-			na.n++
-			na.total += a.Dur
-		}
-		acc.empty = append(acc.empty, scan.finish(ii, in, inWins)...)
-		acc.wins = append(acc.wins, inWins...)
-	}
-	return acc
-}
-
-// Breakdown computes the per-group figures of the inputs and their step
-// table (nil when no input has steps), in one pass over the activities.
-func Breakdown(inputs []Input, opt Options) (*GroupTable, *StepTable) {
-	top := opt.Top
-	if top <= 0 {
-		top = 10
-	}
-	acc := accumulate(inputs, opt)
-	r := &GroupTable{}
-	for _, in := range inputs {
-		r.Inputs = append(r.Inputs, Describe(in))
-	}
-	r.Groups = acc.groups(top, opt)
-	r.EmptyLaunches = acc.empty
-	labelTops(r.Groups, inputs)
-	st := acc.stepTable()
-	st.addStats(r.Groups)
-	r.CrossRank = CrossRank(r)
-	addStragglers(inputs, r.CrossRank, opt)
-	if len(st.Rows) == 0 && len(st.Inputs) == 0 {
-		st = nil
-	}
-	return r, st
-}
-
-// addStragglers names the straggler of each communication row of the
-// cross-rank table, from the collectives analysis (run only when there
-// is such a row).
-func addStragglers(inputs []Input, rows []RankRow, opt Options) {
-	var ct *CollectiveTable
-	for i := range rows {
-		row := &rows[i]
-		if row.Total || row.Category.Top != classify.Communication {
-			continue
-		}
-		if ct == nil {
-			ct = Collectives(inputs, CollectiveOptions{Classifier: opt.Classifier, Kind: opt.Kind, noSizes: true})
-		}
-		row.Straggler = ct.Straggler(row.Run, row.StepKind, row.Category.Sub)
-	}
-}
-
-func stepKind(in Input, step int32) StepKind {
-	switch {
-	case in.Steps == nil:
-		return KindAll
-	case step < 0:
-		return KindNone
-	}
-	return in.Steps.List[step].Kind
+// HasCommunication reports whether a cross-rank row is a collective's:
+// the rows whose straggler the collectives analysis names.
+func (r *GroupTable) HasCommunication() bool {
+	return slices.ContainsFunc(r.CrossRank, func(row RankRow) bool {
+		return !row.Total && row.Category.Top == classify.Communication
+	})
 }
 
 type groupKey struct {
-	input        int
-	proc, device int32
-	kind         StepKind
+	rank   window.RankID
+	device int32
+	class  step.Class
 }
 
-// groups sums windows into (input, proc, device, step kind) groups.
-func (acc *accumulation) groups(top int, opt Options) []Group {
+// groups sums windows into (rank, device, class) groups.
+func groups(tbl *window.Table, opt Options) []Group {
+	type nameAcc struct {
+		cat      window.CatID
+		n, total int64
+	}
+	type launchAcc struct {
+		calls, cpu int64
+		latency    []int64
+	}
 	type gacc struct {
-		g     Group
-		cats  map[catID]*CategoryStat
-		names map[trace.NameID]*nameAcc
-		steps map[int32]bool
-		idle  idleGroup
+		g        Group
+		cats     map[window.CatID]*CategoryStat
+		names    map[window.NameID]*nameAcc
+		steps    map[int32]bool
+		from     map[step.Kind]*StepGapStat
+		launches map[string]*launchAcc
 	}
 	m := map[groupKey]*gacc{}
 	var order []groupKey
-	for _, w := range acc.wins {
-		in := acc.inputs[w.input]
-		kind := stepKind(in, w.step)
-		if !opt.keeps(kind) {
+	for i := range tbl.Windows {
+		w := &tbl.Windows[i]
+		if !opt.Filter.Keeps(w.Class) {
 			continue
 		}
-		k := groupKey{w.input, w.proc, w.device, kind}
+		k := groupKey{w.Rank, w.Device, w.Class}
 		ga := m[k]
 		if ga == nil {
-			ga = &gacc{g: Group{Path: in.Path, Run: in.Run, Rank: Rank(in.Trace, w.proc), PID: procPID(in.Trace, w.proc),
-				Device: w.device, StepKind: kind, Input: w.input, Proc: w.proc},
-				cats: map[catID]*CategoryStat{}, names: map[trace.NameID]*nameAcc{}, steps: map[int32]bool{}}
+			ga = &gacc{g: Group{Rank: &tbl.Ranks[w.Rank], Device: w.Device, Class: w.Class},
+				cats: map[window.CatID]*CategoryStat{}, names: map[window.NameID]*nameAcc{}, steps: map[int32]bool{}}
 			m[k] = ga
 			order = append(order, k)
 		}
-		if in.Steps != nil && w.step >= 0 {
-			ga.steps[w.step] = true
+		g := &ga.g
+		if w.Step >= 0 {
+			ga.steps[w.Step] = true
 		}
-		ga.g.KernelNS += w.kernel
-		ga.g.BusyNS += w.busy.sum()
-		ga.g.SpanNS += int64(w.last - w.first)
-		ga.g.IdleNS += w.idle
-		ga.idle.add(w)
-		for ci, ca := range w.cats {
-			cs := ga.cats[ci]
-			if cs == nil {
-				cs = &CategoryStat{Category: acc.cats.cats[ci]}
-				ga.cats[ci] = cs
+		g.KernelNS += w.KernelNS
+		g.BusyNS += w.BusyNS
+		g.SpanNS += w.SpanNS()
+		g.IdleNS += w.IdleNS
+		g.Idle.Add(w.Idle)
+		g.Comm.Add(w.Comm)
+		if w.HasPrev {
+			g.BetweenStepsNS += w.BetweenNS
+			g.BetweenStepGaps++
+			if ga.from == nil {
+				ga.from = map[step.Kind]*StepGapStat{}
 			}
-			cs.KernelNS += ca.kernel
-			cs.BusyNS += ca.busy.sum()
-			cs.Instances += ca.n
+			s := ga.from[w.From]
+			if s == nil {
+				s = &StepGapStat{From: w.From}
+				ga.from[w.From] = s
+			}
+			s.Gaps++
+			s.TotalNS += w.BetweenNS
 		}
-		for id, na := range w.names {
-			x := ga.names[id]
+		for _, l := range w.Launches {
+			if ga.launches == nil {
+				ga.launches = map[string]*launchAcc{}
+			}
+			x := ga.launches[l.API]
 			if x == nil {
-				x = &nameAcc{}
-				ga.names[id] = x
+				x = &launchAcc{}
+				ga.launches[l.API] = x
 			}
-			x.n += na.n
-			x.total += na.total
+			x.calls += l.Calls
+			x.cpu += l.CPUNS
+			x.latency = append(x.latency, l.LaunchToStart...)
+		}
+		for _, c := range w.Cats {
+			cs := ga.cats[c.Cat]
+			if cs == nil {
+				cs = &CategoryStat{Category: tbl.Category(c.Cat)}
+				ga.cats[c.Cat] = cs
+			}
+			cs.KernelNS += c.KernelNS
+			cs.BusyNS += c.BusyNS
+			cs.Instances += c.N
+		}
+		for _, n := range w.Names {
+			x := ga.names[n.Name]
+			if x == nil {
+				x = &nameAcc{cat: tbl.Fold(n.Cat)}
+				ga.names[n.Name] = x
+			}
+			x.n += n.N
+			x.total += n.TotalNS
 		}
 	}
+	top := opt.top()
 	out := make([]Group, 0, len(order))
 	for _, k := range order {
 		ga := m[k]
 		g := ga.g
 		g.Steps = len(ga.steps)
 		windows := max(g.Steps, 1)
-		g.KernelPerStepNS = PerStep(g.KernelNS, windows)
-		g.StepShare = Ratio(g.BusyNS, g.SpanNS)
-		ga.idle.fill(&g, acc.inputs[k.input].Trace)
+		g.KernelPerStepNS = stats.PerStep(g.KernelNS, windows)
+		g.StepShare = stats.Ratio(g.BusyNS, g.SpanNS)
+		for _, s := range ga.from {
+			g.BetweenFrom = append(g.BetweenFrom, *s)
+		}
+		slices.SortFunc(g.BetweenFrom, func(a, b StepGapStat) int { return cmp.Compare(a.From, b.From) })
+		g.Launches = []LaunchStat{}
+		for api, l := range ga.launches {
+			g.Launches = append(g.Launches, LaunchStat{API: api, Calls: l.calls, CPUNS: l.cpu, LaunchToStart: stats.Select(l.latency)})
+			g.LaunchCPUNS += l.cpu
+		}
+		slices.SortFunc(g.Launches, func(a, b LaunchStat) int {
+			if c := cmp.Compare(b.CPUNS, a.CPUNS); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.API, b.API)
+		})
 		g.Categories = categoryList(ga.cats, g.KernelNS, g.SpanNS, windows)
-		t := acc.inputs[k.input].Trace
-		ids := make([]trace.NameID, 0, len(ga.names))
+		ids := make([]window.NameID, 0, len(ga.names))
 		for id := range ga.names {
 			ids = append(ids, id)
 		}
-		slices.SortFunc(ids, func(a, b trace.NameID) int {
+		slices.SortFunc(ids, func(a, b window.NameID) int {
 			if c := cmp.Compare(ga.names[b].total, ga.names[a].total); c != 0 {
 				return c
 			}
 			if c := cmp.Compare(ga.names[b].n, ga.names[a].n); c != 0 {
 				return c
 			}
-			return cmp.Compare(t.Names[a], t.Names[b])
+			return cmp.Compare(tbl.Name(a), tbl.Name(b))
 		})
 		if len(ids) > top {
 			ids = ids[:top]
 		}
 		for _, id := range ids {
 			na := ga.names[id]
-			g.Top = append(g.Top, TopKernel{Name: t.Names[id], Mangled: t.Mangled[id], Category: acc.cats.cats[acc.byName[k.input][id]],
-				Instances: na.n, TotalNS: na.total, Share: Ratio(na.total, g.KernelNS)})
+			g.Top = append(g.Top, TopKernel{Name: tbl.Name(id), Mangled: tbl.Mangled(id), Category: tbl.Category(na.cat),
+				Instances: na.n, TotalNS: na.total, Share: stats.Ratio(na.total, g.KernelNS)})
 		}
 		out = append(out, g)
 	}
-	slices.SortFunc(out, compareGroups)
+	slices.SortFunc(out, func(a, b Group) int {
+		return cmp.Or(cmp.Compare(a.Rank.ID, b.Rank.ID), cmp.Compare(a.Device, b.Device), a.Class.Compare(b.Class))
+	})
 	return out
 }
 
-func compareGroups(a, b Group) int {
-	if c := cmp.Compare(a.Input, b.Input); c != 0 {
-		return c
+// categoryList finishes a group's categories (a group, or a run's class
+// in a summary): each one's shares of the kernel time and of the span,
+// its time per window, largest kernel time first (ties in category
+// order).
+func categoryList[K comparable](cats map[K]*CategoryStat, kernel, span int64, windows int) []CategoryStat {
+	out := make([]CategoryStat, 0, len(cats))
+	for _, cs := range cats {
+		cs.Share = stats.Ratio(cs.KernelNS, kernel)
+		cs.StepShare = stats.Ratio(cs.BusyNS, span)
+		cs.KernelPerStepNS = stats.PerStep(cs.KernelNS, windows)
+		out = append(out, *cs)
 	}
-	if c := cmp.Compare(a.Proc, b.Proc); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Device, b.Device); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.StepKind, b.StepKind)
+	slices.SortFunc(out, func(a, b CategoryStat) int {
+		if c := cmp.Compare(b.KernelNS, a.KernelNS); c != 0 {
+			return c
+		}
+		return classify.Compare(a.Category, b.Category)
+	})
+	return out
 }

@@ -1,13 +1,13 @@
 package analyze
 
 import (
-	"errors"
 	"math/rand"
 	"slices"
 	"testing"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // build makes a trace from (name, device, stream, start, dur) rows.
@@ -45,7 +45,7 @@ func TestBreakdownOverlap(t *testing.T) {
 		act{"Memcpy HtoD (Pageable -> Device)", 0, 0, 300, 10, trace.KindMemcpy},
 		act{gemm, 1, 0, 1000, 7, trace.KindKernel},
 	)
-	r, _ := Breakdown([]Input{{Path: "x", Trace: tr}}, Options{})
+	r := breakdownOf(t, Options{}, window.Input{Path: "x", Trace: tr})
 	if len(r.Groups) != 2 {
 		t.Fatalf("got %d groups, want 2", len(r.Groups))
 	}
@@ -94,7 +94,7 @@ func TestBreakdownRandom(t *testing.T) {
 				int64(rng.Intn(200)), int64(rng.Intn(40)), trace.KindKernel})
 		}
 		tr := build(rows...)
-		r, _ := Breakdown([]Input{{Path: "x", Trace: tr}}, Options{})
+		r := breakdownOf(t, Options{}, window.Input{Path: "x", Trace: tr})
 		for _, g := range r.Groups {
 			covered := map[int64]bool{}
 			var kernel int64
@@ -127,13 +127,13 @@ func TestKernelsStats(t *testing.T) {
 		act{allreduce, 0, 1, 5, 300, trace.KindKernel},
 		act{"Memset (Device)", 0, 0, 400, 3, trace.KindMemset},
 	)
-	ks := Kernels([]Input{{Path: "x", Trace: tr}}, KernelOptions{})
+	ks := Kernels(tableOf(t, window.Input{Path: "x", Trace: tr}), KernelOptions{})
 	if len(ks) != 2 {
 		t.Fatalf("got %d rows, want 2 (memset excluded): %+v", len(ks), ks)
 	}
 	g := ks[1]
 	// durations 10, 20, 30, 40: mean 25, median 25, sample sd sqrt(500/3)
-	if g.Name != gemm || g.N != 4 || g.Total != 100 || g.Mean != 25 || g.Median != 25 || g.Min != 10 || g.Max != 40 {
+	if g.Name != gemm || g.N != 4 || g.Total != 100 || g.Mean != 25 || g.P50 != 25 || g.Min != 10 || g.Max != 40 {
 		t.Errorf("gemm row = %+v", g)
 	}
 	if d := g.StdDev - 12.909944487358056; d > 1e-9 || d < -1e-9 {
@@ -142,7 +142,7 @@ func TestKernelsStats(t *testing.T) {
 	if ks[0].Share != 0.75 || ks[1].Share != 0.25 {
 		t.Errorf("shares = %v, %v; want 0.75, 0.25", ks[0].Share, ks[1].Share)
 	}
-	per := Kernels([]Input{{Path: "x", Trace: tr}}, KernelOptions{PerDevice: true, MemOps: true})
+	per := Kernels(tableOf(t, window.Input{Path: "x", Trace: tr}), KernelOptions{PerDevice: true, MemOps: true})
 	var devs []int32
 	for _, k := range per {
 		if k.Name == gemm {
@@ -152,45 +152,5 @@ func TestKernelsStats(t *testing.T) {
 	slices.Sort(devs)
 	if len(per) != 4 || len(devs) != 2 || devs[0] != 0 || devs[1] != 1 {
 		t.Errorf("per-device rows: %+v", per)
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	xs := []int64{10, 20, 30, 40, 50}
-	for _, tc := range []struct {
-		p    float64
-		want float64
-	}{{0, 10}, {50, 30}, {90, 46}, {99, 49.6}, {100, 50}, {25, 20}} {
-		if got := Percentile(xs, tc.p); got < tc.want-1e-9 || got > tc.want+1e-9 {
-			t.Errorf("Percentile(%v) = %v, want %v", tc.p, got, tc.want)
-		}
-	}
-	if Percentile([]int64(nil), 50) != 0 || Percentile([]int64{7}, 90) != 7 {
-		t.Error("Percentile of empty/singleton")
-	}
-}
-
-// TestCheckSums refuses inputs whose summed durations, or an activity's
-// end, or a span, do not fit 64 bits, and accepts the largest that do.
-func TestCheckSums(t *testing.T) {
-	const max = int64(^uint64(0) >> 1)
-	in := func(acts ...trace.Activity) Input {
-		return Input{Path: "x", Trace: &trace.Trace{Activities: acts}}
-	}
-	for _, tc := range []struct {
-		name   string
-		inputs []Input
-		ok     bool
-	}{
-		{"fits", []Input{in(trace.Activity{Start: 0, Dur: max / 2}, trace.Activity{Start: 1, Dur: max / 2})}, true},
-		{"sum overflows", []Input{in(trace.Activity{Start: 0, Dur: max/2 + 1}, trace.Activity{Start: 1, Dur: max/2 + 1})}, false},
-		{"sum over inputs", []Input{in(trace.Activity{Dur: max/2 + 1}), in(trace.Activity{Dur: max/2 + 1})}, false},
-		{"end overflows", []Input{in(trace.Activity{Start: trace.Time(max - 5), Dur: 10})}, false},
-		{"span overflows", []Input{in(trace.Activity{Start: trace.Time(-max), Dur: 1}, trace.Activity{Start: trace.Time(max - 10), Dur: 1})}, false},
-	} {
-		err := CheckSums(tc.inputs)
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrOverflow)) {
-			t.Errorf("%s: %v", tc.name, err)
-		}
 	}
 }

@@ -7,34 +7,40 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/classify"
-	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/labels"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // Diff compares two runs: each side is one or more inputs (a trace, or the
-// rank files of a directory), compared per step kind.
+// rank files of a directory), compared class by class.
 //
 // The figures (window, time per step, delta, share change, step time,
 // tokens, change and noise) are defined in docs/definitions.md#diff.
 type Diff struct {
-	Before []InputInfo
-	After  []InputInfo
-	// BeforeRun and AfterRun name the sides (RunName).
+	Before, After *window.Table
+	// BeforeRun and AfterRun name the sides: their inputs' runs.
 	BeforeRun string
 	AfterRun  string
 	// MinChange is the threshold the changes were judged with; a change
 	// below NoiseK standard errors of the step-to-step spread is noise.
 	MinChange MinChange
-	// Comparable is false when the sides share no step kind, or no
-	// category within the kinds they share; Notes says why, and lists the
-	// step kinds present on one side only.
+	NoiseK    int
+	// Comparable is false when the sides share no class, or no category
+	// within the classes they share (KindDiff.Unshared).
 	Comparable bool
-	Notes      []string
-	Kinds      []KindDiff
+	// OnlyBefore and OnlyAfter list the classes found on one side only,
+	// in report order.
+	OnlyBefore, OnlyAfter []step.Class
+	Kinds                 []KindDiff
 }
 
-// KindDiff compares one step kind.
+// KindDiff compares one class.
 type KindDiff struct {
-	StepKind StepKind
+	Class step.Class
+	// Unshared says that no category has time on both sides.
+	Unshared bool
 	// BeforeWindows and AfterWindows count the windows (steps × devices)
 	// the per-step figures divide by; Devices count the (input, process,
 	// device) groups of the kind, and Steps the most steps any of them has
@@ -45,8 +51,8 @@ type KindDiff struct {
 	AfterDevices  int
 	BeforeSteps   int
 	AfterSteps    int
-	// StepTime compares the windows' spans; nil for the whole-trace and
-	// unattributed kinds.
+	// StepTime compares the windows' spans; nil for the windows that are
+	// not steps.
 	StepTime *StepTimeDiff
 	// Tokens compares the token counts of the steps' markers; nil unless
 	// every window of the kind on both sides has one.
@@ -63,7 +69,7 @@ type KindDiff struct {
 // StepTimeDiff compares the step time: the span of each window (one step
 // on one device) of the kind, as percentiles over the side's windows.
 type StepTimeDiff struct {
-	Before, After      Summary
+	Before, After      stats.Dist
 	DeltaP50, DeltaP90 float64 // after − before
 	DeltaP50Pct        *float64
 	DeltaP90Pct        *float64
@@ -112,13 +118,10 @@ type CategoryDiff struct {
 
 // KernelDiff compares one kernel, matched across the sides by name or,
 // where the names differ only in template arguments and parameter lists,
-// by ShortName.
+// by their short name (labels.Short).
 type KernelDiff struct {
 	// Name is the kernel name, or the short name for a short-name match.
-	Name string
-	// Label is the kernel's short label, unique over every kernel name of
-	// both sides (KernelLabels); a short-name match's is its Name.
-	Label    string
+	Name     string
 	Category classify.Category
 	// Match is "name" or "short_name"; "" for a kernel on one side only.
 	Match           string
@@ -139,29 +142,24 @@ type KernelDiff struct {
 	Verdict
 }
 
-// sideKind accumulates one step kind of one side: its windows and their
+// sideKind accumulates one class of one side: its windows and their
 // sums.
 type sideKind struct {
-	side    *side
-	wins    []*window
+	tbl     *window.Table
+	wins    []*window.Window
 	dev     []int // each window's device, numbered from 0
 	steps   int   // the most stepped windows of any device
 	devices int
 	kernel  int64
 	cats    map[classify.Category]int64
+	catIDs  map[classify.Category]window.CatID
 	idle    int64
-	split   IdleSplit
+	split   window.IdleSplit
 	names   map[string]*nameStat
-	// spans holds each window's span, for a stepped kind; tokens its
-	// step's token count, nil when a window's marker gives none.
+	// spans holds each window's span, for steps; tokens its step's token
+	// count, nil when a window's marker gives none.
 	spans  []int64
 	tokens []int64
-}
-
-// side is one side's accumulation, kept for the per-window samples.
-type side struct {
-	acc     *accumulation
-	nameIDs []map[string]trace.NameID // per input, built when first needed
 }
 
 type nameStat struct {
@@ -170,49 +168,34 @@ type nameStat struct {
 	total int64
 }
 
-// Compare computes the diff of two sides. opt.Kind restricts it to one
-// step kind; opt.Top is the number of kernels kept per kind (0: 10);
+// Compare computes the diff of two sides. opt.Filter restricts it to one
+// class; opt.Top is the number of kernels kept per class (0: 10);
 // opt.MinChange the threshold (nil: DefaultMinChange).
-func Compare(before, after []Input, opt Options) *Diff {
-	top := opt.Top
-	if top <= 0 {
-		top = 10
-	}
+func Compare(before, after *window.Table, opt Options) *Diff {
 	mc := DefaultMinChange
 	if opt.MinChange != nil {
 		mc = *opt.MinChange
 	}
-	cl := opt.classifier()
 	// Empty lists, not null, for JSON readers.
-	d := &Diff{Notes: []string{}, Kinds: []KindDiff{}, MinChange: mc}
-	b, bKinds := diffSide(before, opt, cl)
-	a, aKinds := diffSide(after, opt, cl)
-	for _, in := range before {
-		d.Before = append(d.Before, Describe(in))
-	}
-	for _, in := range after {
-		d.After = append(d.After, Describe(in))
-	}
-	d.BeforeRun, d.AfterRun = RunName(d.Before), RunName(d.After)
-	var common []StepKind
+	d := &Diff{Before: before, After: after, Kinds: []KindDiff{}, MinChange: mc, NoiseK: noiseK,
+		BeforeRun: runName(before.Inputs), AfterRun: runName(after.Inputs)}
+	b, bKinds := diffSide(before, opt)
+	a, aKinds := diffSide(after, opt)
+	var common []step.Class
 	for _, k := range bKinds {
 		if a[k] != nil {
 			common = append(common, k)
 		} else {
-			d.Notes = append(d.Notes, fmt.Sprintf("step kind %q is in before only", k))
+			d.OnlyBefore = append(d.OnlyBefore, k)
 		}
 	}
 	for _, k := range aKinds {
 		if b[k] == nil {
-			d.Notes = append(d.Notes, fmt.Sprintf("step kind %q is in after only", k))
+			d.OnlyAfter = append(d.OnlyAfter, k)
 		}
 	}
-	if len(common) == 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("not comparable: no common step kind (before: %s; after: %s); --no-steps compares whole traces",
-			kindList(bKinds), kindList(aKinds)))
-	}
 	for _, k := range common {
-		kd := compareKind(k, b[k], a[k], top, mc)
+		kd := compareKind(k, b[k], a[k], opt.top(), mc)
 		shared := 0
 		for _, c := range kd.Categories {
 			if c.BeforeNS > 0 && c.AfterNS > 0 {
@@ -220,33 +203,24 @@ func Compare(before, after []Input, opt Options) *Diff {
 			}
 		}
 		if shared == 0 {
-			d.Notes = append(d.Notes, fmt.Sprintf("step kind %q: no category has time on both sides", k))
-		} else if k != KindNone {
+			kd.Unshared = true
+		} else if k != step.Unattributed {
 			d.Comparable = true
 		}
 		d.Kinds = append(d.Kinds, kd)
 	}
-	if len(common) > 0 && !d.Comparable {
-		d.Notes = append(d.Notes, "not comparable: the common step kinds share no category")
-	}
-	labelDiff(d, before, after)
 	return d
 }
 
-// RunName names a side of a diff: its inputs' run (Input.Run), the runs
-// joined with " + " when they are several, or, for inputs without one, the
-// file names.
-func RunName(infos []InputInfo) string {
+// runName names a side of a diff: its inputs' run, the runs joined with
+// " + " when they are several.
+func runName(inputs []window.Input) string {
 	var names []string
 	seen := map[string]bool{}
-	for _, in := range infos {
-		n := in.Run
-		if n == "" {
-			n = fileRunName(in.Path)
-		}
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
+	for _, in := range inputs {
+		if !seen[in.Run] {
+			seen[in.Run] = true
+			names = append(names, in.Run)
 		}
 	}
 	if len(names) > 3 {
@@ -255,92 +229,81 @@ func RunName(infos []InputInfo) string {
 	return strings.Join(names, " + ")
 }
 
-func kindList(ks []StepKind) string {
-	if len(ks) == 0 {
-		return "none"
-	}
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = k.String()
-	}
-	return strings.Join(names, ", ")
-}
-
-// diffSide sums one side per step kind from its windows, and returns the
-// kinds in report order.
-func diffSide(inputs []Input, opt Options, cl *classify.Classifier) (map[StepKind]*sideKind, []StepKind) {
-	sd := &side{acc: accumulate(inputs, Options{Classifier: cl, ByTop: opt.ByTop}), nameIDs: make([]map[string]trace.NameID, len(inputs))}
-	acc := sd.acc
-	m := map[StepKind]*sideKind{}
+// diffSide sums one side per class from its windows, and returns the
+// classes in report order.
+func diffSide(tbl *window.Table, opt Options) (map[step.Class]*sideKind, []step.Class) {
+	m := map[step.Class]*sideKind{}
 	type devKey struct {
-		input        int
-		proc, device int32
+		rank   window.RankID
+		device int32
 	}
-	devs := map[StepKind]map[devKey]int{}
-	stepped := map[StepKind][]int{} // per device, its stepped windows
-	for _, w := range acc.wins {
-		in := acc.inputs[w.input]
-		kind := stepKind(in, w.step)
-		if !opt.keeps(kind) {
+	devs := map[step.Class]map[devKey]int{}
+	stepped := map[step.Class][]int{} // per device, its stepped windows
+	for i := range tbl.Windows {
+		w := &tbl.Windows[i]
+		if !opt.Filter.Keeps(w.Class) {
 			continue
 		}
-		s := m[kind]
+		s := m[w.Class]
 		if s == nil {
-			s = &sideKind{side: sd, cats: map[classify.Category]int64{}, names: map[string]*nameStat{}, tokens: []int64{}}
-			m[kind] = s
-			devs[kind] = map[devKey]int{}
+			s = &sideKind{tbl: tbl, cats: map[classify.Category]int64{}, catIDs: map[classify.Category]window.CatID{},
+				names: map[string]*nameStat{}, tokens: []int64{}}
+			m[w.Class] = s
+			devs[w.Class] = map[devKey]int{}
 		}
-		dk := devKey{w.input, w.proc, w.device}
-		di, seen := devs[kind][dk]
+		dk := devKey{w.Rank, w.Device}
+		di, seen := devs[w.Class][dk]
 		if !seen {
 			di = s.devices
-			devs[kind][dk] = di
+			devs[w.Class][dk] = di
 			s.devices++
-			stepped[kind] = append(stepped[kind], 0)
+			stepped[w.Class] = append(stepped[w.Class], 0)
 		}
 		s.wins = append(s.wins, w)
 		s.dev = append(s.dev, di)
-		if in.Steps != nil && w.step >= 0 {
-			stepped[kind][di]++
-			s.steps = max(s.steps, stepped[kind][di])
-			s.spans = append(s.spans, int64(w.last-w.first))
-			if tok := in.Steps.List[w.step].Tokens; tok >= 0 && s.tokens != nil {
+		if w.Class.Scope == step.InStep {
+			stepped[w.Class][di]++
+			s.steps = max(s.steps, stepped[w.Class][di])
+			s.spans = append(s.spans, w.SpanNS())
+			st := tbl.Inputs[tbl.Ranks[w.Rank].Input].Steps
+			if tok := st.List[w.Step].Tokens; tok >= 0 && s.tokens != nil {
 				s.tokens = append(s.tokens, tok)
 			} else {
 				s.tokens = nil
 			}
 		}
-		s.kernel += w.kernel
-		s.idle += w.idle
-		s.split.add(w.split)
-		for ci, ca := range w.cats {
-			s.cats[acc.cats.cats[ci]] += ca.kernel
+		s.kernel += w.KernelNS
+		s.idle += w.IdleNS
+		s.split.Add(w.Idle)
+		for _, c := range w.Cats {
+			cat := tbl.Category(c.Cat)
+			s.cats[cat] += c.KernelNS
+			s.catIDs[cat] = c.Cat
 		}
-		t := in.Trace
-		for id, na := range w.names {
-			name := t.Names[id]
+		for _, n := range w.Names {
+			name := tbl.Name(n.Name)
 			ns := s.names[name]
 			if ns == nil {
-				ns = &nameStat{cat: acc.cats.cats[acc.byName[w.input][id]]}
+				ns = &nameStat{cat: tbl.Category(tbl.Fold(n.Cat))}
 				s.names[name] = ns
 			}
-			ns.n += na.n
-			ns.total += na.total
+			ns.n += n.N
+			ns.total += n.TotalNS
 		}
 	}
-	kinds := make([]StepKind, 0, len(m))
+	kinds := make([]step.Class, 0, len(m))
 	for k, s := range m {
 		kinds = append(kinds, k)
 		if len(s.spans) == 0 {
 			s.tokens = nil
 		}
 	}
-	slices.Sort(kinds)
+	slices.SortFunc(kinds, step.Class.Compare)
 	return m, kinds
 }
 
 // sample returns each window's value of f: the row's per-window times.
-func (s *sideKind) sample(f func(w *window) int64) spread {
+func (s *sideKind) sample(f func(w *window.Window) int64) spread {
 	xs := make([]int64, len(s.wins))
 	for i, w := range s.wins {
 		xs[i] = f(w)
@@ -350,42 +313,30 @@ func (s *sideKind) sample(f func(w *window) int64) spread {
 
 // catSample is the sample of one category's kernel time per window.
 func (s *sideKind) catSample(c classify.Category) spread {
-	id, ok := s.side.acc.cats.ids[c]
-	return s.sample(func(w *window) int64 {
-		if ca := w.cats[id]; ok && ca != nil {
-			return ca.kernel
+	id, ok := s.catIDs[c]
+	return s.sample(func(w *window.Window) int64 {
+		if !ok {
+			return 0
 		}
-		return 0
+		return w.Cat(id).KernelNS
 	})
 }
 
 // nameSample is the sample of the summed kernel time of names per window.
 func (s *sideKind) nameSample(names []string) spread {
-	return s.sample(func(w *window) int64 {
-		ids := s.side.ids(w.input)
+	var ids []window.NameID
+	for _, n := range names {
+		if id, ok := s.tbl.NameIDOf(n); ok {
+			ids = append(ids, id)
+		}
+	}
+	return s.sample(func(w *window.Window) int64 {
 		var x int64
-		for _, n := range names {
-			if id, ok := ids[n]; ok {
-				if na := w.names[id]; na != nil {
-					x += na.total
-				}
-			}
+		for _, id := range ids {
+			x += w.Name(id).TotalNS
 		}
 		return x
 	})
-}
-
-// ids maps the names of input i to their ids.
-func (sd *side) ids(i int) map[string]trace.NameID {
-	if sd.nameIDs[i] == nil {
-		t := sd.acc.inputs[i].Trace
-		m := make(map[string]trace.NameID, len(t.Names))
-		for id, n := range t.Names {
-			m[n] = trace.NameID(id)
-		}
-		sd.nameIDs[i] = m
-	}
-	return sd.nameIDs[i]
 }
 
 func pctChange(before, after int64) *float64 {
@@ -406,8 +357,8 @@ func pctChangeF(before, after float64) *float64 {
 
 func categoryDiff(cat classify.Category, b, a int64, bw, aw int, bTotal, aTotal int64) CategoryDiff {
 	c := CategoryDiff{Category: cat, BeforeNS: b, AfterNS: a,
-		BeforePerStepNS: PerStep(b, bw), AfterPerStepNS: PerStep(a, aw),
-		BeforeShare: Ratio(b, bTotal), AfterShare: Ratio(a, aTotal)}
+		BeforePerStepNS: stats.PerStep(b, bw), AfterPerStepNS: stats.PerStep(a, aw),
+		BeforeShare: stats.Ratio(b, bTotal), AfterShare: stats.Ratio(a, aTotal)}
 	c.DeltaNS = c.AfterPerStepNS - c.BeforePerStepNS
 	c.DeltaPct = pctChange(c.BeforePerStepNS, c.AfterPerStepNS)
 	c.ShareChange = c.AfterShare - c.BeforeShare
@@ -420,11 +371,11 @@ func (c CategoryDiff) judged(b, a spread, mc MinChange) CategoryDiff {
 	return c
 }
 
-func compareKind(kind StepKind, b, a *sideKind, top int, mc MinChange) KindDiff {
+func compareKind(kind step.Class, b, a *sideKind, top int, mc MinChange) KindDiff {
 	bw, aw := len(b.wins), len(a.wins)
-	kd := KindDiff{StepKind: kind, Categories: []CategoryDiff{}, Kernels: []KernelDiff{}, BeforeWindows: bw, AfterWindows: aw, BeforeSteps: b.steps, AfterSteps: a.steps,
+	kd := KindDiff{Class: kind, Categories: []CategoryDiff{}, Kernels: []KernelDiff{}, BeforeWindows: bw, AfterWindows: aw, BeforeSteps: b.steps, AfterSteps: a.steps,
 		BeforeDevices: b.devices, AfterDevices: a.devices}
-	kernel := func(w *window) int64 { return w.kernel }
+	kernel := func(w *window.Window) int64 { return w.KernelNS }
 	kd.Total = categoryDiff(classify.Category{}, b.kernel, a.kernel, bw, aw, b.kernel, a.kernel).judged(b.sample(kernel), a.sample(kernel), mc)
 	seen := map[classify.Category]bool{}
 	var cats []classify.Category
@@ -449,14 +400,14 @@ func compareKind(kind StepKind, b, a *sideKind, top int, mc MinChange) KindDiff 
 		return classify.Compare(x.Category, y.Category)
 	})
 	kd.Kernels = kernelDiffs(b, a, top, mc)
-	idle := func(bns, ans int64, f func(w *window) int64) CategoryDiff {
+	idle := func(bns, ans int64, f func(w *window.Window) int64) CategoryDiff {
 		return categoryDiff(classify.Category{}, bns, ans, bw, aw, b.idle, a.idle).judged(b.sample(f), a.sample(f), mc)
 	}
 	kd.Idle = IdleDiff{
-		Total:       idle(b.idle, a.idle, func(w *window) int64 { return w.idle }),
-		LaunchBound: idle(b.split.LaunchBoundNS, a.split.LaunchBoundNS, func(w *window) int64 { return w.split.LaunchBoundNS }),
-		DeviceSide:  idle(b.split.DeviceSideNS, a.split.DeviceSideNS, func(w *window) int64 { return w.split.DeviceSideNS }),
-		Unknown:     idle(b.split.UnknownNS, a.split.UnknownNS, func(w *window) int64 { return w.split.UnknownNS }),
+		Total:       idle(b.idle, a.idle, func(w *window.Window) int64 { return w.IdleNS }),
+		LaunchBound: idle(b.split.LaunchBoundNS, a.split.LaunchBoundNS, func(w *window.Window) int64 { return w.Idle.LaunchBoundNS }),
+		DeviceSide:  idle(b.split.DeviceSideNS, a.split.DeviceSideNS, func(w *window.Window) int64 { return w.Idle.DeviceSideNS }),
+		Unknown:     idle(b.split.UnknownNS, a.split.UnknownNS, func(w *window.Window) int64 { return w.Idle.UnknownNS }),
 	}
 	if len(b.spans) > 0 && len(a.spans) > 0 {
 		kd.StepTime = stepTimeDiff(b, a, mc)
@@ -469,7 +420,7 @@ func compareKind(kind StepKind, b, a *sideKind, top int, mc MinChange) KindDiff 
 // change against the standard error of a median.
 func stepTimeDiff(b, a *sideKind, mc MinChange) *StepTimeDiff {
 	bs, as := spreadOf(b.spans, b.dev, b.devices), spreadOf(a.spans, a.dev, a.devices)
-	st := &StepTimeDiff{Before: summarize(slices.Clone(b.spans)), After: summarize(slices.Clone(a.spans))}
+	st := &StepTimeDiff{Before: stats.Of(slices.Clone(b.spans)), After: stats.Of(slices.Clone(a.spans))}
 	st.DeltaP50, st.DeltaP90 = st.After.P50-st.Before.P50, st.After.P90-st.Before.P90
 	st.DeltaP50Pct, st.DeltaP90Pct = pctChangeF(st.Before.P50, st.After.P50), pctChangeF(st.Before.P90, st.After.P90)
 	st.Verdict = judge(st.DeltaP50, st.Before.P50, bs, as, mc, medianSE)
@@ -490,7 +441,7 @@ func tokenDiff(b, a *sideKind) *TokenDiff {
 		}
 		return divRound(span, tok)
 	}
-	td := &TokenDiff{BeforeP50: summarize(slices.Clone(b.tokens)).P50, AfterP50: summarize(slices.Clone(a.tokens)).P50,
+	td := &TokenDiff{BeforeP50: stats.Of(slices.Clone(b.tokens)).P50, AfterP50: stats.Of(slices.Clone(a.tokens)).P50,
 		BeforeNSPerToken: perToken(b), AfterNSPerToken: perToken(a)}
 	td.DeltaNSPerToken = td.AfterNSPerToken - td.BeforeNSPerToken
 	td.DeltaPct = pctChange(td.BeforeNSPerToken, td.AfterNSPerToken)
@@ -527,7 +478,7 @@ func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 		}
 		k := KernelDiff{Name: name, Category: cat, Match: match,
 			BeforeNS: bs.total, AfterNS: as.total, BeforeInstances: bs.n, AfterInstances: as.n,
-			BeforePerStepNS: PerStep(bs.total, len(b.wins)), AfterPerStepNS: PerStep(as.total, len(a.wins)),
+			BeforePerStepNS: stats.PerStep(bs.total, len(b.wins)), AfterPerStepNS: stats.PerStep(as.total, len(a.wins)),
 			BeforeNames: bNames, AfterNames: aNames}
 		k.DeltaNS = k.AfterPerStepNS - k.BeforePerStepNS
 		k.DeltaPct = pctChange(k.BeforePerStepNS, k.AfterPerStepNS)
@@ -553,7 +504,7 @@ func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 	byShort := func(names []string) map[string][]string {
 		m := map[string][]string{}
 		for _, n := range names {
-			s := ShortName(n)
+			s := labels.Short(n)
 			m[s] = append(m[s], n)
 		}
 		return m

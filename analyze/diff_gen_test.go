@@ -10,12 +10,15 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // genRun writes and reads back every rank of a generated run.
-func genRun(t *testing.T, cfg gen.Config) ([]analyze.Input, []*gen.Expected) {
+func genRun(t *testing.T, cfg gen.Config) (*window.Table, []*gen.Expected) {
 	t.Helper()
-	var ins []analyze.Input
+	var ins []window.Input
 	var exps []*gen.Expected
 	for r := range max(cfg.Ranks, 1) {
 		var buf bytes.Buffer
@@ -27,14 +30,18 @@ func genRun(t *testing.T, cfg gen.Config) ([]analyze.Input, []*gen.Expected) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+		st, err := step.Find(tr, step.Options{})
 		if err != nil || st == nil {
-			t.Fatalf("FindSteps: %v, %v", st, err)
+			t.Fatalf("step.Find: %v, %v", st, err)
 		}
-		ins = append(ins, analyze.Input{Path: fmt.Sprintf("rank%d.json", r), Run: fmt.Sprintf("seed%d", cfg.Seed), Trace: tr, Steps: st})
+		ins = append(ins, window.Input{Path: fmt.Sprintf("rank%d.json", r), Run: fmt.Sprintf("seed%d", cfg.Seed), Trace: tr, Steps: st})
 		exps = append(exps, exp)
 	}
-	return ins, exps
+	tbl, err := window.Build(ins, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl, exps
 }
 
 // genSide is the generator's own figures for one step kind of a run: one
@@ -101,17 +108,17 @@ func rowOracle(bx, ax []int64, br, ar []int, mc analyze.MinChange) rowWant {
 	}
 	switch {
 	case bs == 0 && as != 0:
-		o.change = analyze.ChangeAppeared
+		o.change = "appeared"
 	case as == 0 && bs != 0:
-		o.change = analyze.ChangeVanished
+		o.change = "vanished"
 	case d == 0 || d < mc.NS || float64(d)*100 < mc.Pct*float64(o.b):
-		o.change = analyze.ChangeUnchanged
+		o.change = "unchanged"
 	case d < o.noise:
-		o.change = analyze.ChangeNoise
+		o.change = "noise"
 	case o.delta > 0:
-		o.change = analyze.ChangeGrew
+		o.change = "grew"
 	default:
-		o.change = analyze.ChangeShrank
+		o.change = "shrank"
 	}
 	return o
 }
@@ -134,7 +141,7 @@ func checkGenDiff(t *testing.T, d *analyze.Diff, bexp, aexp []*gen.Expected, mc 
 		t.Fatalf("%d kinds, want decode and prefill", len(d.Kinds))
 	}
 	for _, k := range d.Kinds {
-		kind := k.StepKind.String()
+		kind := k.Class.String()
 		bw, br := genSide(bexp, kind)
 		aw, ar := genSide(aexp, kind)
 		if k.BeforeWindows != len(bw) || k.AfterWindows != len(aw) {
@@ -167,8 +174,8 @@ func checkGenDiff(t *testing.T, d *analyze.Diff, bexp, aexp []*gen.Expected, mc 
 		bs, as := values(bw, span), values(aw, span)
 		slices.Sort(bs)
 		slices.Sort(as)
-		if st.Before.P50 != analyze.Percentile(bs, 50) || st.After.P90 != analyze.Percentile(as, 90) ||
-			st.DeltaP50 != analyze.Percentile(as, 50)-analyze.Percentile(bs, 50) {
+		if st.Before.P50 != stats.Percentile(bs, 50) || st.After.P90 != stats.Percentile(as, 90) ||
+			st.DeltaP50 != stats.Percentile(as, 50)-stats.Percentile(bs, 50) {
 			t.Errorf("%s step time %+v", kind, st)
 		}
 		// Its noise: a median's standard error, √(π/2) times a mean's.
@@ -195,10 +202,10 @@ func checkGenDiff(t *testing.T, d *analyze.Diff, bexp, aexp []*gen.Expected, mc 
 		bt, at := values(bw, tokens), values(aw, tokens)
 		slices.Sort(bt)
 		slices.Sort(at)
-		if k.Tokens.BeforeP50 != analyze.Percentile(bt, 50) || k.Tokens.AfterP50 != analyze.Percentile(at, 50) ||
+		if k.Tokens.BeforeP50 != stats.Percentile(bt, 50) || k.Tokens.AfterP50 != stats.Percentile(at, 50) ||
 			k.Tokens.BeforeNSPerToken != perToken(bw) || k.Tokens.AfterNSPerToken != perToken(aw) {
-			t.Errorf("%s tokens %+v; want p50 %v → %v, %d → %d ns/token", kind, *k.Tokens, analyze.Percentile(bt, 50),
-				analyze.Percentile(at, 50), perToken(bw), perToken(aw))
+			t.Errorf("%s tokens %+v; want p50 %v → %v, %d → %d ns/token", kind, *k.Tokens, stats.Percentile(bt, 50),
+				stats.Percentile(at, 50), perToken(bw), perToken(aw))
 		}
 	}
 }
@@ -223,23 +230,23 @@ func TestCompareGeneratedNoise(t *testing.T) {
 		for _, k := range d.Kinds {
 			rows := append([]analyze.CategoryDiff{k.Total, k.Idle.Total}, k.Categories...)
 			for _, c := range rows {
-				if c.Change != analyze.ChangeNoise && c.Change != analyze.ChangeUnchanged {
-					t.Errorf("threshold %s: %s %s: %s by %d ns (noise below %d)", mc, k.StepKind, c.Category, c.Change, c.DeltaNS, c.NoiseNS)
+				if c.Change != "noise" && c.Change != "unchanged" {
+					t.Errorf("threshold %s: %s %s: %s by %d ns (noise below %d)", mc, k.Class, c.Category, c.Change, c.DeltaNS, c.NoiseNS)
 				}
-				if c.Change == analyze.ChangeNoise {
+				if c.Change == "noise" {
 					noise++
 				}
 			}
 			for _, kd := range k.Kernels {
-				if kd.Change != analyze.ChangeNoise && kd.Change != analyze.ChangeUnchanged {
-					t.Errorf("threshold %s: %s kernel %s: %s by %d ns (noise below %d)", mc, k.StepKind, kd.Label, kd.Change, kd.DeltaNS, kd.NoiseNS)
+				if kd.Change != "noise" && kd.Change != "unchanged" {
+					t.Errorf("threshold %s: %s kernel %s: %s by %d ns (noise below %d)", mc, k.Class, kd.Name, kd.Change, kd.DeltaNS, kd.NoiseNS)
 				}
 			}
-			if c := k.StepTime.Change; c != analyze.ChangeNoise && c != analyze.ChangeUnchanged {
-				t.Errorf("threshold %s: %s step time p50: %s by %.0f ns (noise below %d)", mc, k.StepKind, c, k.StepTime.DeltaP50, k.StepTime.NoiseNS)
+			if c := k.StepTime.Change; c != "noise" && c != "unchanged" {
+				t.Errorf("threshold %s: %s step time p50: %s by %.0f ns (noise below %d)", mc, k.Class, c, k.StepTime.DeltaP50, k.StepTime.NoiseNS)
 			}
 			if len(k.Kernels) < 15 {
-				t.Errorf("%s: %d kernel rows", k.StepKind, len(k.Kernels))
+				t.Errorf("%s: %d kernel rows", k.Class, len(k.Kernels))
 			}
 		}
 		if mc == (analyze.MinChange{}) && noise == 0 {
@@ -267,33 +274,33 @@ func TestCompareGeneratedChange(t *testing.T) {
 			for i := range k.Categories {
 				if c := &k.Categories[i]; c.Category.String() == cat {
 					attn = c
-				} else if seed == 1 && (c.DeltaNS != 0 || c.Change != analyze.ChangeUnchanged) {
-					t.Errorf("seed 1: %s %s changed: %+d ns, %s", k.StepKind, c.Category, c.DeltaNS, c.Change)
+				} else if seed == 1 && (c.DeltaNS != 0 || c.Change != "unchanged") {
+					t.Errorf("seed 1: %s %s changed: %+d ns, %s", k.Class, c.Category, c.DeltaNS, c.Change)
 				}
 			}
 			if attn == nil {
-				t.Fatalf("%s: no %s row", k.StepKind, cat)
+				t.Fatalf("%s: no %s row", k.Class, cat)
 			}
 			switch {
 			case seed == 1 && (attn.DeltaNS != perStep || k.Categories[0].Category.String() != cat):
-				t.Errorf("seed 1: %s %s: %+d ns; want +%d ns, first", k.StepKind, cat, attn.DeltaNS, perStep)
-			case seed == 1 && k.StepKind == analyze.KindDecode && attn.Change != analyze.ChangeGrew:
+				t.Errorf("seed 1: %s %s: %+d ns; want +%d ns, first", k.Class, cat, attn.DeltaNS, perStep)
+			case seed == 1 && k.Class == step.ClassOf(step.Decode) && attn.Change != "grew":
 				// (The 6 prefill steps' attention varies with their
 				// token counts by far more than 6 µs: there the same
 				// change is noise, as checkGenDiff's own figures say.)
 				t.Errorf("seed 1: decode %s: %s, want grew", cat, attn.Change)
-			case seed == 2 && k.StepKind == analyze.KindDecode && (attn.Change != analyze.ChangeGrew || abs(attn.DeltaNS-perStep) >= attn.NoiseNS):
+			case seed == 2 && k.Class == step.ClassOf(step.Decode) && (attn.Change != "grew" || abs(attn.DeltaNS-perStep) >= attn.NoiseNS):
 				t.Errorf("seed 2: decode %s: %+d ns, %s (noise %d); want grew by %d ± noise", cat, attn.DeltaNS, attn.Change, attn.NoiseNS, perStep)
 			}
-			if seed == 1 && k.StepKind == analyze.KindDecode {
+			if seed == 1 && k.Class == step.ClassOf(step.Decode) {
 				// Each decode step is one graph replay on one stream: its
 				// span grows by exactly the slowed kernels.
-				if k.StepTime.DeltaP50 != float64(perStep) || k.StepTime.Change != analyze.ChangeGrew {
+				if k.StepTime.DeltaP50 != float64(perStep) || k.StepTime.Change != "grew" {
 					t.Errorf("seed 1: decode step time p50 %+.0f ns, %s; want +%d, grew", k.StepTime.DeltaP50, k.StepTime.Change, perStep)
 				}
 				for _, kd := range k.Kernels {
-					if want := kd.Category.String() == cat; want != (kd.DeltaNS != 0) || want != (kd.Change == analyze.ChangeGrew) {
-						t.Errorf("seed 1: kernel %s: %+d ns, %s", kd.Label, kd.DeltaNS, kd.Change)
+					if want := kd.Category.String() == cat; want != (kd.DeltaNS != 0) || want != (kd.Change == "grew") {
+						t.Errorf("seed 1: kernel %s: %+d ns, %s", kd.Name, kd.DeltaNS, kd.Change)
 					}
 				}
 			}

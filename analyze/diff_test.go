@@ -3,10 +3,11 @@ package analyze
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // diffAct is one kernel of a hand-made trace: name, device, duration, step.
@@ -19,7 +20,7 @@ type diffAct struct {
 
 // handTrace builds an input from acts; steps lists the step kinds (nil:
 // no step markers).
-func diffTrace(path string, steps []string, acts []diffAct) Input {
+func diffTrace(path string, steps []string, acts []diffAct) window.Input {
 	in := trace.NewInterner()
 	t := &trace.Trace{Procs: []trace.Proc{{PID: 1, Rank: -1}}, Meta: trace.Meta{Rank: -1, WorldSize: -1}}
 	var of []int32
@@ -28,12 +29,13 @@ func diffTrace(path string, steps []string, acts []diffAct) Input {
 		of = append(of, a.step)
 	}
 	t.Names = in.Names()
-	inp := Input{Path: path, Trace: t}
+	inp := window.Input{Path: path, Trace: t}
 	if steps != nil {
-		st := &Steps{Of: of}
+		st := &step.Steps{Of: of}
 		for i, k := range steps {
-			kind, _ := ParseStepKind(k)
-			st.List = append(st.List, Step{Index: i, Kind: kind, Marker: k})
+			f, _ := step.ParseFilter(k)
+			c, _ := f.Class()
+			st.List = append(st.List, step.Step{Index: i, Kind: c.Kind, Marker: k})
 		}
 		inp.Steps = st
 	}
@@ -64,12 +66,12 @@ func TestCompareHand(t *testing.T) {
 	})
 	// Nanosecond changes: no threshold.
 	none := &MinChange{}
-	d := Compare([]Input{before}, []Input{after}, Options{MinChange: none})
-	if !d.Comparable || len(d.Kinds) != 1 || len(d.Notes) != 0 {
-		t.Fatalf("comparable %v, %d kinds, notes %q", d.Comparable, len(d.Kinds), d.Notes)
+	d := Compare(tableOf(t, before), tableOf(t, after), Options{MinChange: none})
+	if !d.Comparable || len(d.Kinds) != 1 || len(d.OnlyBefore)+len(d.OnlyAfter) != 0 || d.Kinds[0].Unshared {
+		t.Fatalf("comparable %v, %d kinds, %+v", d.Comparable, len(d.Kinds), d)
 	}
 	k := d.Kinds[0]
-	if k.StepKind != KindDecode || k.BeforeWindows != 2 || k.AfterWindows != 3 || k.BeforeSteps != 2 || k.AfterSteps != 3 {
+	if k.Class != decode || k.BeforeWindows != 2 || k.AfterWindows != 3 || k.BeforeSteps != 2 || k.AfterSteps != 3 {
 		t.Errorf("kind %+v", k)
 	}
 	// Totals: before 3500 ns over 2 windows = 1750; after 2700+900+301+120
@@ -89,11 +91,11 @@ func TestCompareHand(t *testing.T) {
 		b, a                int64 // per step
 		bn, an              int64 // instances
 	}{
-		{"cutlass::Kernel2", "short_name", ChangeShrank, 1000, 900, 2, 3},
-		{ar, "name", ChangeShrank, 600, 300, 2, 3},
-		{"vllm::rms_norm_kernel", "short_name", ChangeUnchanged, 100, 100, 2, 3}, // 301/3 = 100.33 → 100
-		{silu, "", ChangeVanished, 50, 0, 2, 0},
-		{"triton_poi_fused_mul_0", "", ChangeAppeared, 0, 40, 0, 3},
+		{"cutlass::Kernel2", "short_name", changeShrank, 1000, 900, 2, 3},
+		{ar, "name", changeShrank, 600, 300, 2, 3},
+		{"vllm::rms_norm_kernel", "short_name", changeUnchanged, 100, 100, 2, 3}, // 301/3 = 100.33 → 100
+		{silu, "", changeVanished, 50, 0, 2, 0},
+		{"triton_poi_fused_mul_0", "", changeAppeared, 0, 40, 0, 3},
 	}
 	for _, w := range want {
 		kd, ok := byName[w.name]
@@ -124,16 +126,16 @@ func TestCompareHand(t *testing.T) {
 	}
 	// The default threshold (1 µs) calls them all unchanged but for the
 	// kernels on one side only.
-	for _, kd := range Compare([]Input{before}, []Input{after}, Options{}).Kinds[0].Kernels {
+	for _, kd := range Compare(tableOf(t, before), tableOf(t, after), Options{}).Kinds[0].Kernels {
 		want := byName[kd.Name].Change
-		if want != ChangeAppeared && want != ChangeVanished {
-			want = ChangeUnchanged
+		if want != changeAppeared && want != changeVanished {
+			want = changeUnchanged
 		}
 		if kd.Change != want {
 			t.Errorf("%s: %s under the default threshold, want %s", kd.Name, kd.Change, want)
 		}
 	}
-	if got := Compare([]Input{before}, []Input{after}, Options{Top: 2}).Kinds[0].Kernels; len(got) != 2 || got[0].Name != ar {
+	if got := Compare(tableOf(t, before), tableOf(t, after), Options{Top: 2}).Kinds[0].Kernels; len(got) != 2 || got[0].Name != ar {
 		t.Errorf("--top 2: %d rows", len(got))
 	}
 }
@@ -149,48 +151,33 @@ func diffKeys(m map[string]KernelDiff) []string {
 
 func TestCompareNotComparable(t *testing.T) {
 	stepped := diffTrace("s", []string{"decode"}, []diffAct{{gemmA, 0, 10, 0}})
-	whole := diffTrace("w", nil, []diffAct{{gemmA, 0, 10, 0}})
-	prefill := diffTrace("p", []string{"prefill"}, []diffAct{{gemmA, 0, 10, 0}})
+	wholeIn := diffTrace("w", nil, []diffAct{{gemmA, 0, 10, 0}})
+	prefillIn := diffTrace("p", []string{"prefill"}, []diffAct{{gemmA, 0, 10, 0}})
 	other := diffTrace("o", nil, []diffAct{{ar, 0, 10, 0}})
 	for _, tc := range []struct {
-		name    string
-		b, a    Input
-		comp    bool
-		kinds   int
-		notes   []string
-		options Options
+		name                  string
+		b, a                  window.Input
+		comp                  bool
+		kinds                 int
+		onlyBefore, onlyAfter []step.Class
+		unshared              bool
+		options               Options
 	}{
-		{name: "steps vs none", b: stepped, a: whole, notes: []string{`"decode" is in before only`, `"all" is in after only`, "no common step kind"}},
-		{name: "decode vs prefill", b: stepped, a: prefill, notes: []string{"no common step kind (before: decode; after: prefill)"}},
-		{name: "no common category", b: whole, a: other, kinds: 1, notes: []string{"no category has time on both sides", "share no category"}},
-		{name: "same", b: whole, a: whole, comp: true, kinds: 1},
-		{name: "kind filter", b: stepped, a: prefill, options: Options{Kind: KindDecode}, notes: []string{`"decode" is in before only`}},
+		{name: "steps vs none", b: stepped, a: wholeIn, onlyBefore: []step.Class{decode}, onlyAfter: []step.Class{whole}},
+		{name: "decode vs prefill", b: stepped, a: prefillIn, onlyBefore: []step.Class{decode}, onlyAfter: []step.Class{prefill}},
+		{name: "no common category", b: wholeIn, a: other, kinds: 1, unshared: true},
+		{name: "same", b: wholeIn, a: wholeIn, comp: true, kinds: 1},
+		{name: "kind filter", b: stepped, a: prefillIn, options: Options{Filter: step.Only(decode)}, onlyBefore: []step.Class{decode}},
 	} {
-		d := Compare([]Input{tc.b}, []Input{tc.a}, tc.options)
+		d := Compare(tableOf(t, tc.b), tableOf(t, tc.a), tc.options)
 		if d.Comparable != tc.comp || len(d.Kinds) != tc.kinds {
 			t.Errorf("%s: comparable %v, %d kinds; want %v, %d", tc.name, d.Comparable, len(d.Kinds), tc.comp, tc.kinds)
 		}
-		joined := strings.Join(d.Notes, "\n")
-		for _, n := range tc.notes {
-			if !strings.Contains(joined, n) {
-				t.Errorf("%s: notes %q lack %q", tc.name, d.Notes, n)
-			}
+		if !slices.Equal(d.OnlyBefore, tc.onlyBefore) || !slices.Equal(d.OnlyAfter, tc.onlyAfter) {
+			t.Errorf("%s: only before %v, after %v; want %v, %v", tc.name, d.OnlyBefore, d.OnlyAfter, tc.onlyBefore, tc.onlyAfter)
 		}
-		if len(tc.notes) == 0 && len(d.Notes) != 0 {
-			t.Errorf("%s: notes %q", tc.name, d.Notes)
-		}
-	}
-}
-
-// Per-step division rounds half away from zero, in integers.
-func TestPerStep(t *testing.T) {
-	for _, tc := range []struct {
-		ns   int64
-		w    int
-		want int64
-	}{{10, 4, 3}, {9, 4, 2}, {-10, 4, -3}, {7, 0, 0}, {1 << 62, 3, 1537228672809129301}} {
-		if got := PerStep(tc.ns, tc.w); got != tc.want {
-			t.Errorf("PerStep(%d, %d) = %d, want %d", tc.ns, tc.w, got, tc.want)
+		if tc.kinds > 0 && d.Kinds[0].Unshared != tc.unshared {
+			t.Errorf("%s: unshared %v", tc.name, d.Kinds[0].Unshared)
 		}
 	}
 }
@@ -211,19 +198,19 @@ func TestJudge(t *testing.T) {
 		factor        float64
 		want          Verdict
 	}{
-		{"zero", 0, 5000, sd100, sd100, none, 1, Verdict{ChangeUnchanged, 100, 100, 212}},
-		{"below noise", 211, 5000, sd100, sd100, none, 1, Verdict{ChangeNoise, 100, 100, 212}},
-		{"at noise", -212, 5000, sd100, sd100, none, 1, Verdict{ChangeShrank, 100, 100, 212}},
-		{"above noise", 213, 5000, sd100, sd100, none, 1, Verdict{ChangeGrew, 100, 100, 212}},
-		{"median", 265, 5000, sd100, sd100, none, medianSE, Verdict{ChangeNoise, 100, 100, 266}},
-		{"median above", 266, 5000, sd100, sd100, none, medianSE, Verdict{ChangeGrew, 100, 100, 266}},
-		{"below floor", 999, 5000, sd100, sd100, MinChange{NS: 1000}, 1, Verdict{ChangeUnchanged, 100, 100, 212}},
-		{"at floor", 1000, 5000, sd100, sd100, MinChange{NS: 1000}, 1, Verdict{ChangeGrew, 100, 100, 212}},
-		{"below 1%", -9_999, 1_000_000, sd100, sd100, MinChange{Pct: 1}, 1, Verdict{ChangeUnchanged, 100, 100, 212}},
-		{"at 1%", -10_000, 1_000_000, sd100, sd100, MinChange{Pct: 1}, 1, Verdict{ChangeShrank, 100, 100, 212}},
-		{"one window", 5, 5000, one, sd100, none, 1, Verdict{ChangeGrew, -1, 100, -1}},
-		{"one window per device", 5, 5000, sd100, spread{n: 8}, none, 1, Verdict{ChangeGrew, 100, -1, -1}},
-		{"no spread", 1, 5000, spread{n: 3, dof: 1}, spread{n: 2, dof: 1}, none, 1, Verdict{ChangeGrew, 0, 0, 0}},
+		{"zero", 0, 5000, sd100, sd100, none, 1, Verdict{changeUnchanged, 100, 100, 212}},
+		{"below noise", 211, 5000, sd100, sd100, none, 1, Verdict{changeNoise, 100, 100, 212}},
+		{"at noise", -212, 5000, sd100, sd100, none, 1, Verdict{changeShrank, 100, 100, 212}},
+		{"above noise", 213, 5000, sd100, sd100, none, 1, Verdict{changeGrew, 100, 100, 212}},
+		{"median", 265, 5000, sd100, sd100, none, medianSE, Verdict{changeNoise, 100, 100, 266}},
+		{"median above", 266, 5000, sd100, sd100, none, medianSE, Verdict{changeGrew, 100, 100, 266}},
+		{"below floor", 999, 5000, sd100, sd100, MinChange{NS: 1000}, 1, Verdict{changeUnchanged, 100, 100, 212}},
+		{"at floor", 1000, 5000, sd100, sd100, MinChange{NS: 1000}, 1, Verdict{changeGrew, 100, 100, 212}},
+		{"below 1%", -9_999, 1_000_000, sd100, sd100, MinChange{Pct: 1}, 1, Verdict{changeUnchanged, 100, 100, 212}},
+		{"at 1%", -10_000, 1_000_000, sd100, sd100, MinChange{Pct: 1}, 1, Verdict{changeShrank, 100, 100, 212}},
+		{"one window", 5, 5000, one, sd100, none, 1, Verdict{changeGrew, -1, 100, -1}},
+		{"one window per device", 5, 5000, sd100, spread{n: 8}, none, 1, Verdict{changeGrew, 100, -1, -1}},
+		{"no spread", 1, 5000, spread{n: 3, dof: 1}, spread{n: 2, dof: 1}, none, 1, Verdict{changeGrew, 0, 0, 0}},
 	} {
 		if got := judge(tc.delta, tc.before, tc.b, tc.a, tc.mc, tc.factor); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)

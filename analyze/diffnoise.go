@@ -8,12 +8,12 @@ import (
 
 // Changes: what a diff row's delta is (docs/definitions.md#change).
 const (
-	ChangeAppeared  = "appeared"  // time after only
-	ChangeVanished  = "vanished"  // time before only
-	ChangeGrew      = "grew"      // more time after, a change
-	ChangeShrank    = "shrank"    // less time after, a change
-	ChangeUnchanged = "unchanged" // below MinChange
-	ChangeNoise     = "noise"     // below NoiseK standard errors of the step-to-step spread
+	changeAppeared  = "appeared"  // time after only
+	changeVanished  = "vanished"  // time before only
+	changeGrew      = "grew"      // more time after, a change
+	changeShrank    = "shrank"    // less time after, a change
+	changeUnchanged = "unchanged" // below MinChange
+	changeNoise     = "noise"     // below noiseK standard errors of the step-to-step spread
 )
 
 // MinChange is the smallest change per step that diff calls a change: a
@@ -59,20 +59,23 @@ func (m MinChange) String() string {
 	return strings.Join(parts, ",")
 }
 
-// NoiseK is how many standard errors of the difference of the two means a
+// noiseK is how many standard errors of the difference of the two means a
 // change must reach to be more than noise. Under the normal approximation
 // pure noise reaches 3 standard errors in 0.3 % of the rows; a diff prints
 // tens of rows, and at 2 (5 %) a comparison of a run with itself would
 // show a few "changes" every time.
-const NoiseK = 3
+const noiseK = 3
 
 // medianSE is the standard error of a median over that of a mean for
 // normal data, √(π/2): the step-time row compares p50s.
 var medianSE = math.Sqrt(math.Pi / 2)
 
-// Verdict says whether a row's delta is a change (Change*), and the spread
-// it was judged against.
+// Verdict says whether a row's delta is a change, and the spread it was
+// judged against.
 type Verdict struct {
+	// Change is appeared, vanished, grew, shrank (a change), unchanged
+	// (below MinChange) or noise (below noiseK standard errors of the
+	// step-to-step spread).
 	Change string
 	// BeforeStdDevNS and AfterStdDevNS are the step-to-step spread of the
 	// row's time per window on each side (spreadOf: the pooled standard
@@ -81,7 +84,7 @@ type Verdict struct {
 	// time, one step).
 	BeforeStdDevNS int64
 	AfterStdDevNS  int64
-	// NoiseNS is NoiseK standard errors of the difference of the two
+	// NoiseNS is noiseK standard errors of the difference of the two
 	// means, √(sb²/nb + sa²/na) over the sides' windows, rounded to the
 	// nanosecond: a delta below it is noise. -1 when a side's spread is
 	// unknown.
@@ -141,17 +144,17 @@ func judge(delta, before float64, b, a spread, mc MinChange, factor float64) Ver
 	}
 	if b.known() && a.known() {
 		se := math.Sqrt(b.sd*b.sd/float64(b.n) + a.sd*a.sd/float64(a.n))
-		v.NoiseNS = int64(math.Round(NoiseK * factor * se))
+		v.NoiseNS = int64(math.Round(noiseK * factor * se))
 	}
 	switch {
 	case delta == 0 || mc.Below(delta, before):
-		v.Change = ChangeUnchanged
+		v.Change = changeUnchanged
 	case math.Abs(delta) < float64(v.NoiseNS):
-		v.Change = ChangeNoise
+		v.Change = changeNoise
 	case delta > 0:
-		v.Change = ChangeGrew
+		v.Change = changeGrew
 	default:
-		v.Change = ChangeShrank
+		v.Change = changeShrank
 	}
 	return v
 }
@@ -161,9 +164,13 @@ func judge(delta, before float64, b, a spread, mc MinChange, factor float64) Ver
 func (v Verdict) presence(before, after int64) Verdict {
 	switch {
 	case before == 0 && after != 0:
-		v.Change = ChangeAppeared
+		v.Change = changeAppeared
 	case after == 0 && before != 0:
-		v.Change = ChangeVanished
+		v.Change = changeVanished
 	}
 	return v
 }
+
+// Changed reports whether the verdict is a change: appeared, vanished,
+// grew or shrank.
+func (v Verdict) Changed() bool { return v.Change != changeNoise && v.Change != changeUnchanged }

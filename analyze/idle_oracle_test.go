@@ -10,7 +10,10 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // The idle oracle: a second, deliberately plain reading of the definitions
@@ -31,7 +34,7 @@ type idleWin struct {
 
 type idleKey struct {
 	proc, dev int32
-	kind      analyze.StepKind
+	kind      step.Class
 }
 
 type idleCalls struct {
@@ -40,17 +43,17 @@ type idleCalls struct {
 }
 
 type idleGroupO struct {
-	idle     analyze.IdleSplit
+	idle     window.IdleSplit
 	between  int64
 	gaps     int
 	launches map[string]*idleCalls
-	comm     analyze.CommStat
+	comm     window.CommStat
 }
 
 type idleResult struct {
 	groups map[idleKey]*idleGroupO
-	rows   map[idleWinKey]analyze.IdleSplit // step windows
-	empty  map[string]*idleCalls            // "pid api"
+	rows   map[idleWinKey]window.IdleSplit // step windows
+	empty  map[string]*idleCalls           // "pid api"
 }
 
 type ispan struct{ s, e trace.Time }
@@ -98,16 +101,16 @@ func oPercentile(sorted []int64, p float64) float64 {
 	return float64(sorted[lo]) + (pos-float64(lo))*float64(sorted[lo+1]-sorted[lo])
 }
 
-func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
+func idleOracle(t *trace.Trace, st *step.Steps) *idleResult {
 	cl := classify.Default()
-	kindOf := func(step int32) analyze.StepKind {
+	kindOf := func(s int32) step.Class {
 		switch {
 		case st == nil:
-			return analyze.KindAll
-		case step < 0:
-			return analyze.KindNone
+			return step.WholeTrace
+		case s < 0:
+			return step.Unattributed
 		}
-		return st.List[step].Kind
+		return step.ClassOf(st.List[s].Kind)
 	}
 	// Launch calls by (proc, corr); the earliest is the activity's call.
 	type pc struct {
@@ -169,7 +172,7 @@ func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
 		}
 		scopes[k] = si
 	}
-	res := &idleResult{groups: map[idleKey]*idleGroupO{}, rows: map[idleWinKey]analyze.IdleSplit{}, empty: map[string]*idleCalls{}}
+	res := &idleResult{groups: map[idleKey]*idleGroupO{}, rows: map[idleWinKey]window.IdleSplit{}, empty: map[string]*idleCalls{}}
 	group := func(w *idleWin) *idleGroupO {
 		k := idleKey{w.key.proc, w.key.dev, kindOf(w.key.step)}
 		g := res.groups[k]
@@ -181,12 +184,12 @@ func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
 	}
 	isComm := func(i int) bool {
 		a := &t.Activities[i]
-		return analyze.ActivityCategory(a, t.Names[a.Name], cl).Top == classify.Communication
+		return a.Kind == trace.KindKernel && cl.Classify(t.Names[a.Name]).Top == classify.Communication
 	}
 	others := map[int32][]ispan{} // per device: the union of its non-communication activities
 	for _, w := range wins {
 		si := scopes[scopeOf(w)]
-		var split analyze.IdleSplit
+		var split window.IdleSplit
 		for p := 1; p < len(si.pieces); p++ {
 			gs, ge := si.pieces[p-1].e, si.pieces[p].s
 			if gs < w.first || ge > w.last {
@@ -306,20 +309,24 @@ func idleOracle(t *trace.Trace, st *analyze.Steps) *idleResult {
 }
 
 // checkIdle compares Breakdown's idle figures for in with the oracle's.
-func checkIdle(t *testing.T, in analyze.Input) (*analyze.GroupTable, *analyze.StepTable) {
+func checkIdle(t *testing.T, in window.Input) *analyze.GroupTable {
 	t.Helper()
-	r, st := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
+	tbl, err := window.Build([]window.Input{in}, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := analyze.Breakdown(tbl, analyze.Options{})
 	o := idleOracle(in.Trace, in.Steps)
 	if len(r.Groups) != len(o.groups) {
 		t.Errorf("%s: %d groups, oracle %d", in.Path, len(r.Groups), len(o.groups))
 	}
 	for _, g := range r.Groups {
-		og := o.groups[idleKey{g.Proc, g.Device, g.StepKind}]
+		og := o.groups[idleKey{g.Rank.Proc, g.Device, g.Class}]
 		if og == nil {
-			t.Errorf("%s: group %d/%d/%s not in the oracle", in.Path, g.Proc, g.Device, g.StepKind)
+			t.Errorf("%s: group %d/%d/%s not in the oracle", in.Path, g.Rank.Proc, g.Device, g.Class)
 			continue
 		}
-		name := fmt.Sprintf("%s device %d %s", in.Path, g.Device, g.StepKind)
+		name := fmt.Sprintf("%s device %d %s", in.Path, g.Device, g.Class)
 		if g.Idle != og.idle || g.IdleNS != g.Idle.Total() {
 			t.Errorf("%s: idle %d split %+v, oracle %+v", name, g.IdleNS, g.Idle, og.idle)
 		}
@@ -341,7 +348,7 @@ func checkIdle(t *testing.T, in analyze.Input) (*analyze.GroupTable, *analyze.St
 			}
 			slices.Sort(ol.lat)
 			want := analyze.LaunchStat{API: l.API, Calls: ol.calls, CPUNS: ol.cpu,
-				LaunchToStart: analyze.Latency{P50: oPercentile(ol.lat, 50), P90: oPercentile(ol.lat, 90), Max: ol.lat[len(ol.lat)-1]}}
+				LaunchToStart: stats.Dist{P50: oPercentile(ol.lat, 50), P90: oPercentile(ol.lat, 90), Max: ol.lat[len(ol.lat)-1]}}
 			if l.API != want.API || l.Calls != want.Calls || l.CPUNS != want.CPUNS || l.LaunchToStart.Max != want.LaunchToStart.Max ||
 				math.Abs(l.LaunchToStart.P50-want.LaunchToStart.P50) > 1e-6 || math.Abs(l.LaunchToStart.P90-want.LaunchToStart.P90) > 1e-6 {
 				t.Errorf("%s: launches %+v, oracle %+v", name, l, want)
@@ -352,28 +359,23 @@ func checkIdle(t *testing.T, in analyze.Input) (*analyze.GroupTable, *analyze.St
 			t.Errorf("%s: launch CPU %d, summed %d", name, g.LaunchCPUNS, cpu)
 		}
 	}
-	if st != nil {
-		for _, row := range st.Rows {
-			var proc int32 = -1
-			for p := range in.Trace.Procs {
-				if in.Trace.Procs[p].PID == row.PID {
-					proc = int32(p)
-				}
-			}
+	{
+		for _, row := range r.Steps {
+			proc := row.Rank.Proc
 			if want := o.rows[idleWinKey{proc, row.Device, int32(row.Step.Index)}]; row.Idle != want || row.IdleNS != want.Total() {
 				t.Errorf("%s: step %d device %d: idle %d split %+v, oracle %+v", in.Path, row.Step.Index, row.Device, row.IdleNS, row.Idle, want)
 			}
 		}
 	}
-	if len(r.EmptyLaunches) != len(o.empty) {
-		t.Errorf("%s: %d empty launch rows, oracle %d", in.Path, len(r.EmptyLaunches), len(o.empty))
+	if len(tbl.EmptyLaunches) != len(o.empty) {
+		t.Errorf("%s: %d empty launch rows, oracle %d", in.Path, len(tbl.EmptyLaunches), len(o.empty))
 	}
-	for _, e := range r.EmptyLaunches {
-		if oe := o.empty[fmt.Sprintf("%d %s", e.PID, e.API)]; oe == nil || oe.calls != e.Calls || oe.cpu != e.CPUNS {
+	for _, e := range tbl.EmptyLaunches {
+		if oe := o.empty[fmt.Sprintf("%d %s", tbl.Ranks[e.Rank].PID, e.API)]; oe == nil || oe.calls != e.Calls || oe.cpu != e.CPUNS {
 			t.Errorf("%s: empty launches %+v, oracle %+v", in.Path, e, oe)
 		}
 	}
-	return r, st
+	return r
 }
 
 // TestIdleRandom checks random traces against the oracle: two processes
@@ -442,12 +444,12 @@ func TestIdleRandom(t *testing.T) {
 		if err := tr.CheckValid(); err != nil {
 			t.Fatal(err)
 		}
-		input := analyze.Input{Path: fmt.Sprintf("random%d", iter), Trace: tr}
+		input := window.Input{Path: fmt.Sprintf("random%d", iter), Trace: tr}
 		if stepped {
-			st := &analyze.Steps{Of: of}
-			kinds := []analyze.StepKind{analyze.KindDecode, analyze.KindPrefill, analyze.KindMixed}
+			st := &step.Steps{Of: of}
+			kinds := []step.Kind{step.Decode, step.Prefill, step.Mixed}
 			for i := range nsteps {
-				st.List = append(st.List, analyze.Step{Index: i, Kind: kinds[rng.IntN(len(kinds))]})
+				st.List = append(st.List, step.Step{Index: i, Kind: kinds[rng.IntN(len(kinds))]})
 			}
 			input.Steps = st
 		}

@@ -7,6 +7,9 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/testenv"
 	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // TestIdleRealTraces checks the idle split, launch statistics, time
@@ -42,13 +45,13 @@ func TestIdleRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+			st, err := step.Find(tr, step.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole, _ := checkIdle(t, analyze.Input{Path: f, Trace: tr})
+			whole := checkIdle(t, window.Input{Path: f, Trace: tr})
 			if st != nil {
-				checkIdle(t, analyze.Input{Path: f, Trace: tr, Steps: st})
+				checkIdle(t, window.Input{Path: f, Trace: tr, Steps: st})
 			}
 			for _, g := range whole.Groups {
 				t.Logf("device %d: idle %d of span %d: launch-bound %d, device-side %d, unknown %d; launch CPU %d, kernel %d; communication %+v",
@@ -66,7 +69,11 @@ func TestIdleAnchors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := analyze.Breakdown([]analyze.Input{{Path: file, Trace: tr}}, analyze.Options{})
+		tbl, err := window.Build([]window.Input{{Path: file, Trace: tr}}, window.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := analyze.Breakdown(tbl, analyze.Options{})
 		if len(r.Groups) != 1 {
 			t.Fatalf("%s: %d groups", file, len(r.Groups))
 		}
@@ -76,7 +83,7 @@ func TestIdleAnchors(t *testing.T) {
 	// of stream 7's idle time on host wait; the device-wide split is as
 	// launch-bound, and every all-reduce is exposed.
 	g := group("vllm_b200_eager_prefill.json.gz")
-	if share := analyze.Ratio(g.Idle.LaunchBoundNS, g.IdleNS); share < 0.99 || g.Idle.UnknownNS != 0 {
+	if share := stats.Ratio(g.Idle.LaunchBoundNS, g.IdleNS); share < 0.99 || g.Idle.UnknownNS != 0 {
 		t.Errorf("b200 eager prefill: launch-bound %.4f of idle %+v", share, g.Idle)
 	}
 	if g.Comm.BusyNS == 0 || g.Comm.ExposedNS != g.Comm.BusyNS {

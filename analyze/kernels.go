@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // KernelOptions selects the per-kernel table.
@@ -22,17 +24,17 @@ type KernelOptions struct {
 	Limit int
 }
 
-// KernelStat is one row of the per-kernel table.
+// KernelStat is one row of the per-kernel table
+// (docs/definitions.md#the-kernels-table).
 type KernelStat struct {
 	Name string
-	// Label is the kernel's short label, unique over every kernel name of
-	// the inputs (KernelLabels), whatever Limit keeps.
-	Label string
 	// Mangled is the raw name the trace recorded when parse demangled it
 	// (trace.Trace.Mangled); "" otherwise.
 	Mangled  string
 	Category classify.Category
-	Dist
+	// Dist describes the durations: Total, N (instances), Mean, P50 (the
+	// median), Min, Max, StdDev.
+	stats.Dist
 	// Share is Total over the sum of Total of all rows of the table
 	// (before Limit), nsys's "Time (%)".
 	Share  float64
@@ -40,33 +42,31 @@ type KernelStat struct {
 	Device *int32 // set with PerDevice
 }
 
-// Kernels computes the per-kernel-name statistics of the inputs: for each
-// name, over its activities, the count, total, mean, median, min, max and
-// sample standard deviation of the durations.
-func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
+// Kernels computes the per-kernel-name statistics of a table's inputs:
+// for each name, over its activities, the count, total, mean, median,
+// min, max and sample standard deviation of the durations. It reads the
+// durations from the models.
+func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 	type key struct {
-		name   string
+		name   window.NameID
 		input  int
 		device int32
 	}
 	// Two passes over the activities: count per key, then fill duration
 	// slices allocated once at their final size. Keys are looked up per
-	// activity as (name id, device) of the input, a small struct, not by
-	// the long kernel-name strings; a trace holds millions of activities
-	// and a few hundred names, and with many ranks the durations are the
-	// largest thing analysis holds.
+	// activity as (name id, device) of the input, a small struct; a
+	// trace holds millions of activities and a few hundred names, and
+	// with many ranks the durations are the largest thing analysis holds.
 	gidx := map[key]int{}
 	var keys []key
 	var counts []int
 	var long []bool // a duration of the key needs more than 32 bits
 	var cats []classify.Category
-	var mangled []string
-	l2g := make([]map[local]int, len(inputs)) // per input: local key -> global index
-	for ii, in := range inputs {
+	l2g := make([]map[local]int, len(tbl.Inputs)) // per input: local key -> global index
+	for ii := range tbl.Inputs {
+		in := &tbl.Inputs[ii]
 		t := in.Trace
 		l2g[ii] = map[local]int{}
-		catOf := make([]classify.Category, len(t.Names))
-		known := make([]bool, len(t.Names))
 		for i := range t.Activities {
 			a := &t.Activities[i]
 			l, ok := opt.localKey(in, i)
@@ -75,7 +75,7 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			}
 			g, seen := l2g[ii][l]
 			if !seen {
-				k := key{name: t.Names[a.Name], input: -1, device: 0}
+				k := key{name: tbl.ActivityName(ii, i), input: -1}
 				if opt.PerDevice {
 					k.input, k.device = ii, a.Device
 				}
@@ -86,21 +86,14 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 					counts = append(counts, 0)
 					long = append(long, false)
 					cats = append(cats, classify.Category{})
-					mangled = append(mangled, "")
 				}
 				l2g[ii][l] = g
-				if m, ok := t.Mangled[a.Name]; ok && mangled[g] == "" {
-					mangled[g] = m
-				}
+				cats[g] = tbl.Category(tbl.Fold(tbl.ActivityCategory(ii, i)))
 			}
 			counts[g]++
 			if a.Dur > math.MaxInt32 {
 				long[g] = true
 			}
-			if !known[a.Name] {
-				catOf[a.Name], known[a.Name] = opt.categorize(a, t.Names[a.Name]), true
-			}
-			cats[g] = catOf[a.Name]
 		}
 	}
 	// Kernels are shorter than 2.1 s: their durations are held in 32 bits
@@ -115,7 +108,8 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 			durs32[g] = make([]int32, 0, n)
 		}
 	}
-	for ii, in := range inputs {
+	for ii := range tbl.Inputs {
+		in := &tbl.Inputs[ii]
 		t := in.Trace
 		for i := range t.Activities {
 			a := &t.Activities[i]
@@ -134,25 +128,25 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	var total int64
 	out := make([]KernelStat, 0, len(durs))
 	for g := range durs {
-		var dist Dist
+		var dist stats.Dist
 		if long[g] {
-			dist = distribution(durs[g])
+			dist = stats.Of(durs[g])
 		} else {
-			dist = distribution(durs32[g])
+			dist = stats.Of(durs32[g])
 		}
 		durs[g], durs32[g] = nil, nil // summarized: let it go
 		k := keys[g]
-		ks := KernelStat{Name: k.name, Mangled: mangled[g], Category: cats[g], Dist: dist}
+		ks := KernelStat{Name: tbl.Name(k.name), Mangled: tbl.Mangled(k.name), Category: cats[g], Dist: dist}
 		total += ks.Total
 		if opt.PerDevice {
-			ks.Path = inputs[k.input].Path
+			ks.Path = tbl.Inputs[k.input].Path
 			d := k.device
 			ks.Device = &d
 		}
 		out = append(out, ks)
 	}
 	for i := range out {
-		out[i].Share = Ratio(out[i].Total, total)
+		out[i].Share = stats.Ratio(out[i].Total, total)
 	}
 	slices.SortFunc(out, func(a, b KernelStat) int {
 		if c := cmp.Compare(b.Total, a.Total); c != 0 {
@@ -175,10 +169,6 @@ func Kernels(inputs []Input, opt KernelOptions) []KernelStat {
 	if opt.Limit > 0 && len(out) > opt.Limit {
 		out = out[:opt.Limit]
 	}
-	labels := KernelLabels(ActivityNames(inputs), LabelRunes)
-	for i := range out {
-		out[i].Label = labels[out[i].Name]
-	}
 	return out
 }
 
@@ -189,14 +179,14 @@ type local struct {
 }
 
 // localKey returns the key of activity i of in, and false when the table
-// leaves the activity out (a memory operation without MemOps, another step
-// kind than Kind).
-func (opt KernelOptions) localKey(in Input, i int) (local, bool) {
+// leaves the activity out (a memory operation without MemOps, a window
+// the filter drops).
+func (opt KernelOptions) localKey(in *window.Input, i int) (local, bool) {
 	a := &in.Trace.Activities[i]
 	if a.Kind != trace.KindKernel && !opt.MemOps {
 		return local{}, false
 	}
-	if !opt.keeps(stepKindOf(in, i)) {
+	if !opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
 		return local{}, false
 	}
 	l := local{name: a.Name}
@@ -204,12 +194,4 @@ func (opt KernelOptions) localKey(in Input, i int) (local, bool) {
 		l.device = a.Device
 	}
 	return l, true
-}
-
-// stepKindOf is the step kind of activity i of in.
-func stepKindOf(in Input, i int) StepKind {
-	if in.Steps == nil {
-		return KindAll
-	}
-	return stepKind(in, in.Steps.Of[i])
 }

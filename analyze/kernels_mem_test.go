@@ -8,6 +8,7 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/window"
 )
 
 // TestKernelsAllocations bounds what Kernels allocates: one int32 per
@@ -24,13 +25,16 @@ func TestKernelsAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := []analyze.Input{{Path: "r", Trace: tr}}
+	tbl, err := window.Build([]window.Input{{Path: "r", Trace: tr}}, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	opt := analyze.KernelOptions{MemOps: true}
-	analyze.Kernels(inputs, opt) // warm: the classifier's caches
+	analyze.Kernels(tbl, opt) // warm
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	ks := analyze.Kernels(inputs, opt)
+	ks := analyze.Kernels(tbl, opt)
 	runtime.ReadMemStats(&after)
 	var n int64
 	for _, k := range ks {

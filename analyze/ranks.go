@@ -5,17 +5,19 @@ import (
 	"slices"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
-// RankRow compares the ranks of one run on one category of one step kind.
-// A rank is one process of one input: a rank file of a torch.profiler run,
-// or one process of an nsys export. Its value is the GPU time of the
+// RankRow compares the ranks of one run on one category of one class
+// (docs/definitions.md#cross-rank). A rank's value is the GPU time of the
 // category (kernel_ns of Breakdown, summed over the rank's devices) in the
-// steps of the kind; a rank that ran none of the category counts as 0, a
-// rank without steps of the kind does not count.
+// windows of the class; a rank that ran none of the category counts as 0,
+// a rank without windows of the class does not count.
 type RankRow struct {
-	Run      string
-	StepKind StepKind
+	Run   string
+	Class step.Class
 	// Total marks the row that sums all GPU activity time of the step
 	// kind, whatever its category; Category is then the zero value.
 	Total    bool
@@ -33,40 +35,29 @@ type RankRow struct {
 	// MaxOverMedian is MaxNS / MedianNS (0 when the median is 0): how far
 	// the rank with the most time is from the typical one.
 	MaxOverMedian float64
-	// MaxRank is the rank with MaxNS (the first in input order on a tie):
-	// its distributed rank (nil when unknown), path and pid.
-	MaxRank *int
-	MaxPath string
-	MaxPID  int64
+	// MaxRank is the rank with MaxNS (the first in input order on a
+	// tie). For a communication row it is the rank that waited most, not
+	// the slow one: the collectives analysis names that (the straggler).
+	MaxRank *window.Rank
 	// ByRankNS holds every rank's value, in input (then process) order.
 	ByRankNS []int64
-	// Straggler, for a communication/<op> row, is the rank the others
-	// wait for in that collective (Collectives): the one arriving last
-	// most often. The rank with MaxNS is the one that waited most, not
-	// the slow one. Nil for other rows and when unknown.
-	Straggler *Straggler
 }
 
-// CrossRank compares the ranks of each run of a group table: one row per
-// run, step kind and category (and a Total row per run and step kind).
-// Runs of one rank get no rows; the result is empty, not nil, then.
-func CrossRank(r *GroupTable) []RankRow {
-	type rankKey struct {
-		input int
-		proc  int32
-	}
-	byRun := map[string][]rankKey{}
+// crossRank compares the ranks of each run of a group table: one row per
+// run, class and category (and a Total row per run and class). Runs of
+// one rank get no rows; the result is empty, not nil, then.
+func crossRank(r *GroupTable) []RankRow {
+	byRun := map[string][]window.RankID{}
 	var runs []string
-	first := map[rankKey]*Group{}
+	seen := map[window.RankID]*window.Rank{}
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		k := rankKey{g.Input, g.Proc}
-		if first[k] == nil {
-			first[k] = g
-			if byRun[g.Run] == nil {
-				runs = append(runs, g.Run)
+		if seen[g.Rank.ID] == nil {
+			seen[g.Rank.ID] = g.Rank
+			if byRun[g.Rank.Run] == nil {
+				runs = append(runs, g.Rank.Run)
 			}
-			byRun[g.Run] = append(byRun[g.Run], k)
+			byRun[g.Rank.Run] = append(byRun[g.Rank.Run], g.Rank.ID)
 		}
 	}
 	out := []RankRow{}
@@ -75,13 +66,8 @@ func CrossRank(r *GroupTable) []RankRow {
 		if len(ranks) < 2 {
 			continue
 		}
-		slices.SortFunc(ranks, func(a, b rankKey) int {
-			if c := cmp.Compare(a.input, b.input); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.proc, b.proc)
-		})
-		rankIndex := map[rankKey]int{}
+		slices.Sort(ranks)
+		rankIndex := map[window.RankID]int{}
 		for i, k := range ranks {
 			rankIndex[k] = i
 		}
@@ -90,24 +76,24 @@ func CrossRank(r *GroupTable) []RankRow {
 			cat   classify.Category
 		}
 		// values[kind][category][rank]; has[kind][rank] marks ranks with the kind.
-		values := map[StepKind]map[catKey][]int64{}
-		has := map[StepKind][]bool{}
+		values := map[step.Class]map[catKey][]int64{}
+		has := map[step.Class][]bool{}
 		for i := range r.Groups {
 			g := &r.Groups[i]
-			if g.Run != run {
+			if g.Rank.Run != run {
 				continue
 			}
-			ri := rankIndex[rankKey{g.Input, g.Proc}]
-			if has[g.StepKind] == nil {
-				has[g.StepKind] = make([]bool, len(ranks))
-				values[g.StepKind] = map[catKey][]int64{}
+			ri := rankIndex[g.Rank.ID]
+			if has[g.Class] == nil {
+				has[g.Class] = make([]bool, len(ranks))
+				values[g.Class] = map[catKey][]int64{}
 			}
-			has[g.StepKind][ri] = true
+			has[g.Class][ri] = true
 			add := func(k catKey, ns int64) {
-				v := values[g.StepKind][k]
+				v := values[g.Class][k]
 				if v == nil {
 					v = make([]int64, len(ranks))
-					values[g.StepKind][k] = v
+					values[g.Class][k] = v
 				}
 				v[ri] += ns
 			}
@@ -116,15 +102,15 @@ func CrossRank(r *GroupTable) []RankRow {
 				add(catKey{cat: c.Category}, c.KernelNS)
 			}
 		}
-		kinds := make([]StepKind, 0, len(values))
+		kinds := make([]step.Class, 0, len(values))
 		for k := range values {
 			kinds = append(kinds, k)
 		}
-		slices.Sort(kinds)
+		slices.SortFunc(kinds, step.Class.Compare)
 		for _, kind := range kinds {
 			var rows []RankRow
 			for ck, v := range values[kind] {
-				row := RankRow{Run: run, StepKind: kind, Total: ck.total, Category: ck.cat}
+				row := RankRow{Run: run, Class: kind, Total: ck.total, Category: ck.cat}
 				var sample []int64
 				slowest := -1
 				for ri, ns := range v {
@@ -141,12 +127,11 @@ func CrossRank(r *GroupTable) []RankRow {
 				row.Ranks = len(sample)
 				slices.Sort(sample)
 				row.MinNS, row.MaxNS = sample[0], sample[len(sample)-1]
-				row.MedianNS = Percentile(sample, 50)
+				row.MedianNS = stats.Percentile(sample, 50)
 				if row.MedianNS > 0 {
 					row.MaxOverMedian = float64(row.MaxNS) / row.MedianNS
 				}
-				g := first[ranks[slowest]]
-				row.MaxRank, row.MaxPath, row.MaxPID = g.Rank, g.Path, g.PID
+				row.MaxRank = seen[ranks[slowest]]
 				rows = append(rows, row)
 			}
 			var all int64
@@ -156,7 +141,7 @@ func CrossRank(r *GroupTable) []RankRow {
 				}
 			}
 			for i := range rows {
-				rows[i].Share = Ratio(rows[i].TotalNS, all)
+				rows[i].Share = stats.Ratio(rows[i].TotalNS, all)
 			}
 			// The total first, then categories by all-ranks time.
 			slices.SortFunc(rows, func(a, b RankRow) int {

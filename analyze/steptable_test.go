@@ -5,7 +5,10 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 const (
@@ -15,7 +18,7 @@ const (
 
 // sixSteps builds six ProfilerSteps on device 0: a 60 ns GEMM, a 10 ns
 // gap, then an all-reduce of ar[i] ns.
-func sixSteps(t *testing.T, ar []int64) Input {
+func sixSteps(t *testing.T, ar []int64) window.Input {
 	b := newBuilder()
 	for i, d := range ar {
 		at := trace.Time(i * 1000)
@@ -27,23 +30,24 @@ func sixSteps(t *testing.T, ar []int64) Input {
 			trace.Activity{Start: at + 270, Dur: d, Corr: int64(2*i + 2), Name: b.in.ID(arName), Stream: 7})
 	}
 	tr := b.done(t)
-	st, err := FindSteps(tr, StepOptions{})
+	st, err := step.Find(tr, step.Options{})
 	if err != nil || st == nil {
 		t.Fatal(st, err)
 	}
-	return Input{Path: "six", Trace: tr, Steps: st}
+	return window.Input{Path: "six", Trace: tr, Steps: st}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestStepStats(t *testing.T) {
 	in := sixSteps(t, []int64{30, 34, 30, 30, 30, 230})
-	r, st := Breakdown([]Input{in}, Options{})
+	r := breakdownOf(t, Options{}, in)
+	st := r.Steps
 	if len(r.Groups) != 1 {
 		t.Fatalf("groups = %+v", r.Groups)
 	}
 	g := r.Groups[0]
-	if g.StepKind != KindStep || g.Steps != 6 || g.KernelNS != 744 || g.SpanNS != 804 || g.BusyNS != 744 {
+	if g.Class != stepOnly || g.Steps != 6 || g.KernelNS != 744 || g.SpanNS != 804 || g.BusyNS != 744 {
 		t.Errorf("group = %+v", g)
 	}
 	ss := g.StepStats
@@ -51,7 +55,7 @@ func TestStepStats(t *testing.T) {
 		t.Fatal("no step_stats")
 	}
 	// Spans 100 104 100 100 100 300 -> sorted 100 100 100 100 104 300.
-	want := Summary{Min: 100, Mean: 134, P50: 100, P90: 202, P99: 290.2, Max: 300}
+	want := stats.Dist{Min: 100, Mean: 134, P50: 100, P90: 202, P99: 290.2, Max: 300}
 	if s := ss.SpanNS; s.Min != want.Min || s.Max != want.Max || !near(s.Mean, want.Mean) || !near(s.P50, want.P50) ||
 		!near(s.P90, want.P90) || !near(s.P99, want.P99) {
 		t.Errorf("span = %+v, want %+v", s, want)
@@ -75,15 +79,15 @@ func TestStepStats(t *testing.T) {
 		t.Errorf("gemm per step = %+v", gm)
 	}
 
-	if len(st.Rows) != 6 {
-		t.Fatalf("%d step rows", len(st.Rows))
+	if len(st) != 6 {
+		t.Fatalf("%d step rows", len(st))
 	}
-	for i, l := range st.Rows {
+	for i, l := range st {
 		if l.Step.Index != i || l.Offset != int64(i*1000) || l.IdleNS != 10 || l.Outlier != (i == 5) {
 			t.Errorf("row %d = %+v", i, l)
 		}
 	}
-	l0, l5 := st.Rows[0], st.Rows[5]
+	l0, l5 := st[0], st[5]
 	if c, _ := l0.TopCategory(); c.Category.String() != "gemm/cublas" || !near(c.ShareOfKernel, 60.0/90) || !near(c.ShareOfSpan, 60.0/100) {
 		t.Errorf("step 0 = %+v", l0)
 	}
@@ -91,14 +95,14 @@ func TestStepStats(t *testing.T) {
 		!near(l5.Categories[1].ShareOfKernel, 60.0/290) {
 		t.Errorf("step 5 = %+v", l5)
 	}
-	if len(st.Inputs) != 1 || st.Inputs[0].Steps != 6 || st.Inputs[0].Unattributed != 0 {
-		t.Errorf("summaries = %+v", st.Inputs)
+	if s := r.Table.Inputs[0].Stepped; s == nil || s.Steps != 6 || s.Unattributed != 0 {
+		t.Errorf("summary = %+v", s)
 	}
 	// Steps start 1000 ns apart on the device; step 1's span is 104.
-	if r := st.Rows[1]; !r.HasNext || r.PeriodNS != 1000 || r.GapNS != 896 {
+	if r := st[1]; !r.HasNext || r.PeriodNS != 1000 || r.GapNS != 896 {
 		t.Errorf("step 1 period %d gap %d (next %v), want 1000, 896", r.PeriodNS, r.GapNS, r.HasNext)
 	}
-	if st.Rows[5].HasNext {
+	if st[5].HasNext {
 		t.Error("the last step has a next step")
 	}
 	if ss.Periods != 5 || ss.PeriodNS.P50 != 1000 || ss.GapNS.Min != 896 || ss.GapNS.Max != 900 {
@@ -138,18 +142,18 @@ func TestStepSummaryUnattributed(t *testing.T) {
 	tr.Activities = append(tr.Activities, trace.Activity{Start: 60_000, Dur: 7, Corr: 99, Name: tr.Activities[0].Name, Stream: 7})
 	tr.Ranges = append(tr.Ranges, trace.Range{Start: 70_000, Dur: 5, Thread: 1, Name: tr.Ranges[0].Name, Device: -1, Stream: -1})
 	tr.Sort()
-	st, err := FindSteps(tr, StepOptions{})
+	st, err := step.Find(tr, step.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, table := Breakdown([]Input{{Path: "x", Trace: tr, Steps: st}}, Options{})
-	s := table.Inputs[0]
+	r := breakdownOf(t, Options{}, window.Input{Path: "x", Trace: tr, Steps: st})
+	s := *r.Table.Inputs[0].Stepped
 	if s.Steps != 7 || s.Empty != 1 || s.Unattributed != 1 || s.UnattributedNS != 7 {
 		t.Errorf("summary = %+v", s)
 	}
 	var none *Group
 	for i := range r.Groups {
-		if r.Groups[i].StepKind == KindNone {
+		if r.Groups[i].Class == outside {
 			none = &r.Groups[i]
 		}
 	}
@@ -192,12 +196,12 @@ func TestStepIdleIsDeviceIdle(t *testing.T) {
 				}
 			}
 		}
-		st := &Steps{Of: of}
+		st := &step.Steps{Of: of}
 		for k := range 3 {
-			st.List = append(st.List, Step{Index: k, Kind: KindDecode})
+			st.List = append(st.List, step.Step{Index: k, Kind: step.Decode})
 		}
-		_, table := Breakdown([]Input{{Path: "x", Trace: tr, Steps: st}}, Options{})
-		for _, row := range table.Rows {
+		table := breakdownOf(t, Options{}, window.Input{Path: "x", Trace: tr, Steps: st})
+		for _, row := range table.Steps {
 			covered := map[int64]bool{}
 			for _, x := range acts {
 				if x.dev == row.Device {
@@ -222,19 +226,20 @@ func TestStepIdleIsDeviceIdle(t *testing.T) {
 // TestTokenStats: tokens per step and time per token over the steps whose
 // markers say, in a group and in the run summary.
 func TestTokenStats(t *testing.T) {
-	st := &StepTable{Rows: []StepRow{
-		{Run: "r", Step: Step{Index: 0, Kind: KindDecode, Tokens: 32}, SpanNS: 3200},
-		{Run: "r", Step: Step{Index: 1, Kind: KindDecode, Tokens: 64}, SpanNS: 4800},
-		{Run: "r", Step: Step{Index: 2, Kind: KindDecode, Tokens: -1}, SpanNS: 9999},
-	}}
-	groups := []Group{{Run: "r", StepKind: KindDecode, Steps: 3, SpanNS: 17999}}
-	st.addStats(groups)
+	rk := &window.Rank{Run: "r"}
+	rows := []StepRow{
+		{Rank: rk, Step: step.Step{Index: 0, Kind: step.Decode, Tokens: 32}, SpanNS: 3200},
+		{Rank: rk, Step: step.Step{Index: 1, Kind: step.Decode, Tokens: 64}, SpanNS: 4800},
+		{Rank: rk, Step: step.Step{Index: 2, Kind: step.Decode, Tokens: -1}, SpanNS: 9999},
+	}
+	groups := []Group{{Rank: rk, Class: decode, Steps: 3, SpanNS: 17999}}
+	addStats(rows, groups)
 	ss := groups[0].StepStats
 	// Tokens 32 and 64 (p50 48); spans 3200 + 4800 over 96 tokens.
 	if ss.TokenSteps != 2 || ss.Tokens.P50 != 48 || ss.NSPerToken != 8000.0/96 {
 		t.Errorf("group tokens %d %+v %v", ss.TokenSteps, ss.Tokens, ss.NSPerToken)
 	}
-	sum := Summarize(&GroupTable{Groups: groups}, st)
+	sum := Summarize(&GroupTable{Groups: groups, Steps: rows})
 	if s := sum[0]; s.TokenSteps != 2 || s.TokensP50 != 48 || s.NSPerToken != 8000.0/96 {
 		t.Errorf("summary tokens %d %v %v", s.TokenSteps, s.TokensP50, s.NSPerToken)
 	}

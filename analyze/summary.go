@@ -4,22 +4,27 @@ import (
 	"slices"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
-// KindSummary is the answer to "where does the step time of this kind go"
-// for one run: every device of every rank of the run, summed. It is what
-// the first screen of breakdown shows (see docs/definitions.md#run-summary).
+// KindSummary is the answer to "where does the step time of this class
+// go" for one run: every device of every rank of the run, summed. It is
+// what the first screen of breakdown shows (see
+// docs/definitions.md#run-summary).
 type KindSummary struct {
-	Run      string
-	StepKind StepKind
-	// Ranks counts the processes with work of the kind, Devices the
+	Run   string
+	Class step.Class
+	// Ranks counts the processes with work of the class, Devices the
 	// (process, device) groups; Steps is the most steps any device has
 	// (0 without steps) and Windows the windows summed (steps × devices,
 	// or devices for a whole trace).
 	Ranks, Devices, Steps, Windows   int
 	KernelNS, BusyNS, SpanNS, IdleNS int64
-	// SpanNS of the windows one by one, for a stepped kind: the step time.
-	StepSpan Summary
+	// StepSpan describes the windows' spans one by one, for steps: the
+	// step time.
+	StepSpan stats.Dist
 	// Periods is the number of windows with a next step; PeriodP50 and
 	// GapP50 their period and gap medians.
 	Periods           int
@@ -30,50 +35,46 @@ type KindSummary struct {
 	TokenSteps int
 	TokensP50  float64
 	NSPerToken float64
-	Idle       IdleSplit
-	// Categories: every category of the kind, most kernel time first, with
-	// shares of the summed kernel time and of the summed span.
+	Idle       window.IdleSplit
+	// Categories: every category of the class, most kernel time first,
+	// with shares of the summed kernel time and of the summed span.
 	Categories []CategoryStat
 	// PerRank is each rank's kernel time per window, in rank order: the
-	// spread across ranks. MaxRank is the group of the rank with the
-	// most (the first on a tie).
+	// spread across ranks. MaxRank is the rank with the most (the first
+	// on a tie).
 	PerRank []int64
-	MaxRank *Group
-	// RankSpread summarises PerRank: min, median (P50), max.
-	RankSpread Summary
+	MaxRank *window.Rank
+	// RankSpread describes PerRank: min, median (P50), max.
+	RankSpread stats.Dist
 }
 
 // KernelPerStepNS is the kernel time per window.
-func (s *KindSummary) KernelPerStepNS() int64 { return PerStep(s.KernelNS, s.Windows) }
+func (s *KindSummary) KernelPerStepNS() int64 { return stats.PerStep(s.KernelNS, s.Windows) }
 
-// Summarize sums a group table by run and step kind, in the groups'
-// order: runs in input order, kinds in report order. Unattributed time is
-// a kind like the others; callers decide how to show it.
-func Summarize(g *GroupTable, st *StepTable) []KindSummary {
+// Summarize sums a breakdown by run and class, in the groups' order: runs
+// in input order, classes in report order. Unattributed time is a class
+// like the others; callers decide how to show it.
+func Summarize(g *GroupTable) []KindSummary {
 	type key struct {
-		run  string
-		kind StepKind
-	}
-	type rankKey struct {
-		input int
-		proc  int32
+		run   string
+		class step.Class
 	}
 	var order []key
 	acc := map[key]*KindSummary{}
 	cats := map[key]map[classify.Category]*CategoryStat{}
-	ranks := map[key]map[rankKey]int{} // rank -> index in PerRank
-	rankWin := map[key][]int64{}       // windows per rank, by index
-	rankFirst := map[key][]*Group{}    // each rank's first group, by index
+	ranks := map[key]map[window.RankID]int{} // rank -> index in PerRank
+	rankWin := map[key][]int64{}             // windows per rank, by index
+	rankOf := map[key][]*window.Rank{}       // each rank, by index
 	for i := range g.Groups {
 		gr := &g.Groups[i]
-		k := key{gr.Run, gr.StepKind}
+		k := key{gr.Rank.Run, gr.Class}
 		s := acc[k]
 		if s == nil {
-			s = &KindSummary{Run: gr.Run, StepKind: gr.StepKind}
+			s = &KindSummary{Run: gr.Rank.Run, Class: gr.Class}
 			acc[k] = s
 			order = append(order, k)
 			cats[k] = map[classify.Category]*CategoryStat{}
-			ranks[k] = map[rankKey]int{}
+			ranks[k] = map[window.RankID]int{}
 		}
 		s.Devices++
 		s.Steps = max(s.Steps, gr.Steps)
@@ -83,9 +84,7 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 		s.BusyNS += gr.BusyNS
 		s.SpanNS += gr.SpanNS
 		s.IdleNS += gr.IdleNS
-		s.Idle.LaunchBoundNS += gr.Idle.LaunchBoundNS
-		s.Idle.DeviceSideNS += gr.Idle.DeviceSideNS
-		s.Idle.UnknownNS += gr.Idle.UnknownNS
+		s.Idle.Add(gr.Idle)
 		for _, c := range gr.Categories {
 			cs := cats[k][c.Category]
 			if cs == nil {
@@ -96,14 +95,13 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 			cs.BusyNS += c.BusyNS
 			cs.Instances += c.Instances
 		}
-		rk := rankKey{gr.Input, gr.Proc}
-		ri, ok := ranks[k][rk]
+		ri, ok := ranks[k][gr.Rank.ID]
 		if !ok {
 			ri = len(s.PerRank)
-			ranks[k][rk] = ri
+			ranks[k][gr.Rank.ID] = ri
 			s.PerRank = append(s.PerRank, 0)
 			rankWin[k] = append(rankWin[k], 0)
-			rankFirst[k] = append(rankFirst[k], gr)
+			rankOf[k] = append(rankOf[k], gr.Rank)
 		}
 		s.PerRank[ri] += gr.KernelNS
 		rankWin[k][ri] += int64(w)
@@ -112,24 +110,24 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 	for _, k := range order {
 		s := acc[k]
 		s.Ranks = len(s.PerRank)
-		// Groups come by input and process, so ranks are in rank order;
-		// a tie goes to the first.
+		// Groups come by rank, so ranks are in rank order; a tie goes to
+		// the first.
 		best := 0
 		for i := range s.PerRank {
-			s.PerRank[i] = PerStep(s.PerRank[i], int(rankWin[k][i]))
+			s.PerRank[i] = stats.PerStep(s.PerRank[i], int(rankWin[k][i]))
 			if s.PerRank[i] > s.PerRank[best] {
 				best = i
 			}
 		}
-		s.MaxRank = rankFirst[k][best]
-		s.RankSpread = summarize(slices.Clone(s.PerRank))
+		s.MaxRank = rankOf[k][best]
+		s.RankSpread = stats.Of(slices.Clone(s.PerRank))
 		s.Categories = categoryList(cats[k], s.KernelNS, s.SpanNS, s.Windows)
-		if st != nil && k.kind != KindAll && k.kind != KindNone {
+		if k.class.Scope == step.InStep {
 			var spans, periods, gaps, tokens []int64
 			var tokSpan, tokSum int64
-			for i := range st.Rows {
-				r := &st.Rows[i]
-				if r.Run != k.run || r.Step.Kind != k.kind {
+			for i := range g.Steps {
+				r := &g.Steps[i]
+				if r.Rank.Run != k.run || step.ClassOf(r.Step.Kind) != k.class {
 					continue
 				}
 				spans = append(spans, r.SpanNS)
@@ -143,10 +141,10 @@ func Summarize(g *GroupTable, st *StepTable) []KindSummary {
 					gaps = append(gaps, r.GapNS)
 				}
 			}
-			s.StepSpan = summarize(spans)
+			s.StepSpan = stats.Of(spans)
 			s.Periods = len(periods)
-			s.PeriodP50, s.GapP50 = summarize(periods).P50, summarize(gaps).P50
-			s.TokenSteps, s.TokensP50, s.NSPerToken = len(tokens), summarize(tokens).P50, Ratio(tokSpan, tokSum)
+			s.PeriodP50, s.GapP50 = stats.Of(periods).P50, stats.Of(gaps).P50
+			s.TokenSteps, s.TokensP50, s.NSPerToken = len(tokens), stats.Of(tokens).P50, stats.Ratio(tokSpan, tokSum)
 		}
 		out = append(out, *s)
 	}

@@ -5,32 +5,35 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 func TestSummarize(t *testing.T) {
 	gemm, ar := classify.MustCategory("gemm/cublas"), classify.MustCategory("communication/allreduce")
-	r0, r1 := 0, 1
-	grp := func(run string, input int, rank *int, kind StepKind, steps int, kernel, busy, span, idle int64, cats ...CategoryStat) Group {
-		return Group{Run: run, Input: input, Rank: rank, StepKind: kind, Steps: steps, KernelNS: kernel, BusyNS: busy,
-			SpanNS: span, IdleNS: idle, Categories: cats, Idle: IdleSplit{LaunchBoundNS: idle / 2, DeviceSideNS: idle - idle/2}}
+	n0, n1 := 0, 1
+	ranks := []window.Rank{{ID: 0, Input: 0, Run: "a", Number: &n0}, {ID: 1, Input: 1, Run: "a", Number: &n1}, {ID: 2, Input: 2, Run: "b"}}
+	grp := func(rank *window.Rank, kind step.Class, steps int, kernel, busy, span, idle int64, cats ...CategoryStat) Group {
+		return Group{Rank: rank, Class: kind, Steps: steps, KernelNS: kernel, BusyNS: busy,
+			SpanNS: span, IdleNS: idle, Categories: cats, Idle: window.IdleSplit{LaunchBoundNS: idle / 2, DeviceSideNS: idle - idle/2}}
 	}
 	c := func(cat classify.Category, kernel, busy int64) CategoryStat {
 		return CategoryStat{Category: cat, KernelNS: kernel, BusyNS: busy, Instances: 1}
 	}
 	g := &GroupTable{Groups: []Group{
-		grp("a", 0, &r0, KindDecode, 2, 300, 250, 400, 150, c(gemm, 200, 180), c(ar, 100, 70)),
-		grp("a", 1, &r1, KindDecode, 2, 500, 400, 600, 200, c(gemm, 200, 200), c(ar, 300, 200)),
-		grp("a", 1, &r1, KindNone, 0, 10, 10, 20, 10, c(gemm, 10, 10)),
-		grp("b", 2, nil, KindAll, 0, 70, 60, 90, 30, c(ar, 70, 60)),
+		grp(&ranks[0], decode, 2, 300, 250, 400, 150, c(gemm, 200, 180), c(ar, 100, 70)),
+		grp(&ranks[1], decode, 2, 500, 400, 600, 200, c(gemm, 200, 200), c(ar, 300, 200)),
+		grp(&ranks[1], outside, 0, 10, 10, 20, 10, c(gemm, 10, 10)),
+		grp(&ranks[2], whole, 0, 70, 60, 90, 30, c(ar, 70, 60)),
+	}, Steps: []StepRow{
+		{Rank: &ranks[0], Step: step.Step{Kind: step.Decode}, SpanNS: 150, HasNext: true, PeriodNS: 300, GapNS: 150},
+		{Rank: &ranks[0], Step: step.Step{Kind: step.Decode}, SpanNS: 250},
+		{Rank: &ranks[1], Step: step.Step{Kind: step.Decode}, SpanNS: 280, HasNext: true, PeriodNS: 400, GapNS: 120},
+		{Rank: &ranks[1], Step: step.Step{Kind: step.Decode}, SpanNS: 320},
 	}}
-	st := &StepTable{Rows: []StepRow{
-		{Run: "a", Step: Step{Kind: KindDecode}, SpanNS: 150, HasNext: true, PeriodNS: 300, GapNS: 150},
-		{Run: "a", Step: Step{Kind: KindDecode}, SpanNS: 250},
-		{Run: "a", Step: Step{Kind: KindDecode}, SpanNS: 280, HasNext: true, PeriodNS: 400, GapNS: 120},
-		{Run: "a", Step: Step{Kind: KindDecode}, SpanNS: 320},
-	}}
-	got := Summarize(g, st)
-	if len(got) != 3 || got[0].Run != "a" || got[0].StepKind != KindDecode || got[1].StepKind != KindNone || got[2].Run != "b" {
+	got := Summarize(g)
+	if len(got) != 3 || got[0].Run != "a" || got[0].Class != decode || got[1].Class != outside || got[2].Run != "b" {
 		t.Fatalf("summaries %+v", got)
 	}
 	d := got[0]
@@ -50,10 +53,10 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("decode categories %+v", d.Categories)
 	}
 	// Per rank per step: 300/2 = 150, 500/2 = 250; rank 1 has the most.
-	if !slices.Equal(d.PerRank, []int64{150, 250}) || d.MaxRank == nil || *d.MaxRank.Rank != 1 {
+	if !slices.Equal(d.PerRank, []int64{150, 250}) || d.MaxRank == nil || *d.MaxRank.Number != 1 {
 		t.Errorf("per rank %v, max %+v", d.PerRank, d.MaxRank)
 	}
-	if b := got[2]; b.Windows != 1 || b.StepSpan != (Summary{}) || b.KernelPerStepNS() != 70 {
+	if b := got[2]; b.Windows != 1 || b.StepSpan != (stats.Dist{}) || b.KernelPerStepNS() != 70 {
 		t.Errorf("whole-trace run %+v", b)
 	}
 }

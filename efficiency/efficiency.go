@@ -1,18 +1,21 @@
 package efficiency
 
 import (
-	"github.com/traceq/traceq/analyze"
+	"strconv"
+
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/gpuspec"
 	"github.com/traceq/traceq/opcost"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // Options say what to measure and against which limits.
 type Options struct {
-	Classifier *classify.Classifier // nil: classify.Default()
-	// Kind keeps only the windows of one step kind; KindAny keeps all.
-	Kind analyze.StepKind
+	// Filter keeps the windows of one class (--kind); its zero value
+	// keeps all.
+	Filter step.Filter
 	// Table is the GPU table devices are matched in; nil: gpuspec.Default().
 	Table *gpuspec.Table
 	// GPU, when set, is every device's row (--gpu).
@@ -21,13 +24,29 @@ type Options struct {
 	// replayed graph takes the ops and shapes of the captured one
 	// (docs/definitions.md#cuda-graph-replays).
 	Captures []Capture
-	// Collectives, when given, sizes the collectives whose time at the
-	// link enters the speed of light (the collectives analysis of the
-	// same inputs and Kind).
-	Collectives *analyze.CollectiveTable
-	// Link is the interconnect collectives are timed at; nil: each run's
-	// device default (the GPU table's link).
-	Link *analyze.Link
+	// LinkTime, when set, gives for one run and class the kernel time of
+	// the collectives whose messages are sized (linked) and their time at
+	// the link (docs/definitions.md#speed-of-light): the collectives
+	// analysis's join, made by the caller. Link names that link.
+	LinkTime func(run string, c step.Class) (linkedNS, linkNS int64)
+	Link     *Link
+}
+
+// Link is the interconnect collectives were timed at, as the output names
+// it: a link name ("nvlink4"; "" for a figure given as a number), its
+// bandwidth per direction in GB/s, and what the figure is.
+type Link struct {
+	Name  string
+	GBps  float64
+	About string
+}
+
+// Label names the link in a sentence: "nvlink4", or "40 GB/s".
+func (l *Link) Label() string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return strconv.FormatFloat(l.GBps, 'g', -1, 64) + " GB/s"
 }
 
 // Capture is a capture trace and the path it was read from.
@@ -38,8 +57,9 @@ type Capture struct {
 
 // Result is the efficiency of a set of inputs.
 type Result struct {
-	Kind       analyze.StepKind
-	Inputs     []analyze.InputInfo
+	Filter step.Filter
+	// Inputs are the table's inputs (path, run, format, rank…).
+	Inputs     []window.Input
 	Devices    []Device
 	Ops        []OpRow
 	Categories []CategoryRow
@@ -47,7 +67,22 @@ type Result struct {
 	// Graphs describe, per input with CUDA-graph replays, how many of the
 	// replayed kernels a capture trace priced.
 	Graphs []GraphRow
+	// Kernels sums the priced kernels per name (all inputs), for the
+	// kernels table's columns.
+	Kernels []KernelRow
 }
+
+// KernelRow is one kernel name's priced time and work, over every input.
+type KernelRow struct {
+	Name string
+	// ModelledNS is the time of its kernels whose op a model priced;
+	// FLOPs, Bytes and RooflineNS their shares of their ops' work.
+	ModelledNS, FLOPs, Bytes, RooflineNS int64
+	SM                                   Coverage
+}
+
+// Efficiency is RooflineNS / ModelledNS.
+func (r *KernelRow) Efficiency() float64 { return Efficiency(r.RooflineNS, r.ModelledNS) }
 
 // Device is one GPU of one input and the table row it was given.
 type Device struct {
@@ -117,8 +152,8 @@ func (c *Coverage) add(d Coverage) { c.Weighted += d.Weighted; c.KnownNS += d.Kn
 
 // CategoryRow is one category of one step kind of a run.
 type CategoryRow struct {
-	Run      string
-	StepKind analyze.StepKind
+	Run   string
+	Class step.Class
 	Category classify.Category
 	// Windows is the step kind's windows (steps × devices) the per-step
 	// figures divide by.
@@ -136,8 +171,8 @@ func (r *CategoryRow) Efficiency() float64 { return Efficiency(r.RooflineNS, r.M
 // StepRow is one step kind of a run, and its speed of light
 // (docs/definitions.md#speed-of-light).
 type StepRow struct {
-	Run      string
-	StepKind analyze.StepKind
+	Run   string
+	Class step.Class
 	// Steps is the most steps any device has of the kind; Windows the
 	// step-device windows; SpanP50 the median span over them.
 	Steps   int
@@ -150,7 +185,7 @@ type StepRow struct {
 	// bytes at the link's bandwidth, replaces; Link the link (nil: none
 	// known, and collectives count as measured).
 	LinkedNS, LinkNS int64
-	Link             *analyze.Link
+	Link             *Link
 	// SpeedOfLightNS = RooflineNS + LinkNS + the rest of KernelNS.
 	SpeedOfLightNS int64
 	// ReplayNS is the time of kernels replayed from CUDA graphs;
@@ -180,57 +215,84 @@ type opInst struct {
 	modelled        bool
 }
 
-// Analyze measures the inputs' kernels against their devices' limits.
-func Analyze(inputs []analyze.Input, opt Options) *Result {
-	if opt.Classifier == nil {
-		opt.Classifier = classify.Default()
-	}
+// Analyze measures the kernels of tbl's inputs against their devices'
+// limits.
+func Analyze(tbl *window.Table, opt Options) *Result {
 	if opt.Table == nil {
 		opt.Table = gpuspec.Default()
 	}
-	a := &analysis{opt: opt, rows: map[string]*OpRow{}, cats: map[catKey]*CategoryRow{}, kinds: map[kindKey]*kindAcc{}}
-	res := &Result{Kind: opt.Kind}
+	a := &analysis{opt: opt, tbl: tbl, rows: map[string]*OpRow{}, cats: map[catKey]*CategoryRow{}, classes: map[classKey]*StepRow{},
+		kernels: map[string]*KernelRow{}}
+	res := &Result{Filter: opt.Filter, Inputs: tbl.Inputs, Devices: Devices(tbl, opt.Table, opt.GPU)}
 	set := prepareCaptures(opt.Captures)
-	for i, in := range inputs {
-		res.Inputs = append(res.Inputs, analyze.Describe(in))
-		a.input(i, in, set, res)
+	for i := range tbl.Inputs {
+		a.input(i, set, res)
 	}
 	a.finish(res)
 	return res
 }
 
+// Devices gives each device of each input its GPU table row: gpu when
+// given (--gpu), else the row matching what the trace says of it
+// (docs/definitions.md#the-device).
+func Devices(tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU) []Device {
+	if table == nil {
+		table = gpuspec.Default()
+	}
+	var out []Device
+	for idx, in := range tbl.Inputs {
+		t := in.Trace
+		for _, id := range t.DeviceIDs() {
+			d := Device{Run: in.Run, Path: in.Path, Input: idx, Device: id}
+			if m, ok := deviceProps(t, id); ok {
+				d.Name, d.SMs = m.Name, m.SMs
+				if gpu == nil {
+					d.Spec, _ = table.Match(m)
+				}
+			}
+			if gpu != nil {
+				d.Spec, d.ByFlag = gpu, true
+			}
+			if d.SMs == 0 && d.Spec != nil {
+				d.SMs = d.Spec.SMs
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// DefaultLink is the default link of devs' rows when they all have the
+// same one (a --link name or GB/s per direction); "" otherwise.
+func DefaultLink(devs []Device) string {
+	var name string
+	for _, d := range devs {
+		if d.Spec == nil || d.Spec.Link == "" || (name != "" && d.Spec.Link != name) {
+			return ""
+		}
+		name = d.Spec.Link
+	}
+	return name
+}
+
 type catKey struct {
-	run  string
-	kind analyze.StepKind
-	cat  classify.Category
+	run   string
+	class step.Class
+	cat   classify.Category
 }
 
-type kindKey struct {
-	run  string
-	kind analyze.StepKind
-}
-
-// kindAcc gathers one step kind of one run.
-type kindAcc struct {
-	row        StepRow
-	spans      []int64
-	stepsOfDev map[[2]int64]int // (input, device) → steps
-	specs      map[*gpuspec.GPU]bool
+type classKey struct {
+	run   string
+	class step.Class
 }
 
 type analysis struct {
-	opt   Options
-	rows  map[string]*OpRow
-	cats  map[catKey]*CategoryRow
-	kinds map[kindKey]*kindAcc
-}
-
-// window is one step (or the whole trace, or the unattributed time) on
-// one device.
-type window struct {
-	kind       analyze.StepKind
-	start, end trace.Time
-	seen       bool
+	opt     Options
+	tbl     *window.Table
+	rows    map[string]*OpRow
+	cats    map[catKey]*CategoryRow
+	classes map[classKey]*StepRow
+	kernels map[string]*KernelRow
 }
 
 // localRow is an op row of one input before the merge by content.
@@ -260,28 +322,15 @@ type sigRef struct {
 	dev int32
 }
 
-func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result) {
+func (a *analysis) input(idx int, set *captureSet, res *Result) {
+	in := &a.tbl.Inputs[idx]
 	t := in.Trace
-	st := &inputState{a: a, in: in, t: t, set: set, devs: map[int32]*Device{},
-		cats: make([]classify.Category, len(t.Names)), catDone: make([]bool, len(t.Names)),
-		wins: map[winKey]*window{}, rowIdx: map[sigRef]int32{}, costs: newCostCache(t, set.caps)}
-	// Devices and their rows.
-	for _, id := range t.DeviceIDs() {
-		d := &Device{Run: in.Run, Path: in.Path, Input: idx, Device: id}
-		if m, ok := deviceProps(t, id); ok {
-			d.Name, d.SMs = m.Name, m.SMs
-			if a.opt.GPU == nil {
-				d.Spec, _ = a.opt.Table.Match(m)
-			}
+	st := &inputState{a: a, idx: idx, in: in, t: t, set: set, devs: map[int32]*Device{},
+		rowIdx: map[sigRef]int32{}, costs: newCostCache(t, set.caps), kernels: map[trace.NameID]*KernelRow{}}
+	for i := range res.Devices {
+		if d := &res.Devices[i]; d.Input == idx {
+			st.devs[d.Device] = d
 		}
-		if a.opt.GPU != nil {
-			d.Spec, d.ByFlag = a.opt.GPU, true
-		}
-		if d.SMs == 0 && d.Spec != nil {
-			d.SMs = d.Spec.SMs
-		}
-		st.devs[id] = d
-		res.Devices = append(res.Devices, *d)
 	}
 	graphs := matchReplays(t, set)
 	if graphs != nil {
@@ -294,10 +343,7 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 	insts := make([]opInst, len(t.Ops))
 	for i := range t.Activities {
 		act := &t.Activities[i]
-		if act.Kind != trace.KindKernel || replayed(i) {
-			continue
-		}
-		if k, _ := st.windowOf(i); !st.keep(k) {
+		if act.Kind != trace.KindKernel || replayed(i) || !st.keep(i) {
 			continue
 		}
 		if op := t.AttrOf(act.Attr).Op; op != 0 {
@@ -305,13 +351,17 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 			insts[op].kernels++
 		}
 	}
-	// Every activity into its window, category and step kind; the kernels
-	// launched one by one into their op's row too. Replayed kernels wait
-	// for their graph.
+	// Every activity into its category and class; the kernels launched
+	// one by one into their op's row too. Replayed kernels wait for their
+	// graph.
 	for i := range t.Activities {
 		act := &t.Activities[i]
-		kind, cr, sr, ok := st.activity(i, act)
-		if !ok || act.Kind != trace.KindKernel {
+		if !st.keep(i) {
+			continue
+		}
+		cr, sr := st.rowsOf(i)
+		cr.KernelNS += act.Dur
+		if act.Kind != trace.KindKernel {
 			continue
 		}
 		if replayed(i) {
@@ -320,9 +370,9 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 		}
 		blocks := t.ConfigOf(t.AttrOf(act.Attr).Config).Blocks()
 		if op := t.AttrOf(act.Attr).Op; op != 0 {
-			st.kernel(act, kind, cr, sr, blocks, &insts[op], sigRef{0, t.OpOf(op).Sig, act.Device})
+			st.kernel(act, cr, sr, blocks, &insts[op], sigRef{0, t.OpOf(op).Sig, act.Device})
 		} else {
-			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
+			st.kernel(act, cr, sr, blocks, nil, sigRef{})
 		}
 	}
 	// The replays, one graph launch at a time: a captured op's replayed
@@ -332,113 +382,68 @@ func (a *analysis) input(idx int, in analyze.Input, set *captureSet, res *Result
 			st.replay(g)
 		}
 	}
-	st.merge(idx)
-}
-
-type winKey struct {
-	dev  int32
-	kind analyze.StepKind
-	step int32
+	st.merge()
 }
 
 type kindCat struct {
-	kind analyze.StepKind
-	cat  classify.Category
+	class step.Class
+	cat   window.CatID
 }
 
 // inputState is the analysis of one input.
 type inputState struct {
-	a       *analysis
-	in      analyze.Input
-	t       *trace.Trace
-	set     *captureSet
-	devs    map[int32]*Device
-	cats    []classify.Category
-	catDone []bool
-	wins    map[winKey]*window
-	lastWK  winKey
-	lastW   *window
-	local   map[kindCat]*CategoryRow
-	kinds   map[analyze.StepKind]*StepRow
-	rows    []*localRow
-	rowIdx  map[sigRef]int32
-	costs   *costCache
+	a      *analysis
+	idx    int
+	in     *window.Input
+	t      *trace.Trace
+	set    *captureSet
+	devs   map[int32]*Device
+	local  map[kindCat]*CategoryRow
+	last   kindCat
+	lastCR *CategoryRow
+	kinds  map[step.Class]*StepRow
+	rows   []*localRow
+	rowIdx map[sigRef]int32
+	costs  *costCache
+	// kernels sums the priced kernels per name.
+	kernels map[trace.NameID]*KernelRow
 	// replayInsts holds, per capture, the state of its ops' instances in
 	// the replay being counted.
 	replayInsts map[int32][]opInst
 }
 
-func (st *inputState) windowOf(i int) (analyze.StepKind, int32) {
-	if st.in.Steps == nil {
-		return analyze.KindAll, -1
-	}
-	s := st.in.Steps.Of[i]
-	if s < 0 {
-		return analyze.KindNone, -1
-	}
-	return st.in.Steps.List[s].Kind, s
+// keep reports whether activity i's window is of the class kept.
+func (st *inputState) keep(i int) bool {
+	return st.a.opt.Filter.Keeps(st.in.Steps.ActivityClass(i))
 }
 
-func (st *inputState) keep(k analyze.StepKind) bool {
-	return st.a.opt.Kind == analyze.KindAny || st.a.opt.Kind == k
-}
-
-func (st *inputState) catOf(act *trace.Activity) classify.Category {
-	if !st.catDone[act.Name] {
-		st.cats[act.Name], st.catDone[act.Name] = analyze.ActivityCategory(act, st.t.Names[act.Name], st.a.opt.Classifier), true
-	}
-	return st.cats[act.Name]
-}
-
-// rowsOf returns the category row and the step-kind row of an activity.
-func (st *inputState) rowsOf(kind analyze.StepKind, cat classify.Category) (*CategoryRow, *StepRow) {
+// rowsOf returns the category row and the class row of activity i.
+func (st *inputState) rowsOf(i int) (*CategoryRow, *StepRow) {
 	if st.local == nil {
-		st.local, st.kinds = map[kindCat]*CategoryRow{}, map[analyze.StepKind]*StepRow{}
+		st.local, st.kinds = map[kindCat]*CategoryRow{}, map[step.Class]*StepRow{}
 	}
-	cr := st.local[kindCat{kind, cat}]
-	if cr == nil {
-		cr = &CategoryRow{Run: st.in.Run, StepKind: kind, Category: cat}
-		st.local[kindCat{kind, cat}] = cr
+	class := st.in.Steps.ActivityClass(i)
+	k := kindCat{class, st.a.tbl.ActivityCategory(st.idx, i)}
+	cr := st.lastCR
+	if cr == nil || k != st.last {
+		if cr = st.local[k]; cr == nil {
+			cr = &CategoryRow{Run: st.in.Run, Class: class, Category: st.a.tbl.Category(k.cat)}
+			st.local[k] = cr
+		}
+		st.last, st.lastCR = k, cr
 	}
-	sr := st.kinds[kind]
+	sr := st.kinds[class]
 	if sr == nil {
-		sr = &StepRow{Run: st.in.Run, StepKind: kind}
-		st.kinds[kind] = sr
+		sr = &StepRow{Run: st.in.Run, Class: class}
+		st.kinds[class] = sr
 	}
 	return cr, sr
-}
-
-// activity counts activity i in its window, category and step kind;
-// false when --kind leaves it out.
-func (st *inputState) activity(i int, act *trace.Activity) (analyze.StepKind, *CategoryRow, *StepRow, bool) {
-	kind, step := st.windowOf(i)
-	if !st.keep(kind) {
-		return kind, nil, nil, false
-	}
-	wk := winKey{act.Device, kind, step}
-	w := st.lastW
-	if w == nil || wk != st.lastWK {
-		if w = st.wins[wk]; w == nil {
-			w = &window{kind: kind}
-			st.wins[wk] = w
-		}
-		st.lastWK, st.lastW = wk, w
-	}
-	if !w.seen || act.Start < w.start {
-		w.start = act.Start
-	}
-	w.end = max(w.end, act.End())
-	w.seen = true
-	cr, sr := st.rowsOf(kind, st.catOf(act))
-	cr.KernelNS += act.Dur
-	sr.KernelNS += act.Dur
-	return kind, cr, sr, true
 }
 
 // kernel counts a kernel's SM coverage and, when it has an op instance
 // (inst, with the op's signature ref), its share of the op's row and
 // work.
-func (st *inputState) kernel(act *trace.Activity, kind analyze.StepKind, cr *CategoryRow, sr *StepRow, blocks int64, inst *opInst, ref sigRef) {
+func (st *inputState) kernel(act *trace.Activity, cr *CategoryRow, sr *StepRow, blocks int64, inst *opInst, ref sigRef) {
 	dev := st.devs[act.Device]
 	var cov Coverage
 	if blocks > 0 && dev.SMs > 0 {
@@ -490,6 +495,16 @@ func (st *inputState) kernel(act *trace.Activity, kind analyze.StepKind, cr *Cat
 	cr.RooflineNS += rf
 	sr.ModelledNS += act.Dur
 	sr.RooflineNS += rf
+	kr := st.kernels[act.Name]
+	if kr == nil {
+		kr = &KernelRow{Name: st.t.Names[act.Name]}
+		st.kernels[act.Name] = kr
+	}
+	kr.ModelledNS += act.Dur
+	kr.FLOPs += f
+	kr.Bytes += b
+	kr.RooflineNS += rf
+	kr.SM.add(cov)
 }
 
 // replay counts the kernels of one graph launch: matched ones take their
@@ -511,10 +526,7 @@ func (st *inputState) replay(g replayGroup) {
 		}
 		for k, i := range g.kernels {
 			j := g.res.pair[k]
-			if j < 0 || c.ops[j] == 0 {
-				continue
-			}
-			if kind, _ := st.windowOf(int(i)); !st.keep(kind) {
+			if j < 0 || c.ops[j] == 0 || !st.keep(int(i)) {
 				continue
 			}
 			in := &insts[c.ops[j]]
@@ -531,18 +543,17 @@ func (st *inputState) replay(g replayGroup) {
 	}
 	for k, i := range g.kernels {
 		act := &t.Activities[i]
-		kind, _ := st.windowOf(int(i))
-		if !st.keep(kind) {
+		if !st.keep(int(i)) {
 			continue
 		}
-		cr, sr := st.rowsOf(kind, st.catOf(act))
+		cr, sr := st.rowsOf(int(i))
 		blocks := t.ConfigOf(t.AttrOf(act.Attr).Config).Blocks()
 		j := int32(-1)
 		if c != nil {
 			j = g.res.pair[k]
 		}
 		if j < 0 {
-			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
+			st.kernel(act, cr, sr, blocks, nil, sigRef{})
 			continue
 		}
 		sr.MatchedNS += act.Dur
@@ -550,15 +561,15 @@ func (st *inputState) replay(g replayGroup) {
 			blocks = c.configOf(j).Blocks()
 		}
 		if op := c.ops[j]; op != 0 {
-			st.kernel(act, kind, cr, sr, blocks, &insts[op], sigRef{g.res.captureIdx + 1, c.trace.OpOf(op).Sig, act.Device})
+			st.kernel(act, cr, sr, blocks, &insts[op], sigRef{g.res.captureIdx + 1, c.trace.OpOf(op).Sig, act.Device})
 		} else {
-			st.kernel(act, kind, cr, sr, blocks, nil, sigRef{})
+			st.kernel(act, cr, sr, blocks, nil, sigRef{})
 		}
 	}
 }
 
 // merge adds the input's rows to the run's.
-func (st *inputState) merge(idx int) {
+func (st *inputState) merge() {
 	a, in := st.a, st.in
 	for _, lr := range st.rows {
 		lr.finish(st.t)
@@ -570,7 +581,7 @@ func (st *inputState) merge(idx int) {
 		}
 	}
 	for k, cr := range st.local {
-		ck := catKey{in.Run, k.kind, k.cat}
+		ck := catKey{in.Run, k.class, cr.Category}
 		if r := a.cats[ck]; r != nil {
 			r.KernelNS += cr.KernelNS
 			r.ModelledNS += cr.ModelledNS
@@ -582,28 +593,29 @@ func (st *inputState) merge(idx int) {
 			a.cats[ck] = cr
 		}
 	}
-	for kind, sr := range st.kinds {
-		kk := kindKey{in.Run, kind}
-		ka := a.kinds[kk]
-		if ka == nil {
-			ka = &kindAcc{row: StepRow{Run: in.Run, StepKind: kind}, stepsOfDev: map[[2]int64]int{}, specs: map[*gpuspec.GPU]bool{}}
-			a.kinds[kk] = ka
+	for class, sr := range st.kinds {
+		kk := classKey{in.Run, class}
+		r := a.classes[kk]
+		if r == nil {
+			r = &StepRow{Run: in.Run, Class: class}
+			a.classes[kk] = r
 		}
-		r := &ka.row
-		r.KernelNS += sr.KernelNS
 		r.ModelledNS += sr.ModelledNS
 		r.RooflineNS += sr.RooflineNS
 		r.ReplayNS += sr.ReplayNS
 		r.MatchedNS += sr.MatchedNS
 	}
-	for wk, w := range st.wins {
-		ka := a.kinds[kindKey{in.Run, wk.kind}]
-		ka.row.Windows++
-		ka.spans = append(ka.spans, int64(w.end-w.start))
-		if wk.step >= 0 || wk.kind == analyze.KindAll || wk.kind == analyze.KindNone {
-			ka.stepsOfDev[[2]int64{int64(idx), int64(wk.dev)}]++
+	for _, kr := range st.kernels {
+		r := a.kernels[kr.Name]
+		if r == nil {
+			r = &KernelRow{Name: kr.Name}
+			a.kernels[kr.Name] = r
 		}
-		ka.specs[st.devs[wk.dev].Spec] = true
+		r.ModelledNS += kr.ModelledNS
+		r.FLOPs += kr.FLOPs
+		r.Bytes += kr.Bytes
+		r.RooflineNS += kr.RooflineNS
+		r.SM.add(kr.SM)
 	}
 }
 

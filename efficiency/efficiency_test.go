@@ -5,9 +5,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
+
+// tableOf builds the window table of inputs, as the loader does.
+func tableOf(t *testing.T, ins ...window.Input) *window.Table {
+	t.Helper()
+	tbl, err := window.Build(ins, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
 
 // builder makes small traces with attributes by hand.
 type builder struct {
@@ -107,7 +118,7 @@ const (
 // A prefill step launched op by op and a decode step replayed from a CUDA
 // graph whose capture trace names its ops, on an H100 SXM (132 SMs,
 // 989.5 TFLOP/s bf16, 3.35 TB/s).
-func handTraces(t *testing.T) (analyze.Input, Capture) {
+func handTraces(t *testing.T) (window.Input, Capture) {
 	b := newBuilder("NVIDIA H100 80GB HBM3", 132)
 	mm := b.op(1000, "aten::mm", bf+":64,4096", bf+":4096,4096")
 	paged := b.op(3000, "vllm::unified_attention_with_output", bf+":64,32,128", bf+":64,8,128", bf+":64,8,128", bf+":64,32,128")
@@ -127,7 +138,7 @@ func handTraces(t *testing.T) (analyze.Input, Capture) {
 	b.kernel(71_000, 12_000, gemmK, 500, b.attr(0, "", [3]int32{32, 1, 1}))
 	b.kernel(83_000, 4_000, pagedK, 500, b.attr(0, "", [3]int32{1, 32, 4}))
 	tr := b.done(t)
-	steps := &analyze.Steps{List: []analyze.Step{{Index: 0, Kind: analyze.KindPrefill}, {Index: 1, Kind: analyze.KindDecode}}}
+	steps := &step.Steps{List: []step.Step{{Index: 0, Kind: step.Prefill}, {Index: 1, Kind: step.Decode}}}
 	for i := range tr.Activities {
 		s := int32(0)
 		if tr.Activities[i].Start >= 60_000 {
@@ -147,12 +158,12 @@ func handTraces(t *testing.T) (analyze.Input, Capture) {
 	c.launch(1000, "cudaLaunchKernel", 2, c.attr(rms, rmsK, [3]int32{64, 1, 1}))
 	c.launch(2000, "cudaLaunchKernel", 3, c.attr(cmm, gemmK, [3]int32{32, 1, 1}))
 	c.launch(3000, "cudaLaunchKernel", 4, c.attr(cpaged, pagedK, [3]int32{1, 32, 4}))
-	return analyze.Input{Path: "exec.json", Trace: tr, Steps: steps}, Capture{Path: "capture.json", Trace: c.done(t)}
+	return window.Input{Path: "exec.json", Run: "exec", Trace: tr, Steps: steps}, Capture{Path: "capture.json", Trace: c.done(t)}
 }
 
 func TestAnalyzeByHand(t *testing.T) {
 	in, capt := handTraces(t)
-	res := Analyze([]analyze.Input{in}, Options{Captures: []Capture{capt}})
+	res := Analyze(tableOf(t, in), Options{Captures: []Capture{capt}})
 	if len(res.Devices) != 1 || res.Devices[0].Spec == nil || res.Devices[0].Spec.Name != "H100 SXM" {
 		t.Fatalf("devices %+v", res.Devices)
 	}
@@ -161,11 +172,11 @@ func TestAnalyzeByHand(t *testing.T) {
 	// → 10330 ns of memory. rms_norm: (2·64·4096 + 4096)·2 = 1,056,768
 	// bytes, 315.5 → 316 ns.
 	const mmRoof, rmsRoof = 10_330, 316
-	steps := map[analyze.StepKind]StepRow{}
+	steps := map[step.Class]StepRow{}
 	for _, s := range res.Steps {
-		steps[s.StepKind] = s
+		steps[s.Class] = s
 	}
-	pre, dec := steps[analyze.KindPrefill], steps[analyze.KindDecode]
+	pre, dec := steps[step.ClassOf(step.Prefill)], steps[step.ClassOf(step.Decode)]
 	// Prefill: 15+5+10+3+8 µs; modelled the mm's 20 µs; the rest measured.
 	if pre.KernelNS != 41_000 || pre.ModelledNS != 20_000 || pre.RooflineNS != mmRoof || pre.SpeedOfLightNS != mmRoof+21_000 || pre.Windows != 1 || pre.Steps != 1 {
 		t.Errorf("prefill %+v", pre)
@@ -205,7 +216,7 @@ func TestAnalyzeByHand(t *testing.T) {
 	// The prefill's gemm category: both mm kernels, the FLOPs split 3:1
 	// by duration and adding up.
 	for _, c := range res.Categories {
-		if c.StepKind == analyze.KindPrefill && c.Category.String() == "gemm/cublas" {
+		if c.Class == step.ClassOf(step.Prefill) && c.Category.String() == "gemm/cublas" {
 			if c.KernelNS != 20_000 || c.ModelledNS != 20_000 || c.FLOPs != 2_147_483_648 || c.RooflineNS != mmRoof {
 				t.Errorf("prefill gemm %+v", c)
 			}
@@ -217,7 +228,7 @@ func TestAnalyzeByHand(t *testing.T) {
 // prices: measured, and said.
 func TestAnalyzeWithoutCapture(t *testing.T) {
 	in, _ := handTraces(t)
-	res := Analyze([]analyze.Input{in}, Options{Kind: analyze.KindDecode})
+	res := Analyze(tableOf(t, in), Options{Filter: step.Only(step.ClassOf(step.Decode))})
 	if len(res.Steps) != 1 {
 		t.Fatalf("steps %+v", res.Steps)
 	}
@@ -234,7 +245,7 @@ func TestAnalyzeWithoutCapture(t *testing.T) {
 func TestAnalyzeUnknownDevice(t *testing.T) {
 	in, _ := handTraces(t)
 	in.Trace.Meta.Devices[0].Name = "NVIDIA H800"
-	res := Analyze([]analyze.Input{in}, Options{Kind: analyze.KindPrefill})
+	res := Analyze(tableOf(t, in), Options{Filter: step.Only(step.ClassOf(step.Prefill))})
 	if res.Devices[0].Spec != nil || res.Steps[0].ModelledNS != 0 {
 		t.Fatalf("unknown device priced: %+v", res.Steps[0])
 	}
@@ -243,7 +254,7 @@ func TestAnalyzeUnknownDevice(t *testing.T) {
 			t.Errorf("mm row %+v", r)
 		}
 	}
-	res = Analyze([]analyze.Input{in}, Options{Kind: analyze.KindPrefill, GPU: gpu(t, "H100 SXM")})
+	res = Analyze(tableOf(t, in), Options{Filter: step.Only(step.ClassOf(step.Prefill)), GPU: gpu(t, "H100 SXM")})
 	if !res.Devices[0].ByFlag || res.Steps[0].RooflineNS != 10_330 {
 		t.Errorf("--gpu: %+v %+v", res.Devices[0], res.Steps[0])
 	}

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // genInput writes rank of cfg and reads it back with its steps.
-func genInput(t *testing.T, cfg gen.Config, rank int) (analyze.Input, *gen.Expected) {
+func genInput(t *testing.T, cfg gen.Config, rank int) (window.Input, *gen.Expected) {
 	t.Helper()
 	var buf bytes.Buffer
 	exp, err := gen.Write(&buf, cfg, rank)
@@ -21,11 +23,11 @@ func genInput(t *testing.T, cfg gen.Config, rank int) (analyze.Input, *gen.Expec
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+	st, err := step.Find(tr, step.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return analyze.Input{Path: "gen", Trace: tr, Steps: st}, exp
+	return window.Input{Path: "gen", Run: "gen", Trace: tr, Steps: st}, exp
 }
 
 // The eager all-reduces carry their collective args: at NVLink 4 (the
@@ -34,9 +36,8 @@ func genInput(t *testing.T, cfg gen.Config, rank int) (analyze.Input, *gen.Expec
 func TestGenLinkTime(t *testing.T) {
 	cfg := gen.Config{Ranks: 2, Steps: 8, DecodeEvery: 4, MixedEvery: 3, Layers: 2, Seed: 4, Shapes: true}
 	in, exp := genInput(t, cfg, 0)
-	inputs := []analyze.Input{in}
-	ct := analyze.Collectives(inputs, analyze.CollectiveOptions{})
-	res := Analyze(inputs, Options{Collectives: ct})
+	tbl := tableOf(t, in)
+	res := analyzeWithLink(tbl, Options{})
 	want := map[string][2]int64{}
 	for _, s := range exp.Steps {
 		w := want[s.Kind]
@@ -45,12 +46,12 @@ func TestGenLinkTime(t *testing.T) {
 		want[s.Kind] = w
 	}
 	for _, r := range res.Steps {
-		w := want[r.StepKind.String()]
+		w := want[r.Class.String()]
 		if r.Link == nil || r.Link.Name != "nvlink4" || r.LinkedNS != w[0] || r.LinkNS != w[1] {
-			t.Errorf("%s: link %v, linked %d at the link %d; want nvlink4, %d, %d", r.StepKind, r.Link, r.LinkedNS, r.LinkNS, w[0], w[1])
+			t.Errorf("%s: link %v, linked %d at the link %d; want nvlink4, %d, %d", r.Class, r.Link, r.LinkedNS, r.LinkNS, w[0], w[1])
 		}
-		if r.StepKind != analyze.KindDecode && w[0] == 0 {
-			t.Errorf("%s: no sized collectives: the test checks nothing", r.StepKind)
+		if r.Class != step.ClassOf(step.Decode) && w[0] == 0 {
+			t.Errorf("%s: no sized collectives: the test checks nothing", r.Class)
 		}
 	}
 }
@@ -134,34 +135,32 @@ func TestGenExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := []analyze.Input{in}
-	ct := analyze.Collectives(inputs, analyze.CollectiveOptions{})
-	res := Analyze(inputs, Options{Captures: []Capture{{Path: "capture", Trace: ctr}}, Collectives: ct})
+	res := analyzeWithLink(tableOf(t, in), Options{Captures: []Capture{{Path: "capture", Trace: ctr}}})
 	want := sumByKind(exp)
 	if len(res.Steps) != len(want) {
 		t.Fatalf("%d step kinds, want %d", len(res.Steps), len(want))
 	}
 	for _, s := range res.Steps {
-		w := want[s.StepKind.String()]
+		w := want[s.Class.String()]
 		if s.KernelNS != w.kernel || s.ModelledNS != w.modelled || s.RooflineNS != w.roofline || s.LinkedNS != w.linked ||
 			s.LinkNS != w.link || s.SpeedOfLightNS != w.sol {
-			t.Errorf("%s: kernel %d modelled %d roofline %d linked %d link %d speed of light %d; want %d %d %d %d %d %d", s.StepKind,
+			t.Errorf("%s: kernel %d modelled %d roofline %d linked %d link %d speed of light %d; want %d %d %d %d %d %d", s.Class,
 				s.KernelNS, s.ModelledNS, s.RooflineNS, s.LinkedNS, s.LinkNS, s.SpeedOfLightNS,
 				w.kernel, w.modelled, w.roofline, w.linked, w.link, w.sol)
 		}
 		if s.ModelledNS == 0 {
-			t.Errorf("%s: nothing modelled: the test checks nothing", s.StepKind)
+			t.Errorf("%s: nothing modelled: the test checks nothing", s.Class)
 		}
-		if s.StepKind == analyze.KindDecode && (s.MatchedNS != s.ReplayNS || s.ReplayNS == 0) {
+		if s.Class == step.ClassOf(step.Decode) && (s.MatchedNS != s.ReplayNS || s.ReplayNS == 0) {
 			t.Errorf("decode: %d of %d ns of replays matched", s.MatchedNS, s.ReplayNS)
 		}
 	}
 	var flops, bytes int64
 	n := 0
 	for _, c := range res.Categories {
-		w := want[c.StepKind.String()].cats[c.Category.String()]
+		w := want[c.Class.String()].cats[c.Category.String()]
 		if w == nil {
-			t.Errorf("%s %s: not written by gen", c.StepKind, c.Category)
+			t.Errorf("%s %s: not written by gen", c.Class, c.Category)
 			continue
 		}
 		n++
@@ -169,7 +168,7 @@ func TestGenExact(t *testing.T) {
 		bytes += c.Bytes
 		if c.KernelNS != w.KernelNS || c.ModelledNS != w.ModelledNS || c.FLOPs != w.FLOPs || c.Bytes != w.Bytes || c.RooflineNS != w.RooflineNS ||
 			c.SM.KnownNS != w.GridNS || !close(c.SM.Weighted, w.SMWeighted) {
-			t.Errorf("%s %s: %+v, want %+v", c.StepKind, c.Category, c, *w)
+			t.Errorf("%s %s: %+v, want %+v", c.Class, c.Category, c, *w)
 		}
 	}
 	var wantCats int
@@ -215,4 +214,20 @@ func TestGenExact(t *testing.T) {
 	if len(res.Graphs) != 1 || res.Graphs[0].Matched != res.Graphs[0].Kernels || int(res.Graphs[0].Kernels) != cexp.Launches*res.Graphs[0].Replays {
 		t.Errorf("graphs %+v (capture %d launches)", res.Graphs, cexp.Launches)
 	}
+}
+
+// analyzeWithLink analyses tbl with its collectives at the link of its
+// devices' GPU row, as the command joins the two analyses.
+func analyzeWithLink(tbl *window.Table, opt Options) *Result {
+	var link *collectives.Link
+	if name := DefaultLink(Devices(tbl, opt.Table, opt.GPU)); name != "" {
+		if l, err := collectives.ParseLink(name); err == nil {
+			link = &l
+		}
+	}
+	ct := collectives.Match(tbl, collectives.Options{Filter: opt.Filter, Link: link})
+	if link != nil {
+		opt.LinkTime, opt.Link = ct.LinkTime, &Link{Name: link.Name, GBps: link.GBps, About: link.About}
+	}
+	return Analyze(tbl, opt)
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/trace"
 )
 
@@ -234,33 +233,4 @@ func matchReplays(t *trace.Trace, set *captureSet) *replays {
 // gridsAgree: grids that both sides recorded must be equal.
 func gridsAgree(a, b [3]int32) bool {
 	return a == [3]int32{} || b == [3]int32{} || a == b
-}
-
-// linkTime is, for one run and step kind, the collectives' kernel time
-// whose message sizes the collectives analysis knows for every matched
-// instance (linked), and their time at the link: bus bytes (the size ×
-// nccl-tests' bus factor) at the link's bandwidth, per rank's kernel.
-func linkTime(ct *analyze.CollectiveTable, run string, kind analyze.StepKind, l *analyze.Link) (linked, link int64) {
-	bps := int64(math.Round(l.GBps * 1e9))
-	for i := range ct.Ops {
-		op := &ct.Ops[i]
-		if op.Run != run || op.StepKind != kind || op.Instances == 0 || op.SizedInstances != op.Instances || op.GroupSize < 2 {
-			continue
-		}
-		f, ok := analyze.BusFactor(op.Op, op.GroupSize)
-		if !ok {
-			continue
-		}
-		var t int64
-		for _, s := range op.Sizes {
-			if s.Bytes < 0 {
-				continue
-			}
-			bus := int64(math.Round(float64(s.Bytes) * f))
-			t += ceilNS(bus, bps) * s.Instances * int64(len(op.Ranks))
-		}
-		linked += op.KernelNS
-		link += t
-	}
-	return linked, link
 }

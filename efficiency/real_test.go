@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/testenv"
 	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // This file checks the analysis of real traces against an independent
@@ -238,11 +239,11 @@ func analyzeFile(t *testing.T, path string, opt Options) *Result {
 	if len(tr.OpSigs) == 0 {
 		t.Skip("the Kineto parser fills no op attributes yet (branch parse)")
 	}
-	st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+	st, err := step.Find(tr, step.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Analyze([]analyze.Input{{Path: path, Trace: tr, Steps: st}}, opt)
+	return Analyze(tableOf(t, window.Input{Path: path, Run: "r", Trace: tr, Steps: st}), opt)
 }
 
 // The GEMMs of real traces with shapes: the calls, kernel time, FLOPs and
@@ -394,11 +395,11 @@ func TestRealVLLMCapture(t *testing.T) {
 	if len(ctr.OpSigs) == 0 {
 		t.Skip("the Kineto parser fills no op attributes yet (branch parse)")
 	}
-	st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+	st, err := step.Find(tr, step.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := Analyze([]analyze.Input{{Path: execPath, Trace: tr, Steps: st}}, Options{Captures: []Capture{{Path: capPath, Trace: ctr}}})
+	res := Analyze(tableOf(t, window.Input{Path: execPath, Run: "r", Trace: tr, Steps: st}), Options{Captures: []Capture{{Path: capPath, Trace: ctr}}})
 	if len(res.Graphs) != 1 || res.Graphs[0].Replays != 1 || res.Graphs[0].Kernels != 421 || res.Graphs[0].Matched != 421 {
 		t.Errorf("graphs %+v: want 1 replay of 421 kernels, all matched", res.Graphs)
 	}

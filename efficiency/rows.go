@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/opcost"
 	"github.com/traceq/traceq/trace"
@@ -190,8 +190,9 @@ func (r *OpRow) merge(o *OpRow) {
 	r.Kernels, r.kernelNS = ks, ns
 }
 
-// finish orders the result's rows and completes the step kinds: windows,
-// the median span, the collectives at the link, the speed of light.
+// finish orders the result's rows and completes the classes from the
+// window table: windows, steps, the median span, the kernel time, the
+// collectives at the link, the speed of light.
 func (a *analysis) finish(res *Result) {
 	for _, r := range a.rows {
 		res.Ops = append(res.Ops, *r)
@@ -200,58 +201,59 @@ func (a *analysis) finish(res *Result) {
 		return cmp.Or(cmp.Compare(x.Run, y.Run), cmp.Compare(y.KernelNS, x.KernelNS), cmp.Compare(x.Device, y.Device),
 			cmp.Compare(x.Name, y.Name), cmp.Compare(dimsText(x.Dims, x.Types), dimsText(y.Dims, y.Types)))
 	})
-	for k, ka := range a.kinds {
-		r := &ka.row
-		for _, n := range ka.stepsOfDev {
+	spans := map[classKey][]int64{}
+	steps := map[classKey]map[[2]int64]int{} // (input, device) → its windows of the class
+	for i := range a.tbl.Windows {
+		w := &a.tbl.Windows[i]
+		if !a.opt.Filter.Keeps(w.Class) {
+			continue
+		}
+		rk := &a.tbl.Ranks[w.Rank]
+		k := classKey{rk.Run, w.Class}
+		r := a.classes[k]
+		if r == nil {
+			r = &StepRow{Run: rk.Run, Class: w.Class}
+			a.classes[k] = r
+		}
+		r.Windows++
+		r.KernelNS += w.KernelNS
+		spans[k] = append(spans[k], w.SpanNS())
+		if steps[k] == nil {
+			steps[k] = map[[2]int64]int{}
+		}
+		steps[k][[2]int64{int64(rk.Input), int64(w.Device)}]++
+	}
+	for k, r := range a.classes {
+		for _, n := range steps[k] {
 			r.Steps = max(r.Steps, n)
 		}
-		slices.Sort(ka.spans)
-		r.SpanP50 = analyze.Percentile(ka.spans, 50)
-		r.Link = a.link(ka)
-		if r.Link != nil && a.opt.Collectives != nil {
-			r.LinkedNS, r.LinkNS = linkTime(a.opt.Collectives, k.run, k.kind, r.Link)
+		sp := spans[k]
+		slices.Sort(sp)
+		r.SpanP50 = stats.Percentile(sp, 50)
+		if a.opt.LinkTime != nil && a.opt.Link != nil {
+			r.LinkedNS, r.LinkNS = a.opt.LinkTime(k.run, k.class)
+			r.Link = a.opt.Link
 		}
 		r.SpeedOfLightNS = r.RooflineNS + r.LinkNS + (r.KernelNS - r.ModelledNS - r.LinkedNS)
 		res.Steps = append(res.Steps, *r)
-		for ck, cr := range a.cats {
-			if ck.run == k.run && ck.kind == k.kind {
-				cr.Windows = r.Windows
-			}
-		}
 	}
 	slices.SortFunc(res.Steps, func(x, y StepRow) int {
-		return cmp.Or(cmp.Compare(x.Run, y.Run), cmp.Compare(x.StepKind, y.StepKind))
+		return cmp.Or(cmp.Compare(x.Run, y.Run), x.Class.Compare(y.Class))
 	})
-	for _, c := range a.cats {
+	for ck, c := range a.cats {
+		if r := a.classes[classKey{ck.run, ck.class}]; r != nil {
+			c.Windows = r.Windows
+		}
 		res.Categories = append(res.Categories, *c)
 	}
 	slices.SortFunc(res.Categories, func(x, y CategoryRow) int {
-		return cmp.Or(cmp.Compare(x.Run, y.Run), cmp.Compare(x.StepKind, y.StepKind), cmp.Compare(y.KernelNS, x.KernelNS),
+		return cmp.Or(cmp.Compare(x.Run, y.Run), x.Class.Compare(y.Class), cmp.Compare(y.KernelNS, x.KernelNS),
 			classify.Compare(x.Category, y.Category))
 	})
-}
-
-// link is the link a run's collectives are timed at: --link, else the
-// default of its devices' row when they all have the same.
-func (a *analysis) link(ka *kindAcc) *analyze.Link {
-	if a.opt.Link != nil {
-		return a.opt.Link
+	for _, k := range a.kernels {
+		res.Kernels = append(res.Kernels, *k)
 	}
-	var name string
-	for spec := range ka.specs {
-		if spec == nil || spec.Link == "" || (name != "" && spec.Link != name) {
-			return nil
-		}
-		name = spec.Link
-	}
-	if name == "" {
-		return nil
-	}
-	l, err := analyze.ParseLink(name)
-	if err != nil {
-		return nil
-	}
-	return &l
+	slices.SortFunc(res.Kernels, func(x, y KernelRow) int { return cmp.Compare(x.Name, y.Name) })
 }
 
 // dimsText writes an op's arguments as the tables show them:

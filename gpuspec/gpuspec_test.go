@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/internal/testenv"
 	"github.com/traceq/traceq/trace"
 )
@@ -127,7 +127,7 @@ func TestDefaultRowsComplete(t *testing.T) {
 			t.Errorf("%s: %d sources, %d match lines", g.Name, len(g.Sources), len(g.Matches))
 		}
 		if g.Link != "" {
-			if _, err := analyze.ParseLink(g.Link); err != nil {
+			if _, err := collectives.ParseLink(g.Link); err != nil {
 				t.Errorf("%s: link %q: %v", g.Name, g.Link, err)
 			}
 		}

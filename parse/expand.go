@@ -24,12 +24,16 @@ type Inputs struct {
 // Arg is one input argument and the trace files it stands for.
 type Arg struct {
 	Arg string // as given
-	// Dir says Arg is a directory: Files are the trace files directly in
-	// it, sorted by name (a directory of rank files is a rank set).
+	// Dir says Arg is a directory: Files are the trace files in it and in
+	// its subdirectories, sorted by path (a directory of rank files, or of
+	// node directories of rank files, is a rank set).
 	Dir bool
 	// Files is Arg itself for a file argument. Files given before under
 	// another spelling are left out, so it may be empty.
 	Files []string
+	// Subdirs holds, for a directory, the subdirectory of Arg each file
+	// is in ("node0", "" directly in Arg), in the order of Files.
+	Subdirs []string
 }
 
 // Skipped is a file in a directory argument that is not read.
@@ -70,9 +74,10 @@ func (in *Inputs) Files() []string {
 var traceSuffixes = []string{".json", ".json.gz", ".sqlite", ".sqlite.gz"}
 
 // Expand turns the command-line input arguments into the files to read.
-// A directory stands for the trace files directly inside it; what else it
-// holds (other names, subdirectories, FIFOs, JSON that is not a trace) is
-// listed in Skipped. A file argument stands for itself whatever it holds,
+// A directory stands for the trace files inside it and inside its
+// subdirectories (a run spread over node directories); what else it holds
+// (other names, FIFOs, JSON that is not a trace, subdirectories without
+// trace files) is listed in Skipped. A file argument stands for itself whatever it holds,
 // so that reading it reports what is wrong; Stdin stands for standard
 // input. Every file that cannot be read is reported, each as a
 // *FileError, joined into one error (errors.Join).
@@ -96,7 +101,7 @@ func Expand(args []string) (*Inputs, error) {
 				return false
 			}
 		}
-		seen[st.Size()] = append(seen[st.Size()], seenFile{path, st})
+		seen[st.Size()] = append(seen[st.Size()], seenFile{path: path, st: st})
 		return true
 	}
 	for _, a := range args {
@@ -115,12 +120,13 @@ func Expand(args []string) (*Inputs, error) {
 		case st.IsDir():
 			arg.Dir = true
 			if first(a, st) {
-				files, skipped, err := dir(a)
+				files, skipped, err := dir(a, "", first)
 				in.Skipped = append(in.Skipped, skipped...)
 				errs = append(errs, err...)
 				for _, f := range files {
 					if first(f.path, f.st) {
 						arg.Files = append(arg.Files, f.path)
+						arg.Subdirs = append(arg.Subdirs, f.sub)
 					}
 				}
 				if len(files) == 0 && len(err) == 0 {
@@ -151,11 +157,14 @@ func Expand(args []string) (*Inputs, error) {
 type seenFile struct {
 	path string
 	st   fs.FileInfo
+	sub  string // the subdirectory of the argument it is in
 }
 
-// dir lists the trace files directly in a directory, sorted by name, and
-// the entries it skips with the reason.
-func dir(path string) (files []seenFile, skipped []Skipped, errs []error) {
+// dir lists the trace files in a directory, sorted by name, those of its
+// subdirectories in their place (sub is the path below the argument), and
+// the entries it skips with the reason. first is Expand's check for a
+// directory reached twice (a symlink loop).
+func dir(path, sub string, first func(string, fs.FileInfo) bool) (files []seenFile, skipped []Skipped, errs []error) {
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		return nil, nil, []error{fileError(path, err)}
@@ -166,24 +175,43 @@ func dir(path string) (files []seenFile, skipped []Skipped, errs []error) {
 		switch {
 		case err != nil:
 			errs = append(errs, fileError(p, err))
+		case st != nil && st.IsDir() && reason == "":
+			if !first(p, st) {
+				continue
+			}
+			f, s, e := dir(p, filepath.Join(sub, filepath.Base(p)), first)
+			if len(f) == 0 && len(e) == 0 {
+				// Charts and notes kept beside the traces: one line, not
+				// one per file.
+				skipped = append(skipped, Skipped{Path: p, Reason: "a directory without trace files"})
+				continue
+			}
+			files, skipped, errs = append(files, f...), append(skipped, s...), append(errs, e...)
 		case reason != "":
 			skipped = append(skipped, Skipped{Path: p, Reason: reason})
 		default:
-			files = append(files, seenFile{p, st})
+			files = append(files, seenFile{p, st, sub})
 		}
 	}
 	return files, skipped, errs
 }
 
 // skip says why the directory entry at p is not read, or "" to read it.
+// CaptureDir is the folder vLLM and SGLang write CUDA-graph capture traces
+// to, beside the execution traces: a directory of that name inside an
+// input directory holds no ranks, and Expand skips it.
+const CaptureDir = "capture_traces"
+
 func skip(p string) (fs.FileInfo, string, error) {
 	st, err := os.Stat(p) // through a symlink
 	if err != nil {
 		return nil, "", err
 	}
 	switch {
+	case st.IsDir() && filepath.Base(p) == CaptureDir:
+		return st, "graph-capture traces, not ranks (traceq efficiency reads them)", nil
 	case st.IsDir():
-		return st, "a directory (only the files directly in an input directory are read)", nil
+		return st, "", nil
 	case !st.Mode().IsRegular():
 		return st, "not a regular file (" + fileKind(st.Mode()) + ")", nil
 	}

@@ -51,7 +51,9 @@ func TestExpandDirectory(t *testing.T) {
 	gzipFile(t, dir, "rank1.json.gz", []byte(`{"traceEvents": [`+event+`]}`))
 	gzipFile(t, dir, "settings.json.gz", []byte(`{"lr": 0.1}`))
 	gzipFile(t, dir, "export.sqlite.gz", []byte("SQLite format 3\x00"))
+	// vLLM's graph-capture traces beside the ranks: traces, but not ranks.
 	os.Mkdir(filepath.Join(dir, "capture_traces"), 0o755)
+	write(t, filepath.Join(dir, "capture_traces"), "graph_capture_rank_0.json", []byte(`{"traceEvents": [`+event+`]}`))
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestExpandDirectory(t *testing.T) {
 	}
 	wantSkipped := []string{
 		"README.md: skipped: not a trace (named neither *.json, *.json.gz, *.sqlite nor *.sqlite.gz)",
-		"capture_traces: skipped: a directory (only the files directly in an input directory are read)",
+		"capture_traces: skipped: graph-capture traces, not ranks (traceq efficiency reads them)",
 		"empty-array.json: skipped: not a trace (a JSON array without events (objects with a ph))",
 		"execution_details.json: skipped: not a trace (a JSON array without events (objects with a ph))",
 		"html.json: skipped: not a trace (neither JSON, gzip nor SQLite)",
@@ -114,9 +116,9 @@ func TestExpandGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Arg{
-		{Arg: a, Dir: true, Files: []string{a + "/rank0.json", a + "/rank1.json"}},
+		{Arg: a, Dir: true, Files: []string{a + "/rank0.json", a + "/rank1.json"}, Subdirs: []string{"", ""}},
 		{Arg: single, Files: []string{single}},
-		{Arg: b, Dir: true, Files: []string{b + "/rank0.json", b + "/rank1.json"}},
+		{Arg: b, Dir: true, Files: []string{b + "/rank0.json", b + "/rank1.json"}, Subdirs: []string{"", ""}},
 		{Arg: Stdin, Files: []string{Stdin}},
 	}
 	if !reflect.DeepEqual(in.Args, want) {
@@ -149,7 +151,7 @@ func TestExpandRepeats(t *testing.T) {
 	}
 	wantArgs := []Arg{
 		{Arg: r1, Files: []string{r1}},
-		{Arg: d, Dir: true, Files: []string{r0}},
+		{Arg: d, Dir: true, Files: []string{r0}, Subdirs: []string{""}},
 		{Arg: hard},
 		{Arg: sym + "/", Dir: true},
 		{Arg: d + "/./rank0.json"},
@@ -243,5 +245,44 @@ func TestNotTrace(t *testing.T) {
 		if got := notTrace([]byte(tc.in)); got != tc.want {
 			t.Errorf("notTrace(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestExpandNested: a run spread over node directories is one argument's
+// files, each with the subdirectory it is in; a subdirectory without
+// traces is one skipped line, whatever it holds; a symlink back up the
+// tree is read once.
+func TestExpandNested(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "runA")
+	trace := []byte(`{"traceEvents": []}`)
+	for _, d := range []string{"node0", "node1", "node1/gpu", "charts"} {
+		os.MkdirAll(filepath.Join(run, d), 0o755)
+	}
+	write(t, filepath.Join(run, "node1"), "rank2.json", trace)
+	write(t, filepath.Join(run, "node0"), "rank0.json", []byte(`{"traceEvents": [] }`))
+	write(t, filepath.Join(run, "node1/gpu"), "rank3.json", []byte(`{"traceEvents": []  }`))
+	write(t, run, "rank9.json", []byte(`{"traceEvents": []   }`))
+	write(t, filepath.Join(run, "charts"), "shares.svg", []byte("<svg/>"))
+	os.Symlink("..", filepath.Join(run, "node0", "up"))
+	in, err := Expand([]string{run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Arg{{Arg: run, Dir: true,
+		Files:   []string{run + "/node0/rank0.json", run + "/node1/gpu/rank3.json", run + "/node1/rank2.json", run + "/rank9.json"},
+		Subdirs: []string{"node0", "node1/gpu", "node1", ""}}}
+	if !reflect.DeepEqual(in.Args, want) {
+		t.Errorf("args %+v\nwant %+v", in.Args, want)
+	}
+	var skipped []string
+	for _, s := range in.Skipped {
+		skipped = append(skipped, strings.TrimPrefix(s.String(), run+"/"))
+	}
+	if want := []string{"charts: skipped: a directory without trace files"}; !slices.Equal(skipped, want) {
+		t.Errorf("skipped %q, want %q", skipped, want)
+	}
+	if len(in.Repeats) != 1 || in.Repeats[0].Path != run+"/node0/up" || in.Repeats[0].First != run {
+		t.Errorf("repeats %+v: want node0/up, the run itself, read once", in.Repeats)
 	}
 }

@@ -18,8 +18,8 @@ import (
 
 // Options configures File and Read.
 type Options struct {
-	// Format forces a format ("chrome", "nsys"); "" sniffs the content.
-	Format string
+	// Format forces a format; "" sniffs the content.
+	Format trace.Format
 	// Names picks nsys kernel names: "demangled" (default) or "short".
 	Names string
 	// Workers bounds the decoding goroutines of one file (0: GOMAXPROCS).
@@ -104,12 +104,12 @@ func read(in input, opt Options) (*trace.Trace, error) {
 	if format == "" {
 		switch {
 		case nsyssqlite.Sniff(head):
-			format = "nsys"
+			format = trace.FormatNsys
 		case chrometrace.IsGzip(head) && gzippedSQLite(br):
 			t, err := readNsysGzip(progress(br), opt)
 			return gpu(t, err)
 		case chrometrace.IsGzip(head) || looksJSON(head):
-			format = "chrome"
+			format = trace.FormatChrome
 		case strings.HasSuffix(in.name, ".nsys-rep") || strings.HasSuffix(in.name, ".qdrep"):
 			return nil, errors.New("an nsys report file: export it first with 'nsys export --type sqlite FILE'")
 		default:
@@ -117,15 +117,15 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		}
 	}
 	switch format {
-	case "nsys":
+	case trace.FormatNsys:
 		if in.path == "" {
 			return gpu(spoolNsys(br, opt))
 		}
 		return gpu(nsyssqlite.Open(in.path, nsyssqlite.Options{Names: opt.Names}))
-	case "chrome":
+	case trace.FormatChrome:
 		return gpu(chrometrace.Parse(progress(br), chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(in, head)}))
 	}
-	return nil, fmt.Errorf("unknown input format %q (want chrome or nsys)", format)
+	return nil, fmt.Errorf("unknown input format %q (want %s or %s)", format, trace.FormatChrome, trace.FormatNsys)
 }
 
 // gpu passes on a parser's outcome, refusing a trace without GPU activity;

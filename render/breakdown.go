@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // Options tunes table output.
@@ -50,20 +53,21 @@ func (o Options) top() int {
 
 // GroupTitle names a group: path, rank, process, device, step kind.
 func GroupTitle(g *analyze.Group) string {
-	parts := []string{g.Path}
-	if g.Rank != nil {
-		parts = append(parts, "rank "+strconv.Itoa(*g.Rank))
+	parts := []string{g.Rank.Path}
+	if g.Rank.Number != nil {
+		parts = append(parts, "rank "+strconv.Itoa(*g.Rank.Number))
 	}
-	if g.PID != 0 {
-		parts = append(parts, "pid "+strconv.FormatInt(g.PID, 10))
+	if g.Rank.PID != 0 {
+		parts = append(parts, "pid "+strconv.FormatInt(g.Rank.PID, 10))
 	}
 	parts = append(parts, "device "+strconv.Itoa(int(g.Device)))
-	kind := g.StepKind.String()
-	if g.Steps > 0 {
-		kind = StepCount(g.Steps, g.StepKind)
-	} else if g.StepKind == analyze.KindAll {
+	kind := g.Class.String()
+	switch {
+	case g.Steps > 0:
+		kind = StepCount(g.Steps, g.Class.Kind)
+	case g.Class.Scope == step.Whole:
 		kind = "whole trace"
-	} else if g.StepKind == analyze.KindNone {
+	case g.Class.Scope == step.Outside:
 		kind = "outside any step"
 	}
 	parts = append(parts, kind)
@@ -80,38 +84,43 @@ func heading(sb *strings.Builder, title string, opt Options) {
 	}
 }
 
-// Breakdown writes the breakdown of r (with its step table st, nil
-// without steps). Text and markdown lead with the summary of each run and
-// step kind, then the parts opt.Detail asks for; CSV and JSON are
-// complete, with the per-kernel table ks next to the groups.
-func Breakdown(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, ks []analyze.KernelStat, opt Options) error {
+// Breakdown writes the breakdown r, its per-kernel table ks and, for the
+// communication rows of the cross-rank table, the stragglers of ct (nil
+// when the collectives were not matched). Text and markdown lead with the
+// summary of each run and class, then the parts opt.Detail asks for; CSV
+// and JSON are complete, with the per-kernel table next to the groups.
+func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, ct *collectives.Table, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Inputs), Groups: jsonGroups(r.Groups),
-			Kernels: jsonKernels(ks), CrossRank: jsonRanks(r.CrossRank), EmptyLaunches: jsonEmptyLaunches(r.EmptyLaunches)})
+		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Table.Inputs), Groups: jsonGroups(r.Groups),
+			Kernels: jsonKernels(ks), CrossRank: jsonRanks(r.CrossRank, ct), EmptyLaunches: jsonEmptyLaunches(r.Table)})
 	case "csv":
 		if err := breakdownCSV(w, r); err != nil {
 			return err
 		}
-		return crossRankCSV(w, r.CrossRank)
+		return crossRankCSV(w, r.CrossRank, ct)
 	case "markdown", "text", "":
 	default:
 		return CheckFormat(opt.Format)
 	}
 	var sb strings.Builder
 	md := opt.Format == "markdown"
-	summaryText(&sb, analyze.Summarize(r, st), opt)
+	summaryText(&sb, analyze.Summarize(r), opt)
+	var names Labels
+	if opt.Detail&(DetailGroups|DetailKernels) != 0 {
+		names = LabelsOf(r.Table.Names())
+	}
 	if opt.Detail&DetailGroups != 0 {
 		sb.WriteByte('\n')
-		groupsText(&sb, r, opt)
+		groupsText(&sb, r, names, opt)
 	}
 	if opt.Detail&DetailRanks != 0 {
-		crossRankText(&sb, r.CrossRank, opt)
+		crossRankText(&sb, r.CrossRank, ct, opt)
 	}
 	if opt.Detail&DetailKernels != 0 && len(ks) > 0 {
 		sb.WriteByte('\n')
 		heading(&sb, fmt.Sprintf("the %d kernels with the most time, all inputs", min(len(ks), opt.top())), opt)
-		t := kernelTable(ks[:min(len(ks), opt.top())], opt)
+		t := kernelTable(ks[:min(len(ks), opt.top())], names, opt)
 		if md {
 			t.Markdown(&sb)
 		} else {
@@ -137,7 +146,7 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, ks []a
 }
 
 // groupsText writes every group: its times, categories and top kernels.
-func groupsText(sb *strings.Builder, r *analyze.GroupTable, opt Options) {
+func groupsText(sb *strings.Builder, r *analyze.GroupTable, names Labels, opt Options) {
 	md := opt.Format == "markdown"
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -148,7 +157,7 @@ func groupsText(sb *strings.Builder, r *analyze.GroupTable, opt Options) {
 		summary := fmt.Sprintf("kernel time %s ms · busy %s ms · span %s ms · idle %s ms (%s of span)",
 			MS(g.KernelNS), MS(g.BusyNS), MS(g.SpanNS), MS(g.IdleNS), Pct(ratio(g.IdleNS, g.SpanNS)))
 		if g.Steps > 0 {
-			summary += " · summed over " + StepCount(g.Steps, analyze.KindAny)
+			summary += " · summed over " + StepCount(g.Steps, 0)
 		}
 		if ss := g.StepStats; ss != nil {
 			summary += "\n" + StepStatsLine(ss)
@@ -166,11 +175,11 @@ func groupsText(sb *strings.Builder, r *analyze.GroupTable, opt Options) {
 		kt := &Table{Head: []string{"top kernel", "total ms", "share", "instances", "category"},
 			Right: []bool{false, true, true, true, false}}
 		topk := g.Top[:min(len(g.Top), opt.top())]
-		names, labels := make([]string, len(topk)), make([]string, len(topk))
+		rows := make([]string, len(topk))
 		for j, k := range topk {
-			names[j], labels[j] = k.Name, k.Label
+			rows[j] = k.Name
 		}
-		shown := displayNames(names, labels, opt.nameWidth())
+		shown := names.List(rows, opt.nameWidth())
 		for j, k := range topk {
 			kt.Add(shown[j], MS(k.TotalNS), Pct(k.Share), strconv.FormatInt(k.Instances, 10), k.Category.String())
 		}
@@ -202,8 +211,8 @@ func breakdownCSV(w io.Writer, r *analyze.GroupTable) error {
 		"group_span_ns", "category", "kernel_ns", "busy_ns", "share", "instances"})
 	for _, g := range r.Groups {
 		for _, c := range g.Categories {
-			cw.Write([]string{csvText(g.Path), intOrEmpty(g.Rank), strconv.FormatInt(g.PID, 10), strconv.Itoa(int(g.Device)),
-				g.StepKind.String(), strconv.Itoa(g.Steps), strconv.FormatInt(g.KernelNS, 10), strconv.FormatInt(g.BusyNS, 10),
+			cw.Write([]string{csvText(g.Rank.Path), intOrEmpty(g.Rank.Number), strconv.FormatInt(g.Rank.PID, 10), strconv.Itoa(int(g.Device)),
+				g.Class.String(), strconv.Itoa(g.Steps), strconv.FormatInt(g.KernelNS, 10), strconv.FormatInt(g.BusyNS, 10),
 				strconv.FormatInt(g.SpanNS, 10), c.Category.String(), strconv.FormatInt(c.KernelNS, 10),
 				strconv.FormatInt(c.BusyNS, 10), ftoa(c.Share), strconv.FormatInt(c.Instances, 10)})
 		}
@@ -213,11 +222,11 @@ func breakdownCSV(w io.Writer, r *analyze.GroupTable) error {
 }
 
 // Kernels writes the per-kernel table (nsys cuda_gpu_kern_sum's columns
-// plus the category) of the inputs.
-func Kernels(w io.Writer, inputs []analyze.InputInfo, ks []analyze.KernelStat, opt Options) error {
+// plus the category) of the inputs of tbl.
+func Kernels(w io.Writer, tbl *window.Table, ks []analyze.KernelStat, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, jsonKernelsDoc{Inputs: jsonInputs(inputs), Kernels: jsonKernels(ks)})
+		return writeJSON(w, jsonKernelsDoc{Inputs: jsonInputs(tbl.Inputs), Kernels: jsonKernels(ks)})
 	case "csv":
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"time_pct", "total_ns", "instances", "avg_ns", "med_ns", "min_ns", "max_ns", "stddev_ns", "name", "category", "path", "device"})
@@ -227,7 +236,7 @@ func Kernels(w io.Writer, inputs []analyze.InputInfo, ks []analyze.KernelStat, o
 				dev = strconv.Itoa(int(*k.Device))
 			}
 			cw.Write([]string{strconv.FormatFloat(k.Share*100, 'f', 4, 64), strconv.FormatInt(k.Total, 10),
-				strconv.FormatInt(k.N, 10), ftoa(k.Mean), ftoa(k.Median), strconv.FormatInt(k.Min, 10),
+				strconv.FormatInt(k.N, 10), ftoa(k.Mean), ftoa(k.P50), strconv.FormatInt(k.Min, 10),
 				strconv.FormatInt(k.Max, 10), ftoa(k.StdDev), csvText(k.Name), k.Category.String(), csvText(k.Path), dev})
 		}
 		cw.Flush()
@@ -237,7 +246,7 @@ func Kernels(w io.Writer, inputs []analyze.InputInfo, ks []analyze.KernelStat, o
 		return CheckFormat(opt.Format)
 	}
 	var sb strings.Builder
-	if t := kernelTable(ks, opt); opt.Format == "markdown" {
+	if t := kernelTable(ks, LabelsOf(tbl.Names()), opt); opt.Format == "markdown" {
 		t.Markdown(&sb)
 	} else {
 		t.Text(&sb, "")
@@ -246,7 +255,7 @@ func Kernels(w io.Writer, inputs []analyze.InputInfo, ks []analyze.KernelStat, o
 	return err
 }
 
-func kernelTable(ks []analyze.KernelStat, opt Options) *Table {
+func kernelTable(ks []analyze.KernelStat, names Labels, opt Options) *Table {
 	perDev := len(ks) > 0 && ks[0].Device != nil
 	head := []string{"Time %", "Total ms", "Instances", "Avg ms", "Med ms", "Min ms", "Max ms", "StdDev ms"}
 	right := []bool{true, true, true, true, true, true, true, true}
@@ -257,13 +266,13 @@ func kernelTable(ks []analyze.KernelStat, opt Options) *Table {
 	head = append(head, "Category", "Name")
 	right = append(right, false, false)
 	t := &Table{Head: head, Right: right}
-	names, labels := make([]string, len(ks)), make([]string, len(ks))
+	rows := make([]string, len(ks))
 	for i, k := range ks {
-		names[i], labels[i] = k.Name, k.Label
+		rows[i] = k.Name
 	}
-	shown := displayNames(names, labels, opt.nameWidth())
+	shown := names.List(rows, opt.nameWidth())
 	for i, k := range ks {
-		row := []string{Pct(k.Share), MS(k.Total), strconv.FormatInt(k.N, 10), MSf(k.Mean), MSf(k.Median),
+		row := []string{Pct(k.Share), MS(k.Total), strconv.FormatInt(k.N, 10), MSf(k.Mean), MSf(k.P50),
 			MS(k.Min), MS(k.Max), MSf(k.StdDev)}
 		if perDev {
 			row = append(row, k.Path, strconv.Itoa(int(*k.Device)))

@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // opNames are the collectives as NCCL and nccl-tests spell them.
@@ -42,7 +45,7 @@ func GBps(v float64) string {
 // RankLabels names the ranks of a run for tables and charts: "rank 3"
 // where the trace says, else the process ("pid 149") when the ranks are
 // processes of one input, else the input's short name.
-func RankLabels(ranks []analyze.CollectiveRank) map[[2]int64]string {
+func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 	paths := map[string]bool{}
 	procs := map[string]int{}
 	var all []string
@@ -52,12 +55,12 @@ func RankLabels(ranks []analyze.CollectiveRank) map[[2]int64]string {
 		all = append(all, r.Path)
 	}
 	short := shortPaths(all)
-	out := map[[2]int64]string{}
+	out := map[window.RankID]string{}
 	for i, r := range ranks {
 		var s string
 		switch {
-		case r.Rank != nil:
-			s = "rank " + strconv.Itoa(*r.Rank)
+		case r.Number != nil:
+			s = "rank " + strconv.Itoa(*r.Number)
 		case len(paths) == 1:
 			s = "pid " + strconv.FormatInt(r.PID, 10)
 		default:
@@ -66,16 +69,14 @@ func RankLabels(ranks []analyze.CollectiveRank) map[[2]int64]string {
 				s += " pid " + strconv.FormatInt(r.PID, 10)
 			}
 		}
-		out[rankKey(r)] = Printable(s)
+		out[r.ID] = Printable(s)
 	}
 	return out
 }
 
-func rankKey(r analyze.CollectiveRank) [2]int64 { return [2]int64{int64(r.Input), int64(r.Proc)} }
-
 // collLabels names every rank of every run of ct.
-func collLabels(ct *analyze.CollectiveTable) map[[2]int64]string {
-	out := map[[2]int64]string{}
+func collLabels(ct *collectives.Table) map[window.RankID]string {
+	out := map[window.RankID]string{}
 	for _, run := range ct.Runs {
 		for k, v := range RankLabels(run.Ranks) {
 			out[k] = v
@@ -84,14 +85,14 @@ func collLabels(ct *analyze.CollectiveTable) map[[2]int64]string {
 	return out
 }
 
-func kindPrefix(o *analyze.CollectiveOp, runs int) string {
-	s := o.StepKind.String()
-	switch o.StepKind {
-	case analyze.KindAll:
+func kindPrefix(o *collectives.Op, runs int) string {
+	s := o.Class.String()
+	switch {
+	case o.Class.Scope == step.Whole:
 		s = "whole trace"
-	case analyze.KindNone:
+	case o.Class.Scope == step.Outside:
 		s = "outside any step"
-	case analyze.KindStep:
+	case o.Class.Kind == step.Generic:
 		s = "steps"
 	}
 	if runs > 1 && o.Run != "" {
@@ -104,12 +105,12 @@ func kindPrefix(o *analyze.CollectiveOp, runs int) string {
 // collective with the most kernel time, its share, how much of it is
 // waiting and for whom, its transfer time and bus bandwidth against the
 // link. Then, when no --link was given, the line saying what it needs.
-func CollectiveVerdicts(ct *analyze.CollectiveTable) []string {
+func CollectiveVerdicts(ct *collectives.Table) []string {
 	labels := collLabels(ct)
 	var out []string
 	for i := 0; i < len(ct.Ops); {
 		j := i + 1
-		for j < len(ct.Ops) && ct.Ops[j].Run == ct.Ops[i].Run && ct.Ops[j].StepKind == ct.Ops[i].StepKind {
+		for j < len(ct.Ops) && ct.Ops[j].Run == ct.Ops[i].Run && ct.Ops[j].Class == ct.Ops[i].Class {
 			j++
 		}
 		line := kindPrefix(&ct.Ops[i], len(ct.Runs)) + ": " + verdict(&ct.Ops[i], ct.Link, labels)
@@ -125,12 +126,12 @@ func CollectiveVerdicts(ct *analyze.CollectiveTable) []string {
 	}
 	if ct.Link == nil && len(ct.Ops) > 0 && anyBus(ct) {
 		out = append(out, "link share: give --link with the interconnect's bandwidth per direction in GB/s "+
-			"(an nccl-tests busbw measured on the same machine), or one of "+analyze.LinkNames())
+			"(an nccl-tests busbw measured on the same machine), or one of "+collectives.LinkNames())
 	}
 	return out
 }
 
-func anyBus(ct *analyze.CollectiveTable) bool {
+func anyBus(ct *collectives.Table) bool {
 	for _, o := range ct.Ops {
 		if o.BusGBps != nil {
 			return true
@@ -139,7 +140,7 @@ func anyBus(ct *analyze.CollectiveTable) bool {
 	return false
 }
 
-func opTitle(o *analyze.CollectiveOp) string {
+func opTitle(o *collectives.Op) string {
 	s := OpName(o.Op)
 	if o.Group != "" {
 		s += " (group " + o.Group + ")"
@@ -147,18 +148,18 @@ func opTitle(o *analyze.CollectiveOp) string {
 	return s
 }
 
-func verdict(o *analyze.CollectiveOp, link *analyze.Link, labels map[[2]int64]string) string {
+func verdict(o *collectives.Op, link *collectives.Link, labels map[window.RankID]string) string {
 	var sb strings.Builder
 	sb.WriteString(opTitle(o) + " " + Pct(o.Share) + " of kernel time")
 	if o.UpperBound {
 		sb.WriteString("; one rank, so waiting cannot be told from transfer: transfer ≤ " + MS(o.TransferNS) + " ms")
 	} else {
 		if s := o.Straggler; s != nil && s.Distinct {
-			fmt.Fprintf(&sb, "; %s of it waiting for %s (last in %s of %d instances)", Pct(analyze.Ratio(o.WaitNS, o.KernelNS)),
-				labels[rankKey(s.CollectiveRank)], Pct(s.Share()), s.Instances)
+			fmt.Fprintf(&sb, "; %s of it waiting for %s (last in %s of %d instances)", Pct(stats.Ratio(o.WaitNS, o.KernelNS)),
+				labels[s.ID], Pct(s.Share()), s.Instances)
 		} else if s != nil {
 			fmt.Fprintf(&sb, "; %s of it waiting, for no rank in particular (the most often last, %s, in %s of %d instances)",
-				Pct(analyze.Ratio(o.WaitNS, o.KernelNS)), labels[rankKey(s.CollectiveRank)], Pct(s.Share()), s.Instances)
+				Pct(stats.Ratio(o.WaitNS, o.KernelNS)), labels[s.ID], Pct(s.Share()), s.Instances)
 		}
 		sb.WriteString("; transfer " + MS(o.TransferNS) + " ms")
 	}
@@ -188,7 +189,7 @@ func verdict(o *analyze.CollectiveOp, link *analyze.Link, labels map[[2]int64]st
 
 // Collectives writes the collectives analysis: the answer lines, then per
 // op the per-rank table and the per-size table.
-func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
+func Collectives(w io.Writer, ct *collectives.Table, opt Options) error {
 	switch opt.Format {
 	case "json":
 		return writeJSON(w, collectivesDoc(ct))
@@ -202,8 +203,8 @@ func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
 	md := opt.Format == "markdown"
 	if len(ct.Ops) == 0 {
 		where := "the inputs"
-		if ct.Kind != analyze.KindAny {
-			where = ct.Kind.String() + " steps of the inputs"
+		if c, on := ct.Filter.Class(); on {
+			where = c.String() + " steps of the inputs"
 		}
 		sb.WriteString("no collective kernels (category communication/*) in " + where + "\n")
 		_, err := io.WriteString(w, sb.String())
@@ -224,7 +225,7 @@ func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
 // text or (opt.Format "markdown") markdown: the part of Collectives after
 // the answer lines. With opt.Top > 0, a per-size table keeps the opt.Top
 // sizes with the most transfer time.
-func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Options) {
+func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 	md := opt.Format == "markdown"
 	labels := collLabels(ct)
 	for i := range ct.Ops {
@@ -245,17 +246,17 @@ func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Opti
 		if o.UpperBound {
 			r := o.Ranks[0]
 			fmt.Fprintf(sb, "one rank (%s): its kernel time, %s ms, bounds the transfer time from above\n\n",
-				labels[rankKey(r.CollectiveRank)], MS(r.KernelNS))
+				labels[r.ID], MS(r.KernelNS))
 		} else {
 			rt := &Table{Head: []string{"rank", "kernel ms", "wait ms", "transfer ms", "wait share", "last arrivals"},
 				Right: []bool{false, true, true, true, true, true}}
 			for _, r := range o.Ranks {
-				label := labels[rankKey(r.CollectiveRank)]
-				if s := o.Straggler; s != nil && s.Distinct && s.Input == r.Input && s.Proc == r.Proc {
+				label := labels[r.ID]
+				if s := o.Straggler; s != nil && s.Distinct && s.ID == r.ID {
 					label += " (straggler)"
 				}
-				rt.Add(label, MS(r.KernelNS), MS(r.WaitNS), MS(r.TransferNS), Pct(analyze.Ratio(r.WaitNS, r.KernelNS)),
-					strconv.FormatInt(r.LastArrivals, 10)+" ("+Pct(analyze.Ratio(r.LastArrivals, o.Instances))+")")
+				rt.Add(label, MS(r.KernelNS), MS(r.WaitNS), MS(r.TransferNS), Pct(stats.Ratio(r.WaitNS, r.KernelNS)),
+					strconv.FormatInt(r.LastArrivals, 10)+" ("+Pct(stats.Ratio(r.LastArrivals, o.Instances))+")")
 			}
 			rt.Write(sb, md)
 			sb.WriteByte('\n')
@@ -275,7 +276,7 @@ func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Opti
 			st.Head, st.Right = append(st.Head, "of "+ct.Link.Label()), append(st.Right, true)
 		}
 		st.Head, st.Right = append(st.Head, "source"), append(st.Right, false)
-		row := func(b string, n, transfer int64, bw analyze.Bandwidth, src string) {
+		row := func(b string, n, transfer int64, bw collectives.Bandwidth, src string) {
 			cells := []string{b, strconv.FormatInt(n, 10), MS(transfer), optGB(bw.AlgGBps), optGB(bw.BusGBps)}
 			if ct.Link != nil {
 				cells = append(cells, optPct(bw.LinkShare))
@@ -312,7 +313,7 @@ func CollectiveTables(sb *strings.Builder, ct *analyze.CollectiveTable, opt Opti
 
 // topSizes keeps, when top > 0 and there are more rows, the top rows with
 // the most transfer time, in their order, and says how many it left out.
-func topSizes(sizes []analyze.CollectiveSize, top int) ([]analyze.CollectiveSize, int) {
+func topSizes(sizes []collectives.Size, top int) ([]collectives.Size, int) {
 	if top <= 0 || len(sizes) <= top {
 		return sizes, 0
 	}
@@ -323,7 +324,7 @@ func topSizes(sizes []analyze.CollectiveSize, top int) ([]analyze.CollectiveSize
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(sizes[b].TransferNS, sizes[a].TransferNS) })
 	keep := idx[:top]
 	slices.Sort(keep)
-	out := make([]analyze.CollectiveSize, len(keep))
+	out := make([]collectives.Size, len(keep))
 	for i, k := range keep {
 		out[i] = sizes[k]
 	}
@@ -372,11 +373,11 @@ func optFloat(p *float64) string {
 
 // collectivesCSV writes three tables separated by an empty line: ops,
 // ranks, sizes.
-func collectivesCSV(w io.Writer, ct *analyze.CollectiveTable) error {
+func collectivesCSV(w io.Writer, ct *collectives.Table) error {
 	cw := csv.NewWriter(w)
 	head := []string{"run", "step_kind", "op", "process_group", "process_group_ranks"}
-	key := func(o *analyze.CollectiveOp) []string {
-		return []string{csvText(o.Run), o.StepKind.String(), o.Op, csvText(o.Group), csvText(o.GroupRanks)}
+	key := func(o *collectives.Op) []string {
+		return []string{csvText(o.Run), o.Class.String(), o.Op, csvText(o.Group), csvText(o.GroupRanks)}
 	}
 	cw.Write(append(head, "group_size", "instances", "unmatched_instances", "unmatched_ns", "kernel_ns", "transfer_ns", "wait_ns",
 		"share", "straggler_rank", "straggler_index", "straggler_last_arrivals", "upper_bound", "algbw_gbs", "busbw_gbs", "link_share"))
@@ -384,7 +385,7 @@ func collectivesCSV(w io.Writer, ct *analyze.CollectiveTable) error {
 		o := &ct.Ops[i]
 		srank, sidx, slast := "", "", ""
 		if s := o.Straggler; s != nil {
-			srank, sidx, slast = intOrEmpty(s.Rank), strconv.Itoa(s.Index), strconv.FormatInt(s.LastArrivals, 10)
+			srank, sidx, slast = intOrEmpty(s.Number), strconv.Itoa(s.Index), strconv.FormatInt(s.LastArrivals, 10)
 		}
 		cw.Write(append(key(o), strconv.Itoa(o.GroupSize), strconv.FormatInt(o.Instances, 10), strconv.FormatInt(o.UnmatchedInstances, 10),
 			strconv.FormatInt(o.UnmatchedNS, 10), strconv.FormatInt(o.KernelNS, 10), strconv.FormatInt(o.TransferNS, 10),
@@ -399,7 +400,7 @@ func collectivesCSV(w io.Writer, ct *analyze.CollectiveTable) error {
 	for i := range ct.Ops {
 		o := &ct.Ops[i]
 		for _, r := range o.Ranks {
-			cw.Write(append(key(o), intOrEmpty(r.Rank), strconv.Itoa(r.Index), csvText(r.Path), strconv.FormatInt(r.PID, 10),
+			cw.Write(append(key(o), intOrEmpty(r.Number), strconv.Itoa(r.Index), csvText(r.Path), strconv.FormatInt(r.PID, 10),
 				strconv.FormatInt(r.KernelNS, 10), strconv.FormatInt(r.TransferNS, 10), strconv.FormatInt(r.WaitNS, 10),
 				strconv.FormatInt(r.LastArrivals, 10)))
 		}

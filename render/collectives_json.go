@@ -1,6 +1,6 @@
 package render
 
-import "github.com/traceq/traceq/analyze"
+import "github.com/traceq/traceq/collectives"
 
 // The document of traceq collectives --format json (docs/json.md,
 // "collectives"). Fields are only ever added.
@@ -78,28 +78,28 @@ type jsonCollectivesDoc struct {
 	Collectives   []jsonCollective `json:"collectives"`
 }
 
-func jsonStrag(s *analyze.Straggler) *jsonStraggler {
+func jsonStrag(s *collectives.Straggler) *jsonStraggler {
 	if s == nil {
 		return nil
 	}
-	return &jsonStraggler{Rank: s.Rank, LastArrivals: s.LastArrivals, Index: s.Index, Path: s.Path, PID: s.PID,
+	return &jsonStraggler{Rank: s.Number, LastArrivals: s.LastArrivals, Index: s.Index, Path: s.Path, PID: s.PID,
 		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct}
 }
 
-func collectivesDoc(ct *analyze.CollectiveTable) jsonCollectivesDoc {
-	doc := jsonCollectivesDoc{Inputs: jsonInputs(ct.Inputs), BytesPerToken: ct.BytesPerToken, Collectives: []jsonCollective{}}
+func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
+	doc := jsonCollectivesDoc{Inputs: jsonInputs(ct.Source.Inputs), BytesPerToken: ct.BytesPerToken, Collectives: []jsonCollective{}}
 	if l := ct.Link; l != nil {
 		doc.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About}
 	}
 	for _, o := range ct.Ops {
-		j := jsonCollective{Op: o.Op, StepKind: o.StepKind.String(), GroupSize: o.GroupSize, Instances: o.Instances,
+		j := jsonCollective{Op: o.Op, StepKind: o.Class.String(), GroupSize: o.GroupSize, Instances: o.Instances,
 			UnmatchedInstances: o.UnmatchedInstances, KernelNS: o.KernelNS, TransferNS: o.TransferNS, WaitNS: o.WaitNS,
 			Straggler: jsonStrag(o.Straggler), Ranks: []jsonCollRank{}, Sizes: []jsonCollSize{},
-			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.StepKindNS,
+			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.ClassNS,
 			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
 			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare}
 		for _, r := range o.Ranks {
-			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Rank, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
+			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
 				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals})
 		}
 		for _, s := range o.Sizes {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // Diff writes the comparison of two runs.
@@ -43,10 +45,11 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	if len(d.Kinds) > 0 {
 		sb.WriteByte('\n')
 	}
-	line("before", sideText(d.BeforeRun, d.Before))
-	line("after ", sideText(d.AfterRun, d.After))
-	line("changes", thresholdText(d.MinChange))
-	for _, n := range d.Notes {
+	line("before", sideText(d.BeforeRun, d.Before.Inputs))
+	line("after ", sideText(d.AfterRun, d.After.Inputs))
+	line("changes", thresholdText(d))
+	names := diffLabels(d)
+	for _, n := range DiffNotes(d) {
 		if md {
 			sb.WriteString("- note: " + n + "\n")
 		} else {
@@ -72,11 +75,11 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 		}
 		kt := &Table{Head: []string{"change", "before ms/step", "after ms/step", "delta ms", "delta %", "noise ms", "category", "kernel"},
 			Right: []bool{false, true, true, true, true, true, false, false}}
-		names, labels := make([]string, len(k.Kernels)), make([]string, len(k.Kernels))
+		rows := make([]string, len(k.Kernels))
 		for j, kd := range k.Kernels {
-			names[j], labels[j] = kd.Name, kd.Label
+			rows[j] = kd.Name
 		}
-		shown := displayNames(names, labels, opt.nameWidth())
+		shown := names.List(rows, opt.nameWidth())
 		for j, kd := range k.Kernels {
 			name := shown[j]
 			if kd.Match == "short_name" {
@@ -109,6 +112,47 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	return err
 }
 
+// diffLabels labels the kernels of both sides of d.
+func diffLabels(d *analyze.Diff) Labels {
+	return LabelsOf(append(d.Before.Names(), d.After.Names()...))
+}
+
+// DiffNotes says, in sentences, which classes d compares on one side only
+// and why it is not comparable.
+func DiffNotes(d *analyze.Diff) []string {
+	notes := []string{}
+	for _, k := range d.OnlyBefore {
+		notes = append(notes, fmt.Sprintf("step kind %q is in before only", k))
+	}
+	for _, k := range d.OnlyAfter {
+		notes = append(notes, fmt.Sprintf("step kind %q is in after only", k))
+	}
+	if len(d.Kinds) == 0 {
+		notes = append(notes, fmt.Sprintf("not comparable: no common step kind (before: %s; after: %s); --no-steps compares whole traces",
+			classList(d.OnlyBefore), classList(d.OnlyAfter)))
+	}
+	for _, k := range d.Kinds {
+		if k.Unshared {
+			notes = append(notes, fmt.Sprintf("step kind %q: no category has time on both sides", k.Class))
+		}
+	}
+	if len(d.Kinds) > 0 && !d.Comparable {
+		notes = append(notes, "not comparable: the common step kinds share no category")
+	}
+	return notes
+}
+
+func classList(cs []step.Class) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.String()
+	}
+	return strings.Join(names, ", ")
+}
+
 // answerChanges is how many changed categories a diff's answer line
 // names.
 const answerChanges = 3
@@ -119,17 +163,17 @@ const answerChanges = 3
 func diffAnswer(k *analyze.KindDiff) string {
 	var sb strings.Builder
 	per := "per step"
-	switch k.StepKind {
-	case analyze.KindAll:
+	switch {
+	case k.Class.Scope == step.Whole:
 		sb.WriteString("whole trace: ")
 		per = "per device"
-	case analyze.KindNone:
+	case k.Class.Scope == step.Outside:
 		sb.WriteString("outside steps: ")
 		per = "per device"
-	case analyze.KindStep:
+	case k.Class.Kind == step.Generic:
 		sb.WriteString("steps: ")
 	default:
-		sb.WriteString(k.StepKind.String() + ": ")
+		sb.WriteString(k.Class.String() + ": ")
 	}
 	if st := k.StepTime; st != nil {
 		fmt.Fprintf(&sb, "step time p50 %s → %s ms (%s, %s); ", MSf(st.Before.P50), MSf(st.After.P50), signedPct(st.DeltaP50Pct), st.Change)
@@ -138,7 +182,7 @@ func diffAnswer(k *analyze.KindDiff) string {
 	fmt.Fprintf(&sb, "kernel time %s %s → %s ms (%s, %s)", per, MS(t.BeforePerStepNS), MS(t.AfterPerStepNS), signedPct(t.DeltaPct), t.Change)
 	var named []string
 	for _, c := range k.Categories {
-		if c.Change != analyze.ChangeNoise && c.Change != analyze.ChangeUnchanged && len(named) < answerChanges {
+		if c.Changed() && len(named) < answerChanges {
 			named = append(named, Printable(c.Category.String())+" "+signedMS(c.DeltaNS)+" ms")
 		}
 	}
@@ -147,7 +191,7 @@ func diffAnswer(k *analyze.KindDiff) string {
 	} else {
 		sb.WriteString(": no category changed beyond noise")
 	}
-	if id := k.Idle.Total; id.Change != analyze.ChangeNoise && id.Change != analyze.ChangeUnchanged {
+	if id := k.Idle.Total; id.Changed() {
 		fmt.Fprintf(&sb, "; idle %s ms", signedMS(id.DeltaNS))
 	}
 	return sb.String()
@@ -155,7 +199,7 @@ func diffAnswer(k *analyze.KindDiff) string {
 
 // sideText names a side by its run, with its file, or its count of files
 // and their directory when they share one.
-func sideText(run string, ins []analyze.InputInfo) string {
+func sideText(run string, ins []window.Input) string {
 	switch len(ins) {
 	case 0:
 		return Printable(run)
@@ -172,9 +216,9 @@ func sideText(run string, ins []analyze.InputInfo) string {
 }
 
 // thresholdText says when a change is called unchanged and when noise.
-func thresholdText(mc analyze.MinChange) string {
+func thresholdText(d *analyze.Diff) string {
 	return fmt.Sprintf("unchanged below --min-change %s per step; noise below %d standard errors of the step-to-step spread (noise ms)",
-		mc, analyze.NoiseK)
+		d.MinChange, d.NoiseK)
 }
 
 // stepTimeLine compares the step time's percentiles.
@@ -236,14 +280,14 @@ func diffKindTitle(k *analyze.KindDiff) string {
 	side := func(steps, devices int) string {
 		return fmt.Sprintf("%s on %s", countOf(steps, "step"), countOf(devices, "device"))
 	}
-	switch k.StepKind {
-	case analyze.KindAll:
+	switch k.Class.Scope {
+	case step.Whole:
 		return fmt.Sprintf("whole trace · per device · before: %s · after: %s", countOf(k.BeforeDevices, "device"), countOf(k.AfterDevices, "device"))
-	case analyze.KindNone:
+	case step.Outside:
 		return fmt.Sprintf("outside any step · per device · before: %s · after: %s", countOf(k.BeforeDevices, "device"), countOf(k.AfterDevices, "device"))
 	}
-	steps := k.StepKind.String() + " steps"
-	if k.StepKind == analyze.KindStep { // ProfilerStep#N and custom markers
+	steps := k.Class.String() + " steps"
+	if k.Class.Kind == step.Generic { // ProfilerStep#N and custom markers
 		steps = "steps"
 	}
 	return fmt.Sprintf("%s · mean per step and device · before: %s · after: %s",
@@ -316,7 +360,7 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 		return []string{known(v.BeforeStdDevNS), known(v.AfterStdDevNS), known(v.NoiseNS)}
 	}
 	for _, k := range d.Kinds {
-		kind := k.StepKind.String()
+		kind := k.Class.String()
 		bw, aw := strconv.Itoa(k.BeforeWindows), strconv.Itoa(k.AfterWindows)
 		for j, c := range append([]analyze.CategoryDiff{k.Total}, k.Categories...) {
 			row := "category"

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/gpuspec"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 )
 
 // Efficiency writes the efficiency of the inputs (traceq efficiency):
@@ -37,7 +38,7 @@ func Efficiency(w io.Writer, r *efficiency.Result, opt Options) error {
 		sb.WriteString(Printable(s) + "\n")
 	}
 	if len(r.Steps) == 0 {
-		line("no GPU activity" + kindSuffix(r.Kind))
+		line("no GPU activity" + kindSuffix(r.Filter))
 		_, err := io.WriteString(w, sb.String())
 		return err
 	}
@@ -55,7 +56,7 @@ func Efficiency(w io.Writer, r *efficiency.Result, opt Options) error {
 		line(l)
 	}
 	for _, s := range r.Steps {
-		title := s.StepKind.String() + " · per category, ms per step"
+		title := s.Class.String() + " · per category, ms per step"
 		if runs > 1 {
 			title = s.Run + " · " + title
 		}
@@ -80,11 +81,12 @@ func Efficiency(w io.Writer, r *efficiency.Result, opt Options) error {
 	return err
 }
 
-func kindSuffix(k analyze.StepKind) string {
-	if k == analyze.KindAny {
+func kindSuffix(f step.Filter) string {
+	c, on := f.Class()
+	if !on {
 		return ""
 	}
-	return " in " + k.String() + " steps"
+	return " in " + c.String() + " windows"
 }
 
 func runsOf(r *efficiency.Result) int { return len(runNames(r)) }
@@ -109,19 +111,19 @@ func EfficiencyLine(s *efficiency.StepRow, withRun bool) string {
 	if withRun {
 		b.WriteString(s.Run + " · ")
 	}
-	b.WriteString(s.StepKind.String() + ": ")
-	if s.StepKind != analyze.KindAll && s.StepKind != analyze.KindNone {
+	b.WriteString(s.Class.String() + ": ")
+	if s.Class.Scope == step.InStep {
 		b.WriteString("step " + MSf(s.SpanP50) + " ms (p50), ")
 	}
 	fmt.Fprintf(&b, "kernels %s ms/%s; at the speed of light %s ms/%s (modelled %s of kernel time",
-		MS(analyze.PerStep(s.KernelNS, s.Windows)), perWhat(s), MS(analyze.PerStep(s.SpeedOfLightNS, s.Windows)), perWhat(s),
-		Pct(analyze.Ratio(s.ModelledNS, s.KernelNS)))
+		MS(stats.PerStep(s.KernelNS, s.Windows)), perWhat(s), MS(stats.PerStep(s.SpeedOfLightNS, s.Windows)), perWhat(s),
+		Pct(stats.Ratio(s.ModelledNS, s.KernelNS)))
 	if s.ModelledNS > 0 {
 		fmt.Fprintf(&b, ", at %s of its roofline", Pct(efficiency.Efficiency(s.RooflineNS, s.ModelledNS)))
 	}
 	if s.LinkedNS > 0 {
-		fmt.Fprintf(&b, "; sized collectives %s ms/%s, %s ms/%s at %s", MS(analyze.PerStep(s.LinkedNS, s.Windows)), perWhat(s),
-			MS(analyze.PerStep(s.LinkNS, s.Windows)), perWhat(s), s.Link.Label())
+		fmt.Fprintf(&b, "; sized collectives %s ms/%s, %s ms/%s at %s", MS(stats.PerStep(s.LinkedNS, s.Windows)), perWhat(s),
+			MS(stats.PerStep(s.LinkNS, s.Windows)), perWhat(s), s.Link.Label())
 	}
 	b.WriteString(")")
 	return b.String()
@@ -129,7 +131,7 @@ func EfficiencyLine(s *efficiency.StepRow, withRun bool) string {
 
 // perWhat is the unit of a step kind's per-window figures.
 func perWhat(s *efficiency.StepRow) string {
-	if s.StepKind == analyze.KindAll {
+	if s.Class == step.WholeTrace {
 		return "device"
 	}
 	return "step"
@@ -214,10 +216,10 @@ func graphLines(r *efficiency.Result) []string {
 		switch {
 		case g.Matched > 0:
 			out = append(out, fmt.Sprintf("CUDA graphs (%s): %d of %d replayed kernels (%s of their time) matched with the captured launches of %s",
-				g.Path, g.Matched, g.Kernels, Pct(analyze.Ratio(g.MatchedNS, g.KernelNS)), strings.Join(g.Captures, ", ")))
+				g.Path, g.Matched, g.Kernels, Pct(stats.Ratio(g.MatchedNS, g.KernelNS)), strings.Join(g.Captures, ", ")))
 		default:
 			out = append(out, fmt.Sprintf("CUDA graphs (%s): %d replayed kernels, %s of the kernel time, have no CPU op: give the graph's capture trace with --capture FILE (vLLM and SGLang write one beside the trace, see docs/efficiency.md#cuda-graphs)",
-				g.Path, g.Kernels, Pct(analyze.Ratio(g.KernelNS, total))))
+				g.Path, g.Kernels, Pct(stats.Ratio(g.KernelNS, total))))
 		}
 	}
 	return out
@@ -272,9 +274,9 @@ func hintLines(r *efficiency.Result) []string {
 		if i == 3 {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", u.name, Pct(analyze.Ratio(u.ns, kernel)), u.note))
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", u.name, Pct(stats.Ratio(u.ns, kernel)), u.note))
 	}
-	s := "unmodelled: " + Pct(analyze.Ratio(kernel-modelled, kernel)) + " of kernel time, counted as measured"
+	s := "unmodelled: " + Pct(stats.Ratio(kernel-modelled, kernel)) + " of kernel time, counted as measured"
 	if len(parts) > 0 {
 		s += "; ops with most: " + strings.Join(parts, "; ")
 	}
@@ -285,16 +287,16 @@ func categoryTable(r *efficiency.Result, s *efficiency.StepRow) *Table {
 	t := &Table{Head: []string{"category", "kernel", "modelled", "roofline", "efficiency", "TFLOP/s", "TB/s", "SM coverage"},
 		Right: []bool{false, true, true, true, true, true, true, true}}
 	for _, c := range r.Categories {
-		if c.Run != s.Run || c.StepKind != s.StepKind {
+		if c.Run != s.Run || c.Class != s.Class {
 			continue
 		}
-		row := []string{c.Category.String(), MS(analyze.PerStep(c.KernelNS, c.Windows)), Pct(analyze.Ratio(c.ModelledNS, c.KernelNS))}
+		row := []string{c.Category.String(), MS(stats.PerStep(c.KernelNS, c.Windows)), Pct(stats.Ratio(c.ModelledNS, c.KernelNS))}
 		if c.ModelledNS > 0 {
 			fl := "—"
 			if c.FLOPs > 0 {
 				fl = rate(efficiency.Rate(c.FLOPs, c.ModelledNS))
 			}
-			row = append(row, MS(analyze.PerStep(c.RooflineNS, c.Windows)), Pct(c.Efficiency()), fl, rate(efficiency.Rate(c.Bytes, c.ModelledNS)))
+			row = append(row, MS(stats.PerStep(c.RooflineNS, c.Windows)), Pct(c.Efficiency()), fl, rate(efficiency.Rate(c.Bytes, c.ModelledNS)))
 		} else {
 			row = append(row, "—", "—", "—", "—")
 		}
@@ -426,14 +428,14 @@ func efficiencyCSV(w io.Writer, r *efficiency.Result) error {
 		if s.Link != nil {
 			link = s.Link.Label()
 		}
-		cw.Write([]string{csvText(s.Run), s.StepKind.String(), strconv.Itoa(s.Steps), strconv.Itoa(s.Windows), ftoa(s.SpanP50), i64(s.KernelNS),
+		cw.Write([]string{csvText(s.Run), s.Class.String(), strconv.Itoa(s.Steps), strconv.Itoa(s.Windows), ftoa(s.SpanP50), i64(s.KernelNS),
 			i64(s.ModelledNS), i64(s.RooflineNS), i64(s.LinkedNS), i64(s.LinkNS), i64(s.SpeedOfLightNS), i64(s.ReplayNS), i64(s.MatchedNS), link})
 	}
 	cw.Flush()
 	io.WriteString(w, "\n")
 	cw.Write([]string{"run", "step_kind", "category", "windows", "kernel_ns", "modelled_ns", "flops", "bytes", "roofline_ns", "efficiency", "sm_coverage"})
 	for _, c := range r.Categories {
-		cw.Write([]string{csvText(c.Run), c.StepKind.String(), c.Category.String(), strconv.Itoa(c.Windows), i64(c.KernelNS), i64(c.ModelledNS),
+		cw.Write([]string{csvText(c.Run), c.Class.String(), c.Category.String(), strconv.Itoa(c.Windows), i64(c.KernelNS), i64(c.ModelledNS),
 			i64(c.FLOPs), i64(c.Bytes), i64(c.RooflineNS), ftoa(c.Efficiency()), ftoa(c.SM.Value())})
 	}
 	cw.Flush()

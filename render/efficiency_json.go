@@ -3,9 +3,9 @@ package render
 import (
 	"strconv"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/gpuspec"
+	"github.com/traceq/traceq/stats"
 )
 
 // The JSON documents of `traceq gpus` and `traceq efficiency`
@@ -177,7 +177,11 @@ type jsonEffGraph struct {
 }
 
 func efficiencyDoc(r *efficiency.Result) jsonEfficiencyDoc {
-	doc := jsonEfficiencyDoc{Inputs: jsonInputs(r.Inputs), Kind: r.Kind.String(), Devices: []jsonEffDevice{}, Ops: []jsonEffOp{},
+	kind := ""
+	if c, on := r.Filter.Class(); on {
+		kind = c.String()
+	}
+	doc := jsonEfficiencyDoc{Inputs: jsonInputs(r.Inputs), Kind: kind, Devices: []jsonEffDevice{}, Ops: []jsonEffOp{},
 		Categories: []jsonEffCategory{}, Steps: []jsonEffStep{}, Graphs: []jsonEffGraph{}}
 	for _, d := range r.Devices {
 		jd := jsonEffDevice{Run: d.Run, Input: d.Path, Device: d.Device, Name: d.Name, SMs: d.SMs, ByFlag: d.ByFlag}
@@ -203,17 +207,17 @@ func efficiencyDoc(r *efficiency.Result) jsonEfficiencyDoc {
 			Modelled: o.Modelled, Model: o.Model.String(), DType: dt, UpperBound: o.UpperBound, Note: o.Note})
 	}
 	for _, c := range r.Categories {
-		doc.Categories = append(doc.Categories, jsonEffCategory{Run: c.Run, StepKind: c.StepKind.String(), Category: c.Category.String(),
+		doc.Categories = append(doc.Categories, jsonEffCategory{Run: c.Run, StepKind: c.Class.String(), Category: c.Category.String(),
 			Windows: c.Windows, KernelNS: c.KernelNS, ModelledNS: c.ModelledNS, FLOPs: c.FLOPs, Bytes: c.Bytes, RooflineNS: c.RooflineNS,
 			Efficiency: c.Efficiency(), SMCoverage: c.SM.Value(), SMKnownNS: c.SM.KnownNS,
-			KernelNSPerStep: analyze.PerStep(c.KernelNS, c.Windows), RooflineNSPerStep: analyze.PerStep(c.RooflineNS, c.Windows),
+			KernelNSPerStep: stats.PerStep(c.KernelNS, c.Windows), RooflineNSPerStep: stats.PerStep(c.RooflineNS, c.Windows),
 			TFLOPS: efficiency.Rate(c.FLOPs, c.ModelledNS), TBps: efficiency.Rate(c.Bytes, c.ModelledNS)})
 	}
 	for _, s := range r.Steps {
-		js := jsonEffStep{Run: s.Run, StepKind: s.StepKind.String(), Steps: s.Steps, Windows: s.Windows, SpanNSP50: s.SpanP50,
+		js := jsonEffStep{Run: s.Run, StepKind: s.Class.String(), Steps: s.Steps, Windows: s.Windows, SpanNSP50: s.SpanP50,
 			KernelNS: s.KernelNS, ModelledNS: s.ModelledNS, RooflineNS: s.RooflineNS, LinkedNS: s.LinkedNS, LinkNS: s.LinkNS,
-			SpeedOfLightNS: s.SpeedOfLightNS, KernelNSPerStep: analyze.PerStep(s.KernelNS, s.Windows),
-			SpeedOfLightNSPerStep: analyze.PerStep(s.SpeedOfLightNS, s.Windows), ReplayNS: s.ReplayNS, MatchedNS: s.MatchedNS}
+			SpeedOfLightNS: s.SpeedOfLightNS, KernelNSPerStep: stats.PerStep(s.KernelNS, s.Windows),
+			SpeedOfLightNSPerStep: stats.PerStep(s.SpeedOfLightNS, s.Windows), ReplayNS: s.ReplayNS, MatchedNS: s.MatchedNS}
 		if s.Link != nil {
 			js.Link = &jsonLink{Name: s.Link.Name, GBps: s.Link.GBps, About: s.Link.About}
 		}

@@ -2,12 +2,12 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/labels"
+	"github.com/traceq/traceq/stats"
 )
 
 // Formats lists the table formats.
@@ -34,7 +34,8 @@ func CheckFormat(f string) error {
 }
 
 // MS formats nanoseconds as milliseconds with three decimals, rounded half
-// up from the integer without going through a float.
+// up from the integer without going through a float: every millisecond
+// figure traceq prints (a time that rounds to zero prints unsigned).
 func MS(ns int64) string {
 	neg := ns < 0
 	if neg {
@@ -54,7 +55,7 @@ func MSf(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 3, 64) }
 // Pct formats a fraction as a percentage with one decimal.
 func Pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
-func ratio(a, b int64) float64 { return analyze.Ratio(a, b) }
+func ratio(a, b int64) float64 { return stats.Ratio(a, b) }
 
 // Printable returns s with what a terminal or a markdown viewer would
 // act on made visible: control characters (C0, DEL, C1) are written as Go
@@ -235,18 +236,38 @@ func Code(s string) string {
 	return fence + s + fence
 }
 
-// displayNames returns the names to show for rows of kernels: each row's
-// analyze label (KernelStat.Label and the like: unique over every kernel
-// name of the input, so the same whatever --top keeps), clipped to width
-// by analyze.ClipLabel. Rows without a label (made by hand) are labelled
-// among themselves by the same rule, analyze.DisplayNames.
-func displayNames(names, labels []string, width int) []string {
-	if slices.Contains(labels, "") || len(labels) != len(names) {
-		return analyze.DisplayNames(names, width)
+// Labels names the kernels of a set of names for tables and charts: each
+// name's label (labels.Of over all of them, so the same whatever --top
+// keeps); a name not in the set is labelled by its short form.
+type Labels map[string]string
+
+// LabelsOf labels names (every kernel name of the inputs: see
+// window.Table.Names); nil for none.
+func LabelsOf(names []string) Labels {
+	if len(names) == 0 {
+		return nil
 	}
-	out := make([]string, len(labels))
-	for i, l := range labels {
-		out[i] = analyze.ClipLabel(l, width)
+	return labels.Of(names, labels.Width)
+}
+
+// Of returns the label of name, clipped to width runes (0: no limit).
+func (l Labels) Of(name string, width int) string {
+	if s, ok := l[name]; ok {
+		return labels.Clip(s, width)
+	}
+	return labels.Clip(labels.Clip(name, labels.Width), width)
+}
+
+// List returns the names to show for rows of kernels: each row's label
+// clipped to width. Without labels (nil: rows made by hand) the rows are
+// labelled among themselves by the same rule.
+func (l Labels) List(names []string, width int) []string {
+	if l == nil {
+		return labels.Ordered(names, width)
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = l.Of(n, width)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/window"
 )
 
 func TestMS(t *testing.T) {
@@ -33,24 +34,26 @@ func TestDisplayNames(t *testing.T) {
 	c := "void vllm::rms_norm_kernel<c10::BFloat16>(float)"
 	// Rows without labels (made by hand) are labelled among themselves:
 	// a and b share a short form, so each gets the word only it has.
-	got := displayNames([]string{a, b, c}, []string{"", "", ""}, 200)
+	var none Labels
+	got := none.List([]string{a, b, c}, 200)
 	if want := []string{"at::native::elementwise_kernel<Foo>", "at::native::elementwise_kernel<Bar>", "vllm::rms_norm_kernel"}; !slices.Equal(got, want) {
-		t.Errorf("displayNames = %q, want %q", got, want)
+		t.Errorf("List = %q, want %q", got, want)
 	}
-	// Rows from analysis carry labels made over the whole input: they are
-	// shown as they are, only clipped to the width, hint kept.
-	got = displayNames([]string{a, c}, []string{"at::native::elementwise_kernel<Foo>", "vllm::rms_norm_kernel"}, 20)
+	// Labels made over the whole input's names are shown as they are,
+	// only clipped to the width, hint kept: a's label tells it from b
+	// though b is not shown.
+	got = LabelsOf([]string{a, b, c}).List([]string{a, c}, 20)
 	if want := []string{"at::native::el…<Foo>", "vllm::rms_norm_kern…"}; !slices.Equal(got, want) {
-		t.Errorf("displayNames with labels = %q, want %q", got, want)
+		t.Errorf("List with labels = %q, want %q", got, want)
 	}
 }
 
 func TestBreakdownFormats(t *testing.T) {
 	rank := 3
 	cublas := classify.MustCategory("gemm/cublas")
-	r := &analyze.GroupTable{
-		Inputs: []analyze.InputInfo{{Path: "a|b.json", Format: "chrome-trace", Rank: &rank}},
-		Groups: []analyze.Group{{Path: "a|b.json", Rank: &rank, Device: 1, StepKind: analyze.KindAll,
+	tbl := table([]window.Input{{Path: "a|b.json", Format: "chrome-trace", Rank: &rank}})
+	r := &analyze.GroupTable{Table: tbl,
+		Groups: []analyze.Group{{Rank: &tbl.Ranks[0], Device: 1, Class: whole,
 			KernelNS: 2_000_000, BusyNS: 1_500_000, SpanNS: 3_000_000, IdleNS: 1_500_000,
 			Categories: []analyze.CategoryStat{{Category: cublas, KernelNS: 2_000_000, BusyNS: 1_500_000, Share: 1, Instances: 4}},
 			Top:        []analyze.TopKernel{{Name: "k<int>", Category: cublas, Instances: 4, TotalNS: 2_000_000, Share: 1}}}},

@@ -8,18 +8,23 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
+var idleTable = table([]window.Input{{Path: "x.json"}})
+
 func idleGroup() analyze.Group {
-	return analyze.Group{Path: "x.json", Device: 0, StepKind: analyze.KindPrefill, Steps: 3,
+	return analyze.Group{Rank: &idleTable.Ranks[0], Device: 0, Class: prefill, Steps: 3,
 		KernelNS: 1_000_000, SpanNS: 1_800_000, IdleNS: 614_000,
-		Idle:           analyze.IdleSplit{LaunchBoundNS: 20_000, DeviceSideNS: 594_000},
+		Idle:           window.IdleSplit{LaunchBoundNS: 20_000, DeviceSideNS: 594_000},
 		BetweenStepsNS: 600_000, BetweenStepGaps: 2,
-		BetweenFrom: []analyze.StepGapStat{{From: analyze.KindDecode, Gaps: 2, TotalNS: 600_000}},
+		BetweenFrom: []analyze.StepGapStat{{From: step.Decode, Gaps: 2, TotalNS: 600_000}},
 		Launches: []analyze.LaunchStat{{API: "cudaLaunchKernel", Calls: 5, CPUNS: 20_000,
-			LaunchToStart: analyze.Latency{P50: 4000.5, P90: 9000, Max: 12000}}},
+			LaunchToStart: stats.Dist{P50: 4000.5, P90: 9000, Max: 12000}}},
 		LaunchCPUNS: 20_000,
-		Comm:        analyze.CommStat{BusyNS: 300_000, ExposedNS: 300_000}}
+		Comm:        window.CommStat{BusyNS: 300_000, ExposedNS: 300_000}}
 }
 
 func TestIdleLine(t *testing.T) {
@@ -30,7 +35,7 @@ func TestIdleLine(t *testing.T) {
 		t.Errorf("IdleLine =\n%s\nwant\n%s", got, want)
 	}
 	// Without steps, launches or communication, those parts go.
-	g = analyze.Group{IdleNS: 5, Idle: analyze.IdleSplit{UnknownNS: 5}}
+	g = analyze.Group{IdleNS: 5, Idle: window.IdleSplit{UnknownNS: 5}}
 	if got := IdleLine(&g); got != "idle 0.000 ms: launch-bound 0.000 · device-side 0.000 · unknown 0.000" {
 		t.Errorf("IdleLine = %s", got)
 	}
@@ -38,8 +43,9 @@ func TestIdleLine(t *testing.T) {
 
 // TestIdleJSON checks the wire names of issue 15's fields.
 func TestIdleJSON(t *testing.T) {
-	r := &analyze.GroupTable{Groups: []analyze.Group{idleGroup()},
-		EmptyLaunches: []analyze.EmptyLaunch{{Path: "x.json", PID: 7, API: "cudaMemcpyAsync", Calls: 2, CPUNS: 9}}}
+	tbl := table([]window.Input{{Path: "x.json"}}, window.Rank{Path: "x.json", PID: 7})
+	tbl.EmptyLaunches = []window.EmptyLaunch{{Rank: 0, API: "cudaMemcpyAsync", Calls: 2, CPUNS: 9}}
+	r := &analyze.GroupTable{Table: tbl, Groups: []analyze.Group{idleGroup()}}
 	var buf bytes.Buffer
 	if err := Breakdown(&buf, r, nil, nil, Options{Format: "json"}); err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func TestIdleJSON(t *testing.T) {
 		t.Errorf("launches without GPU work: %+v", doc.Empty)
 	}
 	// A group without launches or steps still has every field, empty.
-	r.Groups[0] = analyze.Group{Path: "y"}
+	r.Groups[0] = analyze.Group{Rank: &tbl.Ranks[0]}
 	buf.Reset()
 	Breakdown(&buf, r, nil, nil, Options{Format: "json"})
 	for _, key := range []string{`"launches": []`, `"between_steps_by_kind": []`, `"unknown_ns": 0`, `"exposed_ns": 0`} {
@@ -101,14 +107,13 @@ func TestIdleJSON(t *testing.T) {
 
 // TestStepsIdleColumns checks the steps table's idle split columns.
 func TestStepsIdleColumns(t *testing.T) {
-	st := &analyze.StepTable{
-		Rows: []analyze.StepRow{{Path: "x", Device: 2, Step: analyze.Step{Index: 0, Kind: analyze.KindDecode, Marker: "m"},
-			SpanNS: 100_000, IdleNS: 30_000, Idle: analyze.IdleSplit{LaunchBoundNS: 12_000, DeviceSideNS: 17_000, UnknownNS: 1_000}}},
-		Inputs: []analyze.StepSummary{{Path: "x", Steps: 1}},
+	tbl := table([]window.Input{{Path: "x", Stepped: &window.StepSummary{Steps: 1}}})
+	r := &analyze.GroupTable{Table: tbl,
+		Steps: []analyze.StepRow{{Rank: &tbl.Ranks[0], Device: 2, Step: step.Step{Index: 0, Kind: step.Decode, Marker: "m"},
+			SpanNS: 100_000, IdleNS: 30_000, Idle: window.IdleSplit{LaunchBoundNS: 12_000, DeviceSideNS: 17_000, UnknownNS: 1_000}}},
 	}
-	r := &analyze.GroupTable{}
 	var buf bytes.Buffer
-	if err := Steps(&buf, r, st, Options{Format: "csv"}); err != nil {
+	if err := Steps(&buf, r, Options{Format: "csv"}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -119,7 +124,7 @@ func TestStepsIdleColumns(t *testing.T) {
 		t.Errorf("csv:\n%s", buf.String())
 	}
 	buf.Reset()
-	Steps(&buf, r, st, Options{Format: "text"})
+	Steps(&buf, r, Options{Format: "text"})
 	if !strings.Contains(buf.String(), "launch-bound ms  device-side ms") || !strings.Contains(buf.String(), "0.030            0.012           0.017") {
 		t.Errorf("text:\n%s", buf.String())
 	}

@@ -6,6 +6,9 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/window"
 )
 
 // This file holds the JSON documents traceq writes: the scripting contract
@@ -30,7 +33,7 @@ type jsonInput struct {
 	Truncated  string `json:"truncated,omitempty"`
 }
 
-func jsonInputs(ins []analyze.InputInfo) []jsonInput {
+func jsonInputs(ins []window.Input) []jsonInput {
 	out := make([]jsonInput, len(ins))
 	for i, in := range ins {
 		out[i] = jsonInput{Path: in.Path, Run: in.Run, Format: string(in.Format), Rank: in.Rank, WorldSize: in.WorldSize,
@@ -66,7 +69,9 @@ type jsonSummary struct {
 	Max  int64   `json:"max"`
 }
 
-func jsonSum(s analyze.Summary) jsonSummary { return jsonSummary(s) }
+func jsonSum(s stats.Dist) jsonSummary {
+	return jsonSummary{Min: s.Min, Mean: s.Mean, P50: s.P50, P90: s.P90, P99: s.P99, Max: s.Max}
+}
 
 type jsonCategorySummary struct {
 	Category string      `json:"category"`
@@ -142,7 +147,7 @@ type jsonIdle struct {
 	UnknownNS     int64 `json:"unknown_ns"`
 }
 
-func jsonIdleOf(s analyze.IdleSplit) jsonIdle { return jsonIdle(s) }
+func jsonIdleOf(s window.IdleSplit) jsonIdle { return jsonIdle(s) }
 
 type jsonStepGap struct {
 	From    string `json:"from"`
@@ -176,10 +181,11 @@ type jsonEmptyLaunch struct {
 	CPUNS int64  `json:"cpu_ns"`
 }
 
-func jsonEmptyLaunches(es []analyze.EmptyLaunch) []jsonEmptyLaunch {
-	out := make([]jsonEmptyLaunch, len(es))
-	for i, e := range es {
-		out[i] = jsonEmptyLaunch{Path: e.Path, PID: e.PID, API: e.API, Calls: e.Calls, CPUNS: e.CPUNS}
+func jsonEmptyLaunches(tbl *window.Table) []jsonEmptyLaunch {
+	out := make([]jsonEmptyLaunch, len(tbl.EmptyLaunches))
+	for i, e := range tbl.EmptyLaunches {
+		r := &tbl.Ranks[e.Rank]
+		out[i] = jsonEmptyLaunch{Path: r.Path, PID: r.PID, API: e.API, Calls: e.Calls, CPUNS: e.CPUNS}
 	}
 	return out
 }
@@ -187,7 +193,7 @@ func jsonEmptyLaunches(es []analyze.EmptyLaunch) []jsonEmptyLaunch {
 func jsonGroups(gs []analyze.Group) []jsonGroup {
 	out := make([]jsonGroup, len(gs))
 	for i, g := range gs {
-		j := jsonGroup{Path: g.Path, Run: g.Run, Rank: g.Rank, PID: g.PID, Device: g.Device, StepKind: g.StepKind.String(), Steps: g.Steps,
+		j := jsonGroup{Path: g.Rank.Path, Run: g.Rank.Run, Rank: g.Rank.Number, PID: g.Rank.PID, Device: g.Device, StepKind: g.Class.String(), Steps: g.Steps,
 			KernelNS: g.KernelNS, BusyNS: g.BusyNS, SpanNS: g.SpanNS, IdleNS: g.IdleNS, StepStats: jsonStats(g.StepStats),
 			KernelNSPerStep: g.KernelPerStepNS, StepShare: g.StepShare}
 		if ss := g.StepStats; ss != nil && ss.Periods > 0 {
@@ -215,7 +221,7 @@ func jsonGroups(gs []analyze.Group) []jsonGroup {
 		j.Launches = []jsonLaunch{}
 		for _, l := range g.Launches {
 			j.Launches = append(j.Launches, jsonLaunch{API: l.API, Calls: l.Calls, CPUNS: l.CPUNS,
-				LaunchToStart: jsonLatency(l.LaunchToStart)})
+				LaunchToStart: jsonLatency{P50: l.LaunchToStart.P50, P90: l.LaunchToStart.P90, Max: l.LaunchToStart.Max}})
 		}
 		j.Communication = jsonCommunication(g.Comm)
 		out[i] = j
@@ -242,7 +248,7 @@ func jsonKernels(ks []analyze.KernelStat) []jsonKernel {
 	out := make([]jsonKernel, len(ks))
 	for i, k := range ks {
 		out[i] = jsonKernel{Name: k.Name, Category: k.Category.String(), N: k.N, Total: k.Total, Mean: k.Mean,
-			Median: k.Median, Min: k.Min, Max: k.Max, StdDev: k.StdDev, Share: k.Share, Path: k.Path, Device: k.Device}
+			Median: k.P50, Min: k.Min, Max: k.Max, StdDev: k.StdDev, Share: k.Share, Path: k.Path, Device: k.Device}
 	}
 	return out
 }
@@ -278,13 +284,13 @@ func rowCategory(total bool, c classify.Category) string {
 	return c.String()
 }
 
-func jsonRanks(rows []analyze.RankRow) []jsonRankRow {
+func jsonRanks(rows []analyze.RankRow, ct *collectives.Table) []jsonRankRow {
 	out := make([]jsonRankRow, len(rows))
 	for i, r := range rows {
-		out[i] = jsonRankRow{StepKind: r.StepKind.String(), Category: rowCategory(r.Total, r.Category), Ranks: r.Ranks,
+		out[i] = jsonRankRow{StepKind: r.Class.String(), Category: rowCategory(r.Total, r.Category), Ranks: r.Ranks,
 			TotalNS: r.TotalNS, Share: r.Share, MinNS: r.MinNS, MedianNS: r.MedianNS, MaxNS: r.MaxNS,
-			MaxOverMedian: r.MaxOverMedian, SlowestRank: r.MaxRank, SlowestPath: r.MaxPath, SlowestPID: r.MaxPID,
-			ByRankNS: r.ByRankNS, Straggler: jsonStrag(r.Straggler)}
+			MaxOverMedian: r.MaxOverMedian, SlowestRank: r.MaxRank.Number, SlowestPath: r.MaxRank.Path, SlowestPID: r.MaxRank.PID,
+			ByRankNS: r.ByRankNS, Straggler: jsonStrag(straggler(&r, ct))}
 	}
 	return out
 }
@@ -342,7 +348,7 @@ type jsonStep struct {
 func jsonSteps(rows []analyze.StepRow) []jsonStep {
 	out := make([]jsonStep, len(rows))
 	for i, r := range rows {
-		j := jsonStep{Path: r.Path, Run: r.Run, Rank: r.Rank, PID: r.PID, Device: r.Device, Index: r.Step.Index,
+		j := jsonStep{Path: r.Rank.Path, Run: r.Rank.Run, Rank: r.Rank.Number, PID: r.Rank.PID, Device: r.Device, Index: r.Step.Index,
 			Kind: r.Step.Kind.String(), Marker: r.Step.Marker, MarkerStart: int64(r.Step.Start), MarkerEnd: int64(r.Step.End),
 			StartNS: int64(r.Start), OffsetNS: r.Offset, SpanNS: r.SpanNS, BusyNS: r.BusyNS, IdleNS: r.IdleNS,
 			KernelNS: r.KernelNS, Outlier: r.Outlier, Idle: jsonIdleOf(r.Idle)}
@@ -386,18 +392,21 @@ type jsonStepsDoc struct {
 	Kinds     []jsonStepKindStats `json:"kinds"`
 }
 
-func stepsDoc(r *analyze.GroupTable, st *analyze.StepTable) jsonStepsDoc {
-	doc := jsonStepsDoc{Inputs: jsonInputs(r.Inputs), Steps: []jsonStep{}, Summaries: []jsonStepSummary{}, Kinds: []jsonStepKindStats{}}
-	if st != nil {
-		doc.Steps = jsonSteps(st.Rows)
-		for _, s := range st.Inputs {
-			doc.Summaries = append(doc.Summaries, jsonStepSummary(s))
+func stepsDoc(r *analyze.GroupTable) jsonStepsDoc {
+	doc := jsonStepsDoc{Inputs: jsonInputs(r.Table.Inputs), Steps: []jsonStep{}, Summaries: []jsonStepSummary{}, Kinds: []jsonStepKindStats{}}
+	if len(r.Steps) > 0 {
+		doc.Steps = jsonSteps(r.Steps)
+	}
+	for _, in := range r.Table.Inputs {
+		if s := in.Stepped; s != nil {
+			doc.Summaries = append(doc.Summaries, jsonStepSummary{Path: in.Path, Steps: s.Steps, Empty: s.Empty,
+				UnattributedNS: s.UnattributedNS, Unattributed: s.Unattributed})
 		}
 	}
 	for _, g := range r.Groups {
 		if g.StepStats != nil {
-			doc.Kinds = append(doc.Kinds, jsonStepKindStats{Path: g.Path, Rank: g.Rank, PID: g.PID, Device: g.Device,
-				StepKind: g.StepKind.String(), Stats: jsonStats(g.StepStats)})
+			doc.Kinds = append(doc.Kinds, jsonStepKindStats{Path: g.Rank.Path, Rank: g.Rank.Number, PID: g.Rank.PID, Device: g.Device,
+				StepKind: g.Class.String(), Stats: jsonStats(g.StepStats)})
 		}
 	}
 	return doc
@@ -554,11 +563,11 @@ type jsonMinChange struct {
 }
 
 func diffDoc(d *analyze.Diff) jsonDiffDoc {
-	doc := jsonDiffDoc{Before: jsonInputs(d.Before), After: jsonInputs(d.After), Comparable: d.Comparable,
-		Notes: d.Notes, Kinds: []jsonKindDiff{}, BeforeRun: d.BeforeRun, AfterRun: d.AfterRun,
-		MinChange: jsonMinChange{NS: d.MinChange.NS, Pct: d.MinChange.Pct}, NoiseK: analyze.NoiseK}
+	doc := jsonDiffDoc{Before: jsonInputs(d.Before.Inputs), After: jsonInputs(d.After.Inputs), Comparable: d.Comparable,
+		Notes: DiffNotes(d), Kinds: []jsonKindDiff{}, BeforeRun: d.BeforeRun, AfterRun: d.AfterRun,
+		MinChange: jsonMinChange{NS: d.MinChange.NS, Pct: d.MinChange.Pct}, NoiseK: d.NoiseK}
 	for _, k := range d.Kinds {
-		j := jsonKindDiff{StepKind: k.StepKind.String(), BeforeWindows: k.BeforeWindows, AfterWindows: k.AfterWindows,
+		j := jsonKindDiff{StepKind: k.Class.String(), BeforeWindows: k.BeforeWindows, AfterWindows: k.AfterWindows,
 			BeforeDevices: k.BeforeDevices, AfterDevices: k.AfterDevices, BeforeSteps: k.BeforeSteps, AfterSteps: k.AfterSteps,
 			Total: jsonCatDiff(k.Total, true), Categories: []jsonCategoryDiff{}, Kernels: []jsonKernelDiff{},
 			Idle: jsonIdleDiffOf(k.Idle), StepTime: jsonStepTime(k.StepTime), Tokens: jsonTokens(k.Tokens)}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
 )
 
 // GroupNames gives each group a short name for chart axes and comparison
@@ -17,15 +18,15 @@ func GroupNames(gs []analyze.Group) []string {
 	inputs := map[string]bool{}
 	devs := map[string]map[int64]bool{}
 	for _, g := range gs {
-		inputs[g.Path] = true
-		if devs[g.Path] == nil {
-			devs[g.Path] = map[int64]bool{}
+		inputs[g.Rank.Path] = true
+		if devs[g.Rank.Path] == nil {
+			devs[g.Rank.Path] = map[int64]bool{}
 		}
-		devs[g.Path][g.PID<<32|int64(uint32(g.Device))] = true
+		devs[g.Rank.Path][g.Rank.PID<<32|int64(uint32(g.Device))] = true
 	}
 	var paths []string
 	for _, g := range gs {
-		paths = append(paths, g.Path)
+		paths = append(paths, g.Rank.Path)
 	}
 	short := shortPaths(paths)
 	out := make([]string, len(gs))
@@ -34,7 +35,7 @@ func GroupNames(gs []analyze.Group) []string {
 		if len(inputs) > 1 {
 			parts = append(parts, clipLeft(short[i], 32))
 		}
-		if len(devs[g.Path]) > 1 {
+		if len(devs[g.Rank.Path]) > 1 {
 			parts = append(parts, "dev "+strconv.Itoa(int(g.Device)))
 		}
 		parts = append(parts, KindLabel(g))
@@ -47,14 +48,14 @@ func GroupNames(gs []analyze.Group) []string {
 // trace", "outside steps".
 func KindLabel(g analyze.Group) string {
 	switch {
-	case g.StepKind == analyze.KindAll:
+	case g.Class.Scope == step.Whole:
 		return "whole trace"
-	case g.StepKind == analyze.KindNone:
+	case g.Class.Scope == step.Outside:
 		return "outside steps"
 	case g.Steps > 0:
-		return fmt.Sprintf("%s ×%d", g.StepKind, g.Steps)
+		return fmt.Sprintf("%s ×%d", g.Class, g.Steps)
 	}
-	return g.StepKind.String()
+	return g.Class.String()
 }
 
 // shortPaths names inputs by base name when those differ, else by the

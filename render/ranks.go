@@ -7,25 +7,38 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
+// straggler is the collectives analysis's straggler of a communication
+// row of the cross-rank table (nil for other rows, or when ct is nil).
+func straggler(r *analyze.RankRow, ct *collectives.Table) *collectives.Straggler {
+	if r.Total || r.Category.Top != classify.Communication {
+		return nil
+	}
+	return ct.Straggler(r.Run, r.Class, r.Category.Sub)
+}
+
 // crossRankText appends the cross-rank table of a multi-rank breakdown: one
-// table per step kind, a row per category (the total first).
-func crossRankText(sb *strings.Builder, rows []analyze.RankRow, opt Options) {
+// table per class, a row per category (the total first).
+func crossRankText(sb *strings.Builder, rows []analyze.RankRow, ct *collectives.Table, opt Options) {
 	md := opt.Format == "markdown"
 	if len(rows) == 0 {
 		return
 	}
 	for i := 0; i < len(rows); {
 		j := i
-		for j < len(rows) && rows[j].StepKind == rows[i].StepKind && rows[j].Run == rows[i].Run {
+		for j < len(rows) && rows[j].Class == rows[i].Class && rows[j].Run == rows[i].Run {
 			j++
 		}
 		who := "all ranks"
 		if rows[i].Run != "" {
 			who = Printable(rows[i].Run)
 		}
-		title := who + " · " + rankKindTitle(rows[i].StepKind) + " · cross-rank comparison of " + strconv.Itoa(rows[i].Ranks) + " ranks"
+		title := who + " · " + rankKindTitle(rows[i].Class) + " · cross-rank comparison of " + strconv.Itoa(rows[i].Ranks) + " ranks"
 		sb.WriteByte('\n')
 		heading(sb, title, opt)
 		sb.WriteString("GPU time per rank: all ranks summed, then min / median / max across ranks and the rank with the max; " +
@@ -35,8 +48,8 @@ func crossRankText(sb *strings.Builder, rows []analyze.RankRow, opt Options) {
 			Right: []bool{false, true, true, true, true, true, true, false, false}}
 		for _, r := range rows[i:j] {
 			strag := ""
-			if s := r.Straggler; s != nil && s.Distinct {
-				strag = RankName(s.Rank, s.Path, s.PID) + " (last in " + Pct(s.Share()) + ")"
+			if s := straggler(&r, ct); s != nil && s.Distinct {
+				strag = RankName(s.Rank) + " (last in " + Pct(s.Share()) + ")"
 			} else if s != nil {
 				strag = "none in particular"
 			}
@@ -48,37 +61,37 @@ func crossRankText(sb *strings.Builder, rows []analyze.RankRow, opt Options) {
 	}
 }
 
-func rankKindTitle(kind analyze.StepKind) string {
-	switch kind {
-	case analyze.KindAll:
+func rankKindTitle(c step.Class) string {
+	switch {
+	case c.Scope == step.Whole:
 		return "whole trace"
-	case analyze.KindNone:
+	case c.Scope == step.Outside:
 		return "outside any step"
-	case analyze.KindStep:
+	case c.Kind == step.Generic:
 		return "steps"
 	}
-	return kind.String() + " steps"
+	return c.String() + " steps"
 }
 
 // slowest names the rank with the most time. See RankName.
-func slowest(r analyze.RankRow) string { return RankName(r.MaxRank, r.MaxPath, r.MaxPID) }
+func slowest(r analyze.RankRow) string { return RankName(r.MaxRank) }
 
 // RankName names a rank of a run in a table cell: "rank 3" when the trace
 // says its rank, else "pid 149" for one of several processes of an nsys
 // export, else the file's base name (the run's directory is the run).
-func RankName(rank *int, path string, pid int64) string {
-	if rank != nil {
-		return "rank " + strconv.Itoa(*rank)
+func RankName(r *window.Rank) string {
+	if r.Number != nil {
+		return "rank " + strconv.Itoa(*r.Number)
 	}
-	if pid != 0 {
-		return "pid " + strconv.FormatInt(pid, 10)
+	if r.PID != 0 {
+		return "pid " + strconv.FormatInt(r.PID, 10)
 	}
-	return path[strings.LastIndexByte(path, '/')+1:]
+	return r.Path[strings.LastIndexByte(r.Path, '/')+1:]
 }
 
 // crossRankCSV writes the cross-rank rows as a second CSV table, after an
 // empty line, with a header of its own.
-func crossRankCSV(w io.Writer, rows []analyze.RankRow) error {
+func crossRankCSV(w io.Writer, rows []analyze.RankRow, ct *collectives.Table) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -90,19 +103,19 @@ func crossRankCSV(w io.Writer, rows []analyze.RankRow) error {
 		"max_over_median", "slowest_rank", "slowest_path", "slowest_pid", "straggler_rank", "straggler_path", "straggler_pid",
 		"straggler_last_arrivals", "straggler_instances"})
 	for _, r := range rows {
-		cw.Write(append([]string{r.StepKind.String(), rowCategory(r.Total, r.Category), strconv.Itoa(r.Ranks), strconv.FormatInt(r.TotalNS, 10), ftoa(r.Share),
+		cw.Write(append([]string{r.Class.String(), rowCategory(r.Total, r.Category), strconv.Itoa(r.Ranks), strconv.FormatInt(r.TotalNS, 10), ftoa(r.Share),
 			strconv.FormatInt(r.MinNS, 10), strconv.FormatFloat(r.MedianNS, 'f', 1, 64), strconv.FormatInt(r.MaxNS, 10),
-			ftoa(r.MaxOverMedian), intOrEmpty(r.MaxRank), csvText(r.MaxPath), strconv.FormatInt(r.MaxPID, 10)},
-			stragglerCSV(r.Straggler)...))
+			ftoa(r.MaxOverMedian), intOrEmpty(r.MaxRank.Number), csvText(r.MaxRank.Path), strconv.FormatInt(r.MaxRank.PID, 10)},
+			stragglerCSV(straggler(&r, ct))...))
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-func stragglerCSV(s *analyze.Straggler) []string {
+func stragglerCSV(s *collectives.Straggler) []string {
 	if s == nil {
 		return []string{"", "", "", "", ""}
 	}
-	return []string{intOrEmpty(s.Rank), csvText(s.Path), strconv.FormatInt(s.PID, 10), strconv.FormatInt(s.LastArrivals, 10),
+	return []string{intOrEmpty(s.Number), csvText(s.Path), strconv.FormatInt(s.PID, 10), strconv.FormatInt(s.LastArrivals, 10),
 		strconv.FormatInt(s.Instances, 10)}
 }

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
 )
 
-// StepCount says "1 decode step", "5 steps": KindStep (ProfilerStep and
-// custom markers) and KindAny name no kind.
-func StepCount(n int, kind analyze.StepKind) string {
+// StepCount says "1 decode step", "5 steps": step.Generic (ProfilerStep
+// and custom markers) and 0 name no kind.
+func StepCount(n int, kind step.Kind) string {
 	s := strconv.Itoa(n) + " "
-	if kind != analyze.KindAny && kind != analyze.KindStep {
+	if kind != 0 && kind != step.Generic {
 		s += kind.String() + " "
 	}
 	if n == 1 {
@@ -38,19 +39,19 @@ func StepStatsLine(ss *analyze.StepStats) string {
 	return s
 }
 
-// Steps writes every step of st on every device, with the per-kind
-// statistics of r's groups: the steps command.
-func Steps(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Options) error {
+// Steps writes every step of r on every device, with the per-kind
+// statistics of its groups: the steps command.
+func Steps(w io.Writer, r *analyze.GroupTable, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, stepsDoc(r, st))
+		return writeJSON(w, stepsDoc(r))
 	case "csv":
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"path", "rank", "pid", "device", "index", "kind", "marker", "marker_start_ns", "marker_end_ns",
 			"start_ns", "offset_ns", "span_ns", "busy_ns", "idle_ns", "kernel_ns", "top_category", "top_share", "outlier",
 			"launch_bound_ns", "device_side_ns", "unknown_ns", "tokens", "run"})
-		if st != nil {
-			for _, s := range jsonSteps(st.Rows) {
+		{
+			for _, s := range jsonSteps(r.Steps) {
 				cw.Write([]string{csvText(s.Path), intOrEmpty(s.Rank), strconv.FormatInt(s.PID, 10), strconv.Itoa(int(s.Device)),
 					strconv.Itoa(s.Index), s.Kind, csvText(s.Marker), strconv.FormatInt(s.MarkerStart, 10),
 					strconv.FormatInt(s.MarkerEnd, 10), strconv.FormatInt(s.StartNS, 10),
@@ -63,29 +64,33 @@ func Steps(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Option
 		cw.Flush()
 		return cw.Error()
 	case "markdown", "text", "":
-		return stepsText(w, r, st, opt)
+		return stepsText(w, r, opt)
 	}
 	return CheckFormat(opt.Format)
 }
 
-func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Options) error {
+func stepsText(w io.Writer, r *analyze.GroupTable, opt Options) error {
 	var sb strings.Builder
 	md := opt.Format == "markdown"
 	width := opt.NameWidth
 	if width <= 0 {
 		width = 48
 	}
-	if st == nil {
-		st = &analyze.StepTable{}
-	}
-	for ii, sum := range st.Inputs {
-		if ii > 0 {
+	stepped := 0
+	for ii := range r.Table.Inputs {
+		in := &r.Table.Inputs[ii]
+		sum := in.Stepped
+		if sum == nil {
+			continue
+		}
+		if stepped > 0 {
 			sb.WriteByte('\n')
 		}
-		heading(&sb, Printable(sum.Path+" · "+StepCount(sum.Steps, analyze.KindAny)), opt)
+		stepped++
+		heading(&sb, Printable(in.Path+" · "+StepCount(sum.Steps, 0)), opt)
 		tokens := false
-		for _, s := range st.Rows {
-			tokens = tokens || (s.Path == sum.Path && s.Step.Tokens >= 0)
+		for _, s := range r.Steps {
+			tokens = tokens || (s.Rank.Input == ii && s.Step.Tokens >= 0)
 		}
 		t := &Table{Head: []string{"step", "kind", "marker", "dev", "start ms", "span ms", "busy ms", "idle ms",
 			"launch-bound ms", "device-side ms", "top category", "share", "of span", "outlier"},
@@ -96,8 +101,8 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 			t.Head = append(t.Head[:n:n], "tokens", "µs/token", "outlier")
 			t.Right = append(t.Right[:n:n], true, true, false)
 		}
-		for _, s := range st.Rows {
-			if s.Path != sum.Path {
+		for _, s := range r.Steps {
+			if s.Rank.Input != ii {
 				continue
 			}
 			out := ""
@@ -140,7 +145,7 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 		kt := &Table{Head: []string{"dev", "kind", "steps", "span p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "outliers"},
 			Right: []bool{true, false, true, true, true, true, true, true, false}}
 		for _, g := range r.Groups {
-			if g.Path != sum.Path || g.StepStats == nil {
+			if g.Rank.Input != ii || g.StepStats == nil {
 				continue
 			}
 			s := g.StepStats
@@ -148,13 +153,13 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 			for _, o := range s.Outliers {
 				outs = append(outs, strconv.Itoa(o))
 			}
-			kt.Add(strconv.Itoa(int(g.Device)), g.StepKind.String(), strconv.Itoa(s.Count), MSf(s.SpanNS.P50), MSf(s.SpanNS.P90),
+			kt.Add(strconv.Itoa(int(g.Device)), g.Class.String(), strconv.Itoa(s.Count), MSf(s.SpanNS.P50), MSf(s.SpanNS.P90),
 				MSf(s.SpanNS.P99), MS(s.SpanNS.Max), MSf(s.SpanNS.Mean), strings.Join(outs, " "))
 		}
 		kt.Write(&sb, md)
-		betweenSteps(&sb, r, sum.Path, md)
+		betweenSteps(&sb, r, ii, md)
 	}
-	if len(st.Inputs) == 0 {
+	if stepped == 0 {
 		sb.WriteString("no steps\n")
 	}
 	_, err := io.WriteString(w, sb.String())
@@ -164,15 +169,15 @@ func stepsText(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Op
 // betweenSteps writes the time between the steps of one input, per
 // device and pair of step kinds: the host's time between steps, apart
 // from the idle time inside them.
-func betweenSteps(sb *strings.Builder, r *analyze.GroupTable, path string, md bool) {
+func betweenSteps(sb *strings.Builder, r *analyze.GroupTable, input int, md bool) {
 	t := &Table{Head: []string{"dev", "from", "to", "gaps", "mean ms", "total ms"},
 		Right: []bool{true, false, false, true, true, true}}
 	for _, g := range r.Groups {
-		if g.Path != path {
+		if g.Rank.Input != input {
 			continue
 		}
 		for _, b := range g.BetweenFrom {
-			t.Add(strconv.Itoa(int(g.Device)), b.From.String(), g.StepKind.String(), strconv.Itoa(b.Gaps),
+			t.Add(strconv.Itoa(int(g.Device)), b.From.String(), g.Class.String(), strconv.Itoa(b.Gaps),
 				MSf(float64(b.TotalNS)/float64(b.Gaps)), MS(b.TotalNS))
 		}
 	}

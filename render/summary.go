@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 )
 
 // summaryCategories is how many categories a summary lists before folding
@@ -53,15 +55,15 @@ func runTitle(s *analyze.KindSummary) string {
 	if s.Ranks > 1 {
 		parts = append(parts, strconv.Itoa(s.Ranks)+" ranks")
 	}
-	switch s.StepKind {
-	case analyze.KindAll:
+	switch s.Class.Scope {
+	case step.Whole:
 		parts = append(parts, "whole trace on "+countOf(s.Devices, "device"))
 	default:
-		steps := StepCount(s.Steps, s.StepKind)
+		steps := StepCount(s.Steps, s.Class.Kind)
 		if s.Devices > 1 {
 			steps += " on each of " + strconv.Itoa(s.Devices) + " devices"
 			if s.Windows != s.Steps*s.Devices {
-				steps = fmt.Sprintf("%s (%d step-device windows on %d devices)", StepCount(s.Steps, s.StepKind), s.Windows, s.Devices)
+				steps = fmt.Sprintf("%s (%d step-device windows on %d devices)", StepCount(s.Steps, s.Class.Kind), s.Windows, s.Devices)
 			}
 		}
 		parts = append(parts, steps)
@@ -76,14 +78,14 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 	md := opt.Format == "markdown"
 	outside := map[string]*analyze.KindSummary{}
 	for i := range sums {
-		if sums[i].StepKind == analyze.KindNone {
+		if sums[i].Class.Scope == step.Outside {
 			outside[sums[i].Run] = &sums[i]
 		}
 	}
 	first := true
 	for i := range sums {
 		s := &sums[i]
-		if s.StepKind == analyze.KindNone {
+		if s.Class.Scope == step.Outside {
 			continue
 		}
 		if !first {
@@ -98,7 +100,7 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 				sb.WriteString("  " + text + "\n")
 			}
 		}
-		if s.StepKind != analyze.KindAll && s.Windows > 0 {
+		if s.Class.Scope == step.InStep && s.Windows > 0 {
 			l := fmt.Sprintf("step time p50 %s ms · p90 %s ms", MSf(s.StepSpan.P50), MSf(s.StepSpan.P90))
 			if s.Periods > 0 {
 				l += fmt.Sprintf(" · period p50 %s ms, gap p50 %s ms", MSf(s.PeriodP50), MSf(s.GapP50))
@@ -110,15 +112,15 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 			line(l)
 		}
 		per := "ms/step"
-		if s.StepKind == analyze.KindAll {
+		if s.Class.Scope == step.Whole {
 			per = "ms per device"
 		}
 		line(fmt.Sprintf("kernel time %s %s · busy %s of the %s · idle %s: launch-bound %s, device-side %s, unknown %s",
-			MS(s.KernelPerStepNS()), per, Pct(ratio(s.BusyNS, s.SpanNS)), spanWord(s.StepKind), Pct(ratio(s.IdleNS, s.SpanNS)),
+			MS(s.KernelPerStepNS()), per, Pct(ratio(s.BusyNS, s.SpanNS)), spanWord(s.Class), Pct(ratio(s.IdleNS, s.SpanNS)),
 			Pct(ratio(s.Idle.LaunchBoundNS, s.SpanNS)), Pct(ratio(s.Idle.DeviceSideNS, s.SpanNS)), Pct(ratio(s.Idle.UnknownNS, s.SpanNS))))
 		sb.WriteByte('\n')
 		perHead := "kernel " + per
-		t := &Table{Head: []string{"category", perHead, "of kernel time", "of " + spanWord(s.StepKind)},
+		t := &Table{Head: []string{"category", perHead, "of kernel time", "of " + spanWord(s.Class)},
 			Right: []bool{false, true, true, true}}
 		shown := s.Categories[:min(len(s.Categories), summaryCategories)]
 		for _, c := range shown {
@@ -129,14 +131,14 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 			for _, c := range rest {
 				kernel += c.KernelNS
 			}
-			t.Add(fmt.Sprintf("%d more categories", len(rest)), MS(analyze.PerStep(kernel, s.Windows)), Pct(ratio(kernel, s.KernelNS)), "")
+			t.Add(fmt.Sprintf("%d more categories", len(rest)), MS(stats.PerStep(kernel, s.Windows)), Pct(ratio(kernel, s.KernelNS)), "")
 		}
 		t.Write(sb, md)
 		if s.Ranks > 1 {
 			sb.WriteByte('\n')
 			line(rankSpread(s, per))
 		}
-		if o := outside[s.Run]; o != nil && i+1 < len(sums) && sums[i+1].StepKind == analyze.KindNone {
+		if o := outside[s.Run]; o != nil && i+1 < len(sums) && sums[i+1].Class.Scope == step.Outside {
 			sb.WriteByte('\n')
 			line(fmt.Sprintf("outside any step: %s ms of kernel time on %s (%s of the run's kernel time)",
 				MS(o.KernelNS), countOf(o.Devices, "device"), Pct(ratio(o.KernelNS, runKernel(sums, s.Run)))))
@@ -145,8 +147,8 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 }
 
 // spanWord names what a summary's shares are of.
-func spanWord(k analyze.StepKind) string {
-	if k == analyze.KindAll {
+func spanWord(c step.Class) string {
+	if c.Scope == step.Whole {
 		return "span"
 	}
 	return "step time"
@@ -155,7 +157,7 @@ func spanWord(k analyze.StepKind) string {
 // rankSpread says how kernel time per step varies across the ranks.
 func rankSpread(s *analyze.KindSummary, per string) string {
 	r := s.RankSpread
-	who := RankName(s.MaxRank.Rank, s.MaxRank.Path, s.MaxRank.PID)
+	who := RankName(s.MaxRank)
 	return fmt.Sprintf("across %d ranks, kernel %s: min %s · median %s · max %s (%s, %s the median)",
 		s.Ranks, per, MS(r.Min), MSf(r.P50), MS(r.Max), who, ratioX(float64(r.Max), r.P50))
 }

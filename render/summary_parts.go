@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 )
 
 // The markdown report (render/report) puts the run summary first and the
@@ -14,23 +15,23 @@ import (
 // Summary writes the summary Breakdown leads with, in markdown when
 // opt.Format is "markdown" and text otherwise: per run and step kind, the
 // step time and where it goes.
-func Summary(w io.Writer, r *analyze.GroupTable, st *analyze.StepTable, opt Options) error {
+func Summary(w io.Writer, r *analyze.GroupTable, opt Options) error {
 	var sb strings.Builder
-	summaryText(&sb, analyze.Summarize(r, st), opt)
+	summaryText(&sb, analyze.Summarize(r), opt)
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
 // BreakdownDetail writes what Breakdown writes after the summary for
 // opt.Detail's groups and cross-rank tables (not its kernels), without the
-// hint naming the other parts.
-func BreakdownDetail(w io.Writer, r *analyze.GroupTable, opt Options) error {
+// hint naming the other parts; ct names the stragglers as in Breakdown.
+func BreakdownDetail(w io.Writer, r *analyze.GroupTable, ct *collectives.Table, opt Options) error {
 	var sb strings.Builder
 	if opt.Detail&DetailGroups != 0 {
-		groupsText(&sb, r, opt)
+		groupsText(&sb, r, LabelsOf(r.Table.Names()), opt)
 	}
 	if opt.Detail&DetailRanks != 0 {
-		crossRankText(&sb, r.CrossRank, opt)
+		crossRankText(&sb, r.CrossRank, ct, opt)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

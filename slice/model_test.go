@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
 )
 
@@ -15,7 +15,7 @@ import (
 // The kept kernels are exactly those st assigns to the chosen steps, so a
 // slice reparsed and segmented the same way gives the same per-step
 // figures; their correlation ids carry the launch calls and flows along.
-func modelSteps(t *trace.Trace, st *analyze.Steps, from, to int, kind string) (*Selection, []analyze.Step, error) {
+func modelSteps(t *trace.Trace, st *step.Steps, from, to int, kind string) (*Selection, []step.Step, error) {
 	if st == nil || len(st.List) == 0 {
 		return nil, nil, errors.New("the trace has no step markers: use --time")
 	}
@@ -23,7 +23,7 @@ func modelSteps(t *trace.Trace, st *analyze.Steps, from, to int, kind string) (*
 		to = len(st.List)
 	}
 	chosen := map[int32]bool{}
-	var steps []analyze.Step
+	var steps []step.Step
 	sel := &Selection{Corr: map[int64]bool{}}
 	for i, s := range st.List {
 		if s.Index < from || s.Index >= to || (kind != "" && s.Kind.String() != kind) {

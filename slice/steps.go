@@ -7,9 +7,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
 )
 
@@ -18,18 +18,18 @@ var ErrNoSteps = errors.New("no step markers")
 
 // StepOptions selects the steps of a slice.
 type StepOptions struct {
-	analyze.StepOptions
+	step.Options
 	// From and To are the step indices [From, To) ('traceq steps' prints
 	// them); To < 0 runs to the last step.
 	From, To int
-	// Kind keeps only steps of this kind (KindAny: all).
-	Kind analyze.StepKind
+	// Filter keeps only steps of one class (its zero value: all).
+	Filter step.Filter
 }
 
 // Steps selects the chosen steps of a Chrome trace and the GPU work they
-// own, as analyze.FindSteps attributes it on the parsed trace, without
-// building the model: each pass streams the records of the input
-// (chrometrace.Reader) through the one attribution rule (analyze's
+// own, as step.Find attributes it on the parsed trace, without building
+// the model: each pass streams the records of the input
+// (chrometrace.Reader) through the one attribution rule (step's
 // Attributor).
 //
 //  1. the annotation ranges: the step markers, hence the steps;
@@ -41,7 +41,7 @@ type StepOptions struct {
 //     mirrors of its markers: those activities, by the mirrors.
 //
 // The chosen steps are returned with the selection.
-func Steps(open Opener, opt StepOptions) (*Selection, []analyze.Step, error) {
+func Steps(open Opener, opt StepOptions) (*Selection, []step.Step, error) {
 	// Pass 1: the ranges.
 	rt := &trace.Trace{}
 	names := trace.NewInterner()
@@ -63,7 +63,7 @@ func Steps(open Opener, opt StepOptions) (*Selection, []analyze.Step, error) {
 		return nil, nil, parse.ErrNoGPU
 	}
 	rt.Names = names.Names()
-	att, err := analyze.NewAttributor(rt, opt.StepOptions)
+	att, err := step.NewAttributor(rt, opt.Options)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,15 +193,15 @@ func findLaunch(launches []launchStep, corr int64) (int32, bool) {
 
 // choose picks the steps with index in [From, To) (To < 0: to the last)
 // and of Kind, by their index in list.
-func choose(list []analyze.Step, opt StepOptions) (map[int32]bool, []analyze.Step, error) {
+func choose(list []step.Step, opt StepOptions) (map[int32]bool, []step.Step, error) {
 	to := opt.To
 	if to < 0 {
 		to = len(list)
 	}
 	chosen := map[int32]bool{}
-	var steps []analyze.Step
+	var steps []step.Step
 	for i, s := range list {
-		if s.Index < opt.From || s.Index >= to || (opt.Kind != analyze.KindAny && s.Kind != opt.Kind) {
+		if s.Index < opt.From || s.Index >= to || !opt.Filter.Keeps(step.ClassOf(s.Kind)) {
 			continue
 		}
 		chosen[int32(i)] = true
@@ -209,8 +209,8 @@ func choose(list []analyze.Step, opt StepOptions) (map[int32]bool, []analyze.Ste
 	}
 	if len(steps) == 0 {
 		what := "steps"
-		if opt.Kind != analyze.KindAny {
-			what = opt.Kind.String() + " steps"
+		if c, on := opt.Filter.Class(); on {
+			what = c.String() + " steps"
 		}
 		return nil, nil, fmt.Errorf("no %s with index in [%d, %d): the trace has %d steps (indices %d to %d)",
 			what, opt.From, to, len(list), list[0].Index, list[len(list)-1].Index)

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/step"
 )
 
 // stepCase is one step selection to compare.
@@ -29,19 +29,19 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	st, err := analyze.FindSteps(tr, analyze.StepOptions{Pattern: pattern})
+	st, err := step.Find(tr, step.Options{Pattern: pattern})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	open := opener(data)
 	if len(tr.Activities) == 0 { // parse.File refuses it
-		if _, _, err := Steps(open, StepOptions{StepOptions: analyze.StepOptions{Pattern: pattern}, To: -1}); !errors.Is(err, parse.ErrNoGPU) {
+		if _, _, err := Steps(open, StepOptions{Options: step.Options{Pattern: pattern}, To: -1}); !errors.Is(err, parse.ErrNoGPU) {
 			t.Errorf("%s: no GPU activity: Steps says %v", name, err)
 		}
 		return
 	}
 	if st == nil {
-		if _, _, err := Steps(open, StepOptions{StepOptions: analyze.StepOptions{Pattern: pattern}, To: -1}); !errors.Is(err, ErrNoSteps) {
+		if _, _, err := Steps(open, StepOptions{Options: step.Options{Pattern: pattern}, To: -1}); !errors.Is(err, ErrNoSteps) {
 			t.Errorf("%s: no markers: Steps says %v", name, err)
 		}
 		return
@@ -78,8 +78,8 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 			}
 			what := fmt.Sprintf("%s --steps %d:%d --kind %q", name, c.from, c.to, kind)
 			want, wantSteps, werr := modelSteps(tr, st, c.from, c.to, kind)
-			k, _ := analyze.ParseStepKind(kind)
-			got, gotSteps, gerr := Steps(open, StepOptions{StepOptions: analyze.StepOptions{Pattern: pattern}, From: c.from, To: c.to, Kind: k})
+			f, _ := step.ParseFilter(kind)
+			got, gotSteps, gerr := Steps(open, StepOptions{Options: step.Options{Pattern: pattern}, From: c.from, To: c.to, Filter: f})
 			if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 				t.Errorf("%s: error %v, want %v", what, gerr, werr)
 				continue
@@ -112,7 +112,7 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 	}
 }
 
-// Steps selects exactly what the parsed model and analyze.FindSteps
+// Steps selects exactly what the parsed model and step.Find
 // select, on every bundled trace, on generated traces (with kernels placed
 // by the GPU-side mirrors) and on hand-made corner cases.
 func TestStepsEqualModel(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render/report"
 	"github.com/traceq/traceq/slice"
+	"github.com/traceq/traceq/step"
 )
 
 // chartFlags are the flags chart and report share.
@@ -35,18 +35,18 @@ func chartKindNames() string {
 
 // chartStepKind reads --kind, the step kind the charts draw, and refuses
 // the flags' old spellings with their new names.
-func chartStepKind(c *cli.Context) (analyze.StepKind, error) {
+func chartStepKind(c *cli.Context) (step.Filter, error) {
 	if c.IsSet("step-kind") {
-		return 0, usagef("%s: --step-kind is now --kind, as in every command", c.Command.Name)
+		return step.Filter{}, usagef("%s: --step-kind is now --kind, as in every command", c.Command.Name)
 	}
 	if _, ok := report.ParseChartKind(c.String("kind")); ok {
-		return 0, usagef("%s: --kind is the step kind in every command; the chart is --type %s", c.Command.Name, c.String("kind"))
+		return step.Filter{}, usagef("%s: --kind is the step kind in every command; the chart is --type %s", c.Command.Name, c.String("kind"))
 	}
-	k, err := stepKindFlag(c)
+	f, err := kindFilter(c)
 	if err != nil {
-		return 0, usageError{c.Command.Name + ": " + err.Error()}
+		return f, usageError{c.Command.Name + ": " + err.Error()}
 	}
-	return k, nil
+	return f, nil
 }
 
 func chartCmd(e *env) *cli.Command {
@@ -78,7 +78,7 @@ func chartCmd(e *env) *cli.Command {
 				return err
 			}
 			if c.String("type") == rooflineType {
-				return rooflineChart(c, e, stepKind)
+				return rooflineChart(c, e)
 			}
 			kind, ok := report.ParseChartKind(c.String("type"))
 			if !ok {
@@ -98,22 +98,18 @@ func chartCmd(e *env) *cli.Command {
 			if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
 				return err
 			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			inputs, err := loadInputs(c, e)
-			if err != nil {
-				return err
-			}
-			copt := report.ChartOptions{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Longest: c.Int("longest"),
+			copt := report.ChartOptions{Filter: stepKind, Top: c.Int("top"), Longest: c.Int("longest"),
 				Unattributed: c.Bool("unattributed")}
 			if copt.From, copt.To, err = timelineWindow(c, kind); err != nil {
 				return err
 			}
-			charts := report.NewCharts(inputs, copt)
-			if len(inputs) > 1 && kind.PerInput() {
-				fmt.Fprintf(e.stderr, "traceq: chart --type %s draws the first input only (%s); 'traceq report' draws one per input\n", kind, inputs[0].Path)
+			tbl, err := loadInputs(c, e, selection{steps: true})
+			if err != nil {
+				return err
+			}
+			charts := report.NewCharts(tbl, copt)
+			if len(tbl.Inputs) > 1 && kind.PerInput() {
+				fmt.Fprintf(e.stderr, "traceq: chart --type %s draws the first input only (%s); 'traceq report' draws one per input\n", kind, tbl.Inputs[0].Path)
 			}
 			// Drawn in memory first: a chart that cannot be drawn leaves
 			// no file.

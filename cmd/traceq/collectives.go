@@ -3,26 +3,26 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/render"
 )
 
 // Flags of collectives (and report).
 var (
 	bytesPerTokenFlag = &cli.Int64Flag{Name: "bytes-per-token", Usage: "size collectives without args as `N` bytes × the step's token count (from its marker); e.g. hidden size × 2 for a bf16 all-reduce"}
-	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + analyze.LinkNames() + ") or GB/s per direction"}
+	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + collectives.LinkNames() + ") or GB/s per direction"}
 )
 
 // collectiveOptions reads --bytes-per-token and --link.
-func collectiveOptions(c *cli.Context) (analyze.CollectiveOptions, error) {
-	var opt analyze.CollectiveOptions
+func collectiveOptions(c *cli.Context) (collectives.Options, error) {
+	var opt collectives.Options
 	if n := c.Int64("bytes-per-token"); n < 0 {
 		return opt, usagef("%s: --bytes-per-token must be positive", c.Command.Name)
 	} else {
 		opt.BytesPerToken = n
 	}
 	if s := c.String("link"); s != "" {
-		l, err := analyze.ParseLink(s)
+		l, err := collectives.ParseLink(s)
 		if err != nil {
 			return opt, usagef("%s: --link: %v", c.Command.Name, err)
 		}
@@ -44,20 +44,16 @@ func collectivesCmd(e *env) *cli.Command {
 			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			kind, err := stepKindFlag(c)
-			if err != nil {
-				return err
-			}
 			opt, err := collectiveOptions(c)
 			if err != nil {
 				return err
 			}
-			cl, inputs, err := tableInputs(c, e)
+			tbl, err := tableInputs(c, e, selection{steps: true})
 			if err != nil {
 				return err
 			}
-			opt.Classifier, opt.Kind = cl, kind
-			return render.Collectives(e.stdout, analyze.Collectives(inputs, opt), render.Options{Format: c.String("format")})
+			opt.Filter, _ = kindFilter(c)
+			return render.Collectives(e.stdout, collectives.Match(tbl, opt), render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -184,18 +184,24 @@ func TestCollectivesUsage(t *testing.T) {
 }
 
 // TestCollectivesNone: inputs without collective kernels (or none of the
-// kind asked for) say so.
+// kind asked for) say so; a --kind the inputs do not hold at all is an
+// error, as in every command (issue 19, item 21).
 func TestCollectivesNone(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		want string
+		args       []string
+		code       int
+		want, errs string
 	}{
-		{[]string{"../../testdata/traces/torch/hta_ns_resolution.json.gz"}, "no collective kernels (category communication/*) in the inputs\n"},
-		{[]string{"--kind", "decode", "../../testdata/traces/torch/dlrm8"}, "no collective kernels (category communication/*) in decode steps of the inputs\n"},
+		{[]string{"../../testdata/traces/torch/hta_ns_resolution.json.gz"}, 0, "no collective kernels (category communication/*) in the inputs\n", ""},
+		{[]string{"--kind", "unattributed", "../../testdata/traces/torch/dlrm8"}, 0,
+			"no collective kernels (category communication/*) in unattributed steps of the inputs\n", ""},
+		{[]string{"--kind", "decode", "../../testdata/traces/torch/dlrm8"}, 1, "", "traceq: no decode steps; found step ×8\n"},
+		{[]string{"--kind", "prefill", "../../testdata/traces/torch/sglang_decode.json.gz"}, 1, "", "traceq: no prefill steps; found decode ×"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(append([]string{"traceq", "collectives"}, tc.args...), nil, &out, &errb); code != 0 || out.String() != tc.want {
-			t.Errorf("%v: exit %d, %q", tc.args, code, out.String())
+		code := run(append([]string{"traceq", "collectives"}, tc.args...), nil, &out, &errb)
+		if code != tc.code || out.String() != tc.want || !strings.HasPrefix(errb.String(), tc.errs) || (tc.errs == "") != (errb.Len() == 0) {
+			t.Errorf("%v: exit %d, %q, stderr %q; want %d, %q, %q", tc.args, code, out.String(), errb.String(), tc.code, tc.want, tc.errs)
 		}
 	}
 }

@@ -4,14 +4,15 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/window"
 )
 
 func commands(e *env) []*cli.Command {
@@ -32,23 +33,6 @@ func commands(e *env) []*cli.Command {
 	}
 }
 
-// tableInputs checks --format, builds the classifier and reads the inputs:
-// the start of every command that prints a table.
-func tableInputs(c *cli.Context, e *env) (*classify.Classifier, []analyze.Input, error) {
-	if err := checkTableFormat(c.String("format")); err != nil {
-		return nil, nil, err
-	}
-	cl, err := classifier(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	inputs, err := loadInputs(c, e)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cl, inputs, nil
-}
-
 func checkTableFormat(f string) error {
 	if err := render.CheckFormat(f); err != nil {
 		return usageError{err.Error()}
@@ -56,26 +40,13 @@ func checkTableFormat(f string) error {
 	return nil
 }
 
-// selectInputs reads the flags that select what an analysis counts
-// (--kind, --by), then the inputs, and refuses a --kind they do not hold:
-// the start of breakdown and kernels.
-func selectInputs(c *cli.Context, e *env) (analyze.Options, []analyze.Input, error) {
-	kind, err := stepKindFlag(c)
-	if err != nil {
-		return analyze.Options{}, nil, err
+// tableInputs checks --format and reads the inputs: the start of every
+// command that prints a table.
+func tableInputs(c *cli.Context, e *env, sel selection) (*window.Table, error) {
+	if err := checkTableFormat(c.String("format")); err != nil {
+		return nil, err
 	}
-	rollup, err := byTop(c)
-	if err != nil {
-		return analyze.Options{}, nil, err
-	}
-	cl, inputs, err := tableInputs(c, e)
-	if err != nil {
-		return analyze.Options{}, nil, err
-	}
-	if err := analyze.CheckKind(inputs, kind); err != nil {
-		return analyze.Options{}, nil, err
-	}
-	return analyze.Options{Classifier: cl, Kind: kind, ByTop: rollup}, inputs, nil
+	return loadInputs(c, e, sel)
 }
 
 // byFlag is --by: categories as they are, or folded to their top level.
@@ -90,31 +61,6 @@ func byTop(c *cli.Context) (bool, error) {
 		return true, nil
 	}
 	return false, usagef("%s: unknown --by %q (want category or top)", c.Command.Name, c.String("by"))
-}
-
-// kindFlag is --kind, a step kind, with the command's own usage text.
-func kindFlag(usage string) cli.Flag { return &cli.StringFlag{Name: "kind", Usage: usage} }
-
-// stepKindFlag reads --kind: a step kind, or KindAny when not given.
-func stepKindFlag(c *cli.Context) (analyze.StepKind, error) {
-	s := c.String("kind")
-	k, ok := analyze.ParseStepKind(s)
-	if !ok {
-		return 0, usagef("unknown --kind %q (want %s)", s, stepKindNames())
-	}
-	return k, nil
-}
-
-// stepKindNames lists the values of --kind.
-func stepKindNames() string {
-	var names []string
-	for _, k := range analyze.StepKinds() {
-		if k != analyze.KindAll && k != analyze.KindNone {
-			names = append(names, k.String())
-		}
-	}
-	names = append(names, analyze.KindNone.String(), analyze.KindAll.String())
-	return strings.Join(names, ", ")
 }
 
 func breakdownCmd(e *env) *cli.Command {
@@ -137,17 +83,27 @@ func breakdownCmd(e *env) *cli.Command {
 			if err != nil {
 				return usageError{"breakdown: " + err.Error()}
 			}
-			opt, inputs, err := selectInputs(c, e)
+			rollup, err := byTop(c)
 			if err != nil {
 				return err
 			}
-			opt.Top = c.Int("top")
+			tbl, err := tableInputs(c, e, selection{steps: true, byTop: rollup})
+			if err != nil {
+				return err
+			}
+			f, _ := kindFilter(c)
+			opt := analyze.Options{Filter: f, Top: c.Int("top")}
 			// The two passes over the activities are independent: run
 			// them on two cores (seconds for GBs of rank files).
 			kernels := make(chan []analyze.KernelStat, 1)
-			go func() { kernels <- analyze.Kernels(inputs, analyze.KernelOptions{Options: opt, MemOps: true}) }()
-			r, st := analyze.Breakdown(inputs, opt)
-			return render.Breakdown(e.stdout, r, st, <-kernels, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail})
+			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
+			r := analyze.Breakdown(tbl, opt)
+			// The cross-rank table names each collective's straggler.
+			var ct *collectives.Table
+			if r.HasCommunication() {
+				ct = collectives.Match(tbl, collectives.Options{Filter: f, NoSizes: true})
+			}
+			return render.Breakdown(e.stdout, r, <-kernels, ct, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail})
 		},
 	}
 }
@@ -168,19 +124,20 @@ func kernelsCmd(e *env) *cli.Command {
 			if c.Int("top") < 0 {
 				return usagef("kernels: --top must be >= 0")
 			}
-			opt, inputs, err := selectInputs(c, e)
+			rollup, err := byTop(c)
 			if err != nil {
 				return err
 			}
-			ks := analyze.Kernels(inputs, analyze.KernelOptions{
-				Options:   opt,
+			tbl, err := tableInputs(c, e, selection{byTop: rollup})
+			if err != nil {
+				return err
+			}
+			f, _ := kindFilter(c)
+			ks := analyze.Kernels(tbl, analyze.KernelOptions{
+				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			var infos []analyze.InputInfo
-			for _, in := range inputs {
-				infos = append(infos, analyze.Describe(in))
-			}
-			return render.Kernels(e.stdout, infos, ks, render.Options{Format: c.String("format")})
+			return render.Kernels(e.stdout, tbl, ks, render.Options{Format: c.String("format")})
 		},
 	}
 }

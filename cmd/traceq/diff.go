@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
 	"github.com/traceq/traceq/slice"
@@ -44,10 +44,6 @@ func diffCmd(e *env) *cli.Command {
 			if c.Int("top") < 0 {
 				return usagef("diff: --top must be >= 0")
 			}
-			kind, err := stepKindFlag(c)
-			if err != nil {
-				return err
-			}
 			mc, err := parseMinChange(c.String("min-change"))
 			if err != nil {
 				return usagef("diff: --min-change: %v", err)
@@ -62,26 +58,19 @@ func diffCmd(e *env) *cli.Command {
 					return err
 				}
 			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			before, err := loadArgs(c, e, c.Args().Slice()[:1])
-			if err != nil {
-				return err
-			}
-			after, err := loadArgs(c, e, c.Args().Slice()[1:])
-			if err != nil {
-				return err
-			}
-			if err := analyze.CheckKind(append(slices.Clone(before), after...), kind); err != nil {
-				return err
-			}
 			rollup, err := byTop(c)
 			if err != nil {
 				return err
 			}
-			d := analyze.Compare(before, after, analyze.Options{Classifier: cl, Kind: kind, Top: c.Int("top"), ByTop: rollup, MinChange: &mc})
+			opt, err := loadOptions(c, e, selection{steps: true, byTop: rollup})
+			if err != nil {
+				return err
+			}
+			before, after, err := load.Pair(c.Args().Slice()[:1], c.Args().Slice()[1:], opt)
+			if err != nil {
+				return withFlags(err)
+			}
+			d := analyze.Compare(before, after, analyze.Options{Filter: opt.Filter, Top: c.Int("top"), MinChange: &mc})
 			if err := render.Diff(e.stdout, d, render.Options{Format: c.String("format")}); err != nil {
 				return err
 			}

@@ -10,18 +10,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/step"
 )
 
-// captureDir is the folder vLLM and SGLang write the graph-capture traces
-// to, beside the execution trace.
-const captureDir = "capture_traces"
-
-var captureFlag = &cli.StringSliceFlag{Name: "capture", Usage: "graph-capture trace `FILE` (or directory of them) whose captured launches price the CUDA-graph replays (default: the files of a " + captureDir + " folder beside each input)"}
+var captureFlag = &cli.StringSliceFlag{Name: "capture", Usage: "graph-capture trace `FILE` (or directory of them) whose captured launches price the CUDA-graph replays (default: the files of a " + parse.CaptureDir + " folder beside each input)"}
 
 func efficiencyCmd(e *env) *cli.Command {
 	return &cli.Command{
@@ -44,11 +42,7 @@ func efficiencyCmd(e *env) *cli.Command {
 			if err := checkTableFormat(c.String("format")); err != nil {
 				return err
 			}
-			kind, err := stepKindFlag(c)
-			if err != nil {
-				return err
-			}
-			r, err := efficiencyResult(c, e, kind)
+			r, err := efficiencyResult(c, e)
 			if err != nil {
 				return err
 			}
@@ -58,10 +52,11 @@ func efficiencyCmd(e *env) *cli.Command {
 }
 
 // efficiencyResult reads the flags of the efficiency analysis (--gpu,
-// --gpu-spec, --capture, --link, --bytes-per-token), the inputs and their
-// captures, and analyses them: the work of efficiency and chart --type
+// --gpu-spec, --capture, --link, --bytes-per-token, --kind), the inputs
+// and their captures, and analyses them, joined with the collectives
+// analysis for the link time: the work of efficiency and chart --type
 // roofline.
-func efficiencyResult(c *cli.Context, e *env, kind analyze.StepKind) (*efficiency.Result, error) {
+func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	copt, err := collectiveOptions(c)
 	if err != nil {
 		return nil, err
@@ -74,25 +69,31 @@ func efficiencyResult(c *cli.Context, e *env, kind analyze.StepKind) (*efficienc
 	if err != nil {
 		return nil, err
 	}
-	cl, err := classifier(c)
+	tbl, err := loadInputs(c, e, selection{steps: true})
 	if err != nil {
-		return nil, err
-	}
-	inputs, err := loadInputs(c, e)
-	if err != nil {
-		return nil, err
-	}
-	if err := analyze.CheckKind(inputs, kind); err != nil {
 		return nil, err
 	}
 	caps, err := loadCaptures(c, e)
 	if err != nil {
 		return nil, err
 	}
-	copt.Classifier, copt.Kind = cl, kind
-	opt := efficiency.Options{Classifier: cl, Kind: kind, Table: table, GPU: gpu, Captures: caps,
-		Collectives: analyze.Collectives(inputs, copt), Link: copt.Link}
-	return efficiency.Analyze(inputs, opt), nil
+	filter, _ := kindFilter(c)
+	opt := efficiency.Options{Filter: filter, Table: table, GPU: gpu, Captures: caps}
+	// The collectives at the link: --link, else the devices' default.
+	if copt.Link == nil {
+		if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
+			if l, err := collectives.ParseLink(name); err == nil {
+				copt.Link = &l
+			}
+		}
+	}
+	if copt.Link != nil {
+		copt.Filter = filter
+		ct := collectives.Match(tbl, copt)
+		opt.LinkTime = ct.LinkTime
+		opt.Link = &efficiency.Link{Name: copt.Link.Name, GBps: copt.Link.GBps, About: copt.Link.About}
+	}
+	return efficiency.Analyze(tbl, opt), nil
 }
 
 // rooflineType is chart --type roofline, drawn from the efficiency
@@ -100,7 +101,7 @@ func efficiencyResult(c *cli.Context, e *env, kind analyze.StepKind) (*efficienc
 const rooflineType = "roofline"
 
 // rooflineChart draws chart --type roofline.
-func rooflineChart(c *cli.Context, e *env, kind analyze.StepKind) error {
+func rooflineChart(c *cli.Context, e *env) error {
 	out := c.String("output")
 	if out == "" {
 		return usagef("chart: -o FILE is required (.svg or .png, or - for standard output)")
@@ -112,7 +113,7 @@ func rooflineChart(c *cli.Context, e *env, kind analyze.StepKind) error {
 	if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
 		return err
 	}
-	r, err := efficiencyResult(c, e, kind)
+	r, err := efficiencyResult(c, e)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,8 @@ func rooflineTitle(r *efficiency.Result) string {
 
 // loadCaptures reads the graph-capture traces: those --capture names, or
 // else the files of a capture_traces folder beside each input (in an
-// input directory, or beside an input file).
+// input directory, or beside an input file). They are not inputs: no
+// runs, no steps.
 func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 	paths := c.StringSlice("capture")
 	if len(paths) == 0 {
@@ -152,7 +154,7 @@ func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 			if st, err := os.Stat(a); err != nil || !st.IsDir() {
 				dir = filepath.Dir(a)
 			}
-			d := filepath.Join(dir, captureDir)
+			d := filepath.Join(dir, parse.CaptureDir)
 			if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
 				seen[d] = true
 				paths = append(paths, d)
@@ -162,26 +164,22 @@ func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	// Captures are not inputs: no runs, no steps; a capture folder's
-	// other files (vLLM's execution_details.json) are passed over.
-	set, err := parse.Expand(paths)
+	opt, err := loadOptions(c, e, selection{})
 	if err != nil {
-		return nil, eachError(e, err)
+		return nil, err
 	}
-	popt, err := parseOptions(c)
+	opt.Steps, opt.Filter = false, step.Filter{}
+	files, err := load.Files(paths, opt)
 	if err != nil {
 		return nil, err
 	}
 	var caps []efficiency.Capture
-	for _, p := range set.Files() {
-		t, err := readInput(e, p, popt)
+	for _, p := range files {
+		tbl, err := load.One(p, opt)
 		if err != nil {
 			return nil, err
 		}
-		if err := warn(e, c, p, t); err != nil {
-			return nil, err
-		}
-		caps = append(caps, efficiency.Capture{Path: p, Trace: t})
+		caps = append(caps, efficiency.Capture{Path: p, Trace: tbl.Inputs[0].Trace})
 	}
 	slices.SortStableFunc(caps, func(a, b efficiency.Capture) int { return strings.Compare(a.Path, b.Path) })
 	return caps, nil

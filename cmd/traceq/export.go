@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/outfile"
-	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render/parquet"
 )
 
@@ -38,54 +38,37 @@ func exportCmd(e *env) *cli.Command {
 			if c.NArg() == 0 {
 				return usagef("export: no input files (see 'traceq export --help')")
 			}
-			set, err := parse.Expand(c.Args().Slice())
+			opt, err := loadOptions(c, e, selection{steps: true})
 			if err != nil {
-				return eachError(e, err)
+				return err
 			}
-			for _, s := range set.Skipped {
-				fmt.Fprintf(e.stderr, "traceq: %s\n", s)
+			opt.Progress = nil // one file at a time
+			paths, err := load.Files(c.Args().Slice(), opt)
+			if err != nil {
+				return err
 			}
-			for _, r := range set.Repeats {
-				fmt.Fprintf(e.stderr, "traceq: %s\n", r)
-			}
-			paths := set.Files()
 			run, err := runName(c, paths)
-			if err != nil {
-				return err
-			}
-			popt, err := parseOptions(c)
-			if err != nil {
-				return err
-			}
-			cl, err := classifier(c)
 			if err != nil {
 				return err
 			}
 			ds := &dataset{dir: dir, inputs: paths, force: c.Bool("force"), checked: map[string]bool{}}
 			defer ds.files.Abort()
-			x, err := parquet.New(ds.create, parquet.Options{Run: run, Version: version(), Classifier: cl})
+			x, err := parquet.New(ds.create, parquet.Options{Run: run, Version: version()})
 			if err != nil {
 				return usageError{err.Error()}
 			}
 			// One input at a time: memory holds one trace, however many.
 			for _, p := range paths {
-				t, err := parse.File(p, popt)
+				tbl, err := load.One(p, opt)
 				if err != nil {
-					return err
+					return withFlags(err)
 				}
-				if err := warn(e, c, p, t); err != nil {
-					return err
-				}
-				steps, err := findSteps(c, e, p, t)
-				if err != nil {
-					return err
-				}
-				if err := x.Add(p, t, steps); err != nil {
+				if err := x.Add(tbl); err != nil {
 					return err
 				}
 				// Collect this trace before parsing the next, or the heap
 				// grows to hold two (the soft limit is for many ranks).
-				t, steps = nil, nil
+				tbl = nil
 				runtime.GC()
 			}
 			if err := ds.commit(); err != nil {

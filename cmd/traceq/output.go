@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/render/chart"
 )
 
 // inputPaths lists the files the command's arguments name (a directory
@@ -32,15 +33,12 @@ func refuseInputs(cmd, flag, out string, inputs []string) error {
 	return nil
 }
 
-// chartFormats are the image formats of charts.
-var chartFormats = []string{"svg", "png"}
-
 // imageFormat decides the format of a chart written to path: --format when
 // given, else the file's extension; the two must agree, and an extension
 // must be one of the formats ("-", standard output, takes --format or svg).
 func imageFormat(c *cli.Context, flag, path string) (string, error) {
 	format := c.String("format")
-	if !slices.Contains(chartFormats, format) {
+	if !slices.Contains(chart.Formats, format) {
 		return "", usagef("%s: unknown --format %q (want svg or png)", c.Command.Name, format)
 	}
 	if path == "-" {
@@ -60,7 +58,7 @@ func imageFormat(c *cli.Context, flag, path string) (string, error) {
 // which must be .svg or .png.
 func extensionFormat(cmd, flag, path string) (string, error) {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if !slices.Contains(chartFormats, ext) {
+	if !slices.Contains(chart.Formats, ext) {
 		return "", usagef("%s: %s %s: want a .svg or .png file name", cmd, flag, path)
 	}
 	return ext, nil

@@ -75,25 +75,21 @@ func reportCmd(e *env) *cli.Command {
 					return err
 				}
 			}
-			cl, err := classifier(c)
-			if err != nil {
-				return err
-			}
-			inputs, err := loadInputs(c, e)
-			if err != nil {
-				return err
-			}
 			copt, err := collectiveOptions(c)
 			if err != nil {
 				return err
 			}
-			opt := report.Options{Classifier: cl, StepKind: stepKind, Top: c.Int("top"), Level: 1,
+			tbl, err := loadInputs(c, e, selection{steps: true})
+			if err != nil {
+				return err
+			}
+			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
 				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
 			chartDir := out
 			if app != "" {
 				opt.Level, opt.Date = 2, date
 				if out == "" {
-					chartDir = freshDir(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(inputs)))
+					chartDir = freshDir(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(tbl.Inputs)))
 				}
 			}
 			whole := filepath.Join(chartDir, "report.md")
@@ -126,7 +122,7 @@ func reportCmd(e *env) *cli.Command {
 					return relLink(docDir, p), nil
 				}
 			}
-			r := report.New(inputs, opt)
+			r := report.New(tbl, opt)
 			writeMD := func(path string, md []byte) error {
 				return set.write(path, func(w io.Writer) error { _, err := w.Write(md); return err })
 			}

@@ -16,9 +16,11 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/internal/golden"
+	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/report"
+	"github.com/traceq/traceq/step"
 )
 
 const rtTorch = "../../testdata/traces/torch/"
@@ -141,15 +143,15 @@ func TestReportOut(t *testing.T) {
 		t.Fatal("no breakdown section")
 	}
 	golden.Check(t, "testdata/report_hta.golden.md", head)
-	g, st := reportFor(t, in)
+	g := reportFor(t, in)
 	var sum, bb bytes.Buffer
-	if err := render.Summary(&sum, g, st, render.Options{Format: "markdown", Level: 2}); err != nil {
+	if err := render.Summary(&sum, g, render.Options{Format: "markdown", Level: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "# traceq report: hta_ns_resolution\n\n" + sum.String() + "\n## "; !strings.HasPrefix(string(md), want) {
 		t.Errorf("report does not lead with the summary:\n%s", golden.Diff(want, string(md[:min(len(md), len(want))])))
 	}
-	if err := render.BreakdownDetail(&bb, g, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: 3,
+	if err := render.BreakdownDetail(&bb, g, nil, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: 3,
 		Detail: render.DetailGroups | render.DetailRanks}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestReportRanks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+		st, err := step.Find(tr, step.Options{})
 		if err != nil || st == nil {
 			t.Fatalf("rank %s: steps %v %v", rank, st, err)
 		}
@@ -358,8 +360,8 @@ func TestReportAppendShort(t *testing.T) {
 			run := filepath.Base(tc.in)
 			chartDir := "traceq-2026-11-30-" + run
 			var sum strings.Builder
-			g, st := reportForRun(t, tc.in)
-			if err := render.Summary(&sum, g, st, render.Options{Format: "markdown", Level: 3}); err != nil {
+			g := reportForRun(t, tc.in)
+			if err := render.Summary(&sum, g, render.Options{Format: "markdown", Level: 3}); err != nil {
 				t.Fatal(err)
 			}
 			if want := "## " + run + " — 2026-11-30\n\n" + sum.String(); !strings.HasPrefix(md, want) {
@@ -395,41 +397,19 @@ func TestReportAppendShort(t *testing.T) {
 
 // reportFor is the breakdown report of one trace with its steps, as the
 // CLI computes it.
-func reportFor(t *testing.T, path string) (*analyze.GroupTable, *analyze.StepTable) {
+func reportFor(t *testing.T, path string) *analyze.GroupTable {
 	return reportForRun(t, path)
 }
 
 // reportForRun is the breakdown of a trace file, or of the rank files of
-// a directory as one run, as the CLI computes it.
-func reportForRun(t *testing.T, path string) (*analyze.GroupTable, *analyze.StepTable) {
+// a directory as one run, as the CLI computes it: through the loader.
+func reportForRun(t *testing.T, path string) *analyze.GroupTable {
 	t.Helper()
-	files := []string{path}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		ents, err := os.ReadDir(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = files[:0]
-		for _, e := range ents {
-			files = append(files, filepath.Join(path, e.Name()))
-		}
+	tbl, err := load.Load([]string{path}, load.Options{Steps: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var inputs []analyze.Input
-	src := analyze.Source{Arg: path, Dir: len(files) > 1 || files[0] != path}
-	for i, f := range files {
-		tr, err := parse.File(f, parse.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs = append(inputs, analyze.Input{Path: f, Trace: tr, Steps: st})
-		src.Inputs = append(src.Inputs, i)
-	}
-	analyze.AssignRuns(inputs, []analyze.Source{src})
-	return analyze.Breakdown(inputs, analyze.Options{})
+	return analyze.Breakdown(tbl, analyze.Options{})
 }
 
 // TestReportBeforeAfter checks that two runs (two files, or two

@@ -11,12 +11,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/nsyssqlite"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/slice"
+	"github.com/traceq/traceq/step"
 )
 
 func sliceCmd(e *env) *cli.Command {
@@ -47,11 +47,11 @@ func sliceCmd(e *env) *cli.Command {
 			if (c.String("steps") == "") == (c.String("time") == "") {
 				return usagef("slice: give exactly one of --steps and --time")
 			}
-			kind, err := stepKindFlag(c)
+			kind, err := kindFilter(c)
 			if err != nil {
 				return err
 			}
-			if kind != analyze.KindAny && c.String("steps") == "" {
+			if _, on := kind.Class(); on && c.String("steps") == "" {
 				return usagef("slice: --kind needs --steps")
 			}
 			if err := refuseInputs("slice", "-o", out, []string{in}); err != nil {
@@ -88,13 +88,13 @@ func sliceCmd(e *env) *cli.Command {
 				if err != nil {
 					return usagef("slice: --steps: %v", err)
 				}
-				var steps []analyze.Step
-				sel, steps, err = slice.Steps(open, slice.StepOptions{StepOptions: analyze.StepOptions{Pattern: c.String("step")},
-					From: from, To: to, Kind: kind})
-				var pe *analyze.PatternError
+				var steps []step.Step
+				sel, steps, err = slice.Steps(open, slice.StepOptions{Options: step.Options{Pattern: c.String("step")},
+					From: from, To: to, Filter: kind})
+				var pe *step.PatternError
 				switch {
 				case errors.As(err, &pe):
-					return usageError{err.Error()}
+					return withFlags(err)
 				case errors.Is(err, slice.ErrNoSteps):
 					what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
 					if p := c.String("step"); p != "" {
@@ -121,7 +121,7 @@ func sliceCmd(e *env) *cli.Command {
 }
 
 // stepNames names the sliced steps for the summary line.
-func stepNames(steps []analyze.Step) string {
+func stepNames(steps []step.Step) string {
 	var names []string
 	for i, s := range steps {
 		if i == 3 && len(steps) > 4 {

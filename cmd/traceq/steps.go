@@ -14,12 +14,11 @@ func stepsCmd(e *env) *cli.Command {
 		ArgsUsage: "INPUT...",
 		Flags:     append([]cli.Flag{formatFlag, stepFlag}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			cl, inputs, err := tableInputs(c, e)
+			tbl, err := tableInputs(c, e, selection{steps: true})
 			if err != nil {
 				return err
 			}
-			r, st := analyze.Breakdown(inputs, analyze.Options{Classifier: cl})
-			return render.Steps(e.stdout, r, st, render.Options{Format: c.String("format")})
+			return render.Steps(e.stdout, analyze.Breakdown(tbl, analyze.Options{}), render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // TestGeneratedTracesExact writes a few ranks, reads them back with tiny
@@ -45,7 +47,7 @@ func TestGeneratedTracesExact(t *testing.T) {
 			if int64(len(tr.Activities)) != exp.Activities {
 				t.Fatalf("rank %d: %d activities read, %d written", rank, len(tr.Activities), exp.Activities)
 			}
-			st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+			st, err := step.Find(tr, step.Options{})
 			if err != nil || st == nil {
 				t.Fatalf("FindSteps: %v, %v", st, err)
 			}
@@ -54,16 +56,17 @@ func TestGeneratedTracesExact(t *testing.T) {
 					t.Fatalf("rank %d: activity %d (%s) in no step", rank, i, tr.Names[tr.Activities[i].Name])
 				}
 			}
-			r, steps := analyze.Breakdown([]analyze.Input{{Path: "gen", Trace: tr, Steps: st}}, analyze.Options{})
-			if len(steps.Rows) != len(exp.Steps) {
-				t.Fatalf("rank %d: %d step rows, want %d", rank, len(steps.Rows), len(exp.Steps))
+			r := breakdownOf(t, window.Input{Path: "gen", Trace: tr, Steps: st})
+			steps := r.Steps
+			if len(steps) != len(exp.Steps) {
+				t.Fatalf("rank %d: %d step rows, want %d", rank, len(steps), len(exp.Steps))
 			}
 			late := 0
-			for i, row := range steps.Rows {
+			for i, row := range steps {
 				e := exp.Steps[i]
 				if row.Step.Index != e.Index || row.Step.Kind.String() != e.Kind || row.Step.Marker != e.Marker ||
-					row.Step.Start != e.Start || row.Step.End != e.End || row.Device != exp.Device || row.PID != exp.PID {
-					t.Errorf("rank %d step %d: %+v (device %d pid %d), want %+v", rank, i, row.Step, row.Device, row.PID, e)
+					row.Step.Start != e.Start || row.Step.End != e.End || row.Device != exp.Device || row.Rank.PID != exp.PID {
+					t.Errorf("rank %d step %d: %+v (device %d pid %d), want %+v", rank, i, row.Step, row.Device, row.Rank.PID, e)
 				}
 				if row.Start != e.First || row.SpanNS != e.SpanNS || row.BusyNS != e.BusyNS || row.KernelNS != e.KernelNS {
 					t.Errorf("rank %d step %d: start %d span %d busy %d kernel %d, want %d %d %d %d", rank, i,
@@ -102,14 +105,14 @@ func TestGeneratedTracesExact(t *testing.T) {
 				var kernel, span int64
 				n := 0
 				for _, e := range exp.Steps {
-					if e.Kind == g.StepKind.String() {
+					if e.Kind == g.Class.String() {
 						kernel += e.KernelNS
 						span += e.SpanNS
 						n++
 					}
 				}
 				if g.KernelNS != kernel || g.SpanNS != span || g.Steps != n || g.StepStats == nil || g.StepStats.Count != n {
-					t.Errorf("rank %d group %s: kernel %d span %d steps %d, want %d %d %d", rank, g.StepKind, g.KernelNS, g.SpanNS, g.Steps, kernel, span, n)
+					t.Errorf("rank %d group %s: kernel %d span %d steps %d, want %d %d %d", rank, g.Class, g.KernelNS, g.SpanNS, g.Steps, kernel, span, n)
 				}
 			}
 		}
@@ -177,4 +180,19 @@ func TestKinds(t *testing.T) {
 			t.Errorf("Kind(%d) = %s, want %s", i, got, w)
 		}
 	}
+}
+
+// breakdownOf is the breakdown of inputs, through their window table.
+func breakdownOf(t *testing.T, inputs ...window.Input) *analyze.GroupTable {
+	t.Helper()
+	return analyze.Breakdown(tableOf(t, inputs...), analyze.Options{})
+}
+
+func tableOf(t *testing.T, inputs ...window.Input) *window.Table {
+	t.Helper()
+	tbl, err := window.Build(inputs, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }

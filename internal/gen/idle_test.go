@@ -8,6 +8,8 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // percentile is linear interpolation between closest ranks, written here
@@ -57,19 +59,20 @@ func TestIdleTraceExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+		st, err := step.Find(tr, step.Options{})
 		if err != nil || st == nil {
 			t.Fatalf("FindSteps: %v %v", st, err)
 		}
-		r, steps := analyze.Breakdown([]analyze.Input{{Path: "idle", Trace: tr, Steps: st}}, analyze.Options{})
-		if len(steps.Rows) != len(exp.Steps) {
-			t.Fatalf("%d step rows, want %d", len(steps.Rows), len(exp.Steps))
+		r := breakdownOf(t, window.Input{Path: "idle", Trace: tr, Steps: st})
+		steps := r.Steps
+		if len(steps) != len(exp.Steps) {
+			t.Fatalf("%d step rows, want %d", len(steps), len(exp.Steps))
 		}
-		var whole analyze.IdleSplit
+		var whole window.IdleSplit
 		var busy, exposed int64
-		for i, row := range steps.Rows {
+		for i, row := range steps {
 			e := exp.Steps[i]
-			want := analyze.IdleSplit{LaunchBoundNS: e.LaunchBoundNS, DeviceSideNS: e.DeviceSideNS, UnknownNS: e.UnknownNS}
+			want := window.IdleSplit{LaunchBoundNS: e.LaunchBoundNS, DeviceSideNS: e.DeviceSideNS, UnknownNS: e.UnknownNS}
 			if row.Step.Kind.String() != e.Kind || row.Idle != want || row.IdleNS != want.Total() {
 				t.Errorf("seed %d step %d (%s): idle %d %+v, want %+v", cfg.Seed, i, row.Step.Kind, row.IdleNS, row.Idle, want)
 			}
@@ -86,9 +89,9 @@ func TestIdleTraceExact(t *testing.T) {
 		for _, g := range r.Groups {
 			var between int64
 			var gaps int
-			var comm analyze.CommStat
+			var comm window.CommStat
 			for _, e := range exp.Steps {
-				if e.Kind != g.StepKind.String() {
+				if e.Kind != g.Class.String() {
 					continue
 				}
 				if e.GapBeforeNS >= 0 {
@@ -99,25 +102,26 @@ func TestIdleTraceExact(t *testing.T) {
 				comm.ExposedNS += e.CommExposedNS
 			}
 			if g.BetweenStepsNS != between || g.BetweenStepGaps != gaps || g.Comm != comm {
-				t.Errorf("seed %d %s: between %d in %d, comm %+v; want %d in %d, %+v", cfg.Seed, g.StepKind,
+				t.Errorf("seed %d %s: between %d in %d, comm %+v; want %d in %d, %+v", cfg.Seed, g.Class,
 					g.BetweenStepsNS, g.BetweenStepGaps, g.Comm, between, gaps, comm)
 			}
-			checkLaunches(t, g.StepKind.String(), g.Launches, exp.Launches[g.StepKind.String()])
+			checkLaunches(t, g.Class.String(), g.Launches, exp.Launches[g.Class.String()])
 		}
-		if len(r.EmptyLaunches) != 1 || r.EmptyLaunches[0].API != "cudaLaunchKernel" || r.EmptyLaunches[0].Calls != exp.EmptyCalls ||
-			r.EmptyLaunches[0].CPUNS != exp.EmptyCPUNS || r.EmptyLaunches[0].PID != exp.PID {
-			t.Errorf("seed %d: empty launches %+v, want %d calls %d ns", cfg.Seed, r.EmptyLaunches, exp.EmptyCalls, exp.EmptyCPUNS)
+		empty := r.Table.EmptyLaunches
+		if len(empty) != 1 || empty[0].API != "cudaLaunchKernel" || empty[0].Calls != exp.EmptyCalls ||
+			empty[0].CPUNS != exp.EmptyCPUNS || r.Table.Ranks[empty[0].Rank].PID != exp.PID {
+			t.Errorf("seed %d: empty launches %+v, want %d calls %d ns", cfg.Seed, empty, exp.EmptyCalls, exp.EmptyCPUNS)
 		}
 
 		// The whole trace: the gaps between steps are idle too, and
 		// launch-bound (the host scheduled the next step after the device
 		// finished); launches of every kind together.
-		r, _ = analyze.Breakdown([]analyze.Input{{Path: "idle", Trace: tr}}, analyze.Options{})
+		r = breakdownOf(t, window.Input{Path: "idle", Trace: tr})
 		if len(r.Groups) != 1 {
 			t.Fatalf("whole trace: %d groups", len(r.Groups))
 		}
 		g := r.Groups[0]
-		if g.Idle != whole || g.IdleNS != whole.Total() || g.Comm != (analyze.CommStat{BusyNS: busy, ExposedNS: exposed}) {
+		if g.Idle != whole || g.IdleNS != whole.Total() || g.Comm != (window.CommStat{BusyNS: busy, ExposedNS: exposed}) {
 			t.Errorf("seed %d whole trace: idle %d %+v comm %+v, want %+v %d/%d", cfg.Seed, g.IdleNS, g.Idle, g.Comm, whole, busy, exposed)
 		}
 		all := map[string]*LaunchExpect{}

@@ -6,14 +6,16 @@ import (
 	"math"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // readRun writes every rank of cfg and reads them back as the CLI would.
-func readRun(t *testing.T, cfg RunConfig) ([]analyze.Input, *RunExpected) {
+func readRun(t *testing.T, cfg RunConfig) ([]window.Input, *RunExpected) {
 	t.Helper()
-	var inputs []analyze.Input
+	var inputs []window.Input
 	var exp *RunExpected
 	for rank := range cfg.ranks() {
 		var buf bytes.Buffer
@@ -34,11 +36,11 @@ func readRun(t *testing.T, cfg RunConfig) ([]analyze.Input, *RunExpected) {
 		if int64(len(tr.Activities)) != e.Activities {
 			t.Fatalf("rank %d: %d activities, %d written", rank, len(tr.Activities), e.Activities)
 		}
-		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
+		st, err := step.Find(tr, step.Options{})
 		if err != nil || st == nil || len(st.List) != cfg.Steps {
 			t.Fatalf("rank %d: steps %v, %v", rank, st, err)
 		}
-		inputs = append(inputs, analyze.Input{Path: fmt.Sprintf("rank%d.json", rank), Trace: tr, Steps: st})
+		inputs = append(inputs, window.Input{Path: fmt.Sprintf("rank%d.json", rank), Trace: tr, Steps: st})
 		if exp == nil {
 			exp = e
 		}
@@ -60,7 +62,7 @@ func TestRunCollectivesExact(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("ranks%d-seed%d", cfg.Ranks, cfg.Seed), func(t *testing.T) {
 			inputs, exp := readRun(t, cfg)
-			ct := analyze.Collectives(inputs, analyze.CollectiveOptions{BytesPerToken: cfg.BytesPerToken()})
+			ct := collectives.Match(tableOf(t, inputs...), collectives.Options{BytesPerToken: cfg.BytesPerToken()})
 			if len(ct.Ops) != len(exp.Ops) {
 				t.Fatalf("%d ops, want %d: %+v", len(ct.Ops), len(exp.Ops), ct.Ops)
 			}
@@ -71,10 +73,10 @@ func TestRunCollectivesExact(t *testing.T) {
 	}
 }
 
-func checkOp(t *testing.T, cfg RunConfig, got *analyze.CollectiveOp, want *OpExpect, kindNS []int64) {
+func checkOp(t *testing.T, cfg RunConfig, got *collectives.Op, want *OpExpect, kindNS []int64) {
 	t.Helper()
 	n := cfg.ranks()
-	if got.StepKind.String() != want.Kind || got.Op != want.Op || got.Group != want.Group || got.GroupSize != n ||
+	if got.Class.String() != want.Kind || got.Op != want.Op || got.Group != want.Group || got.GroupSize != n ||
 		got.Instances != want.Instances || got.UnmatchedInstances != 0 || got.UnmatchedNS != 0 ||
 		got.TransferNS != want.TransferNS || got.UpperBound || len(got.Ranks) != n {
 		t.Fatalf("%s: got %+v\nwant %+v", want.Kind, got, want)
@@ -82,7 +84,7 @@ func checkOp(t *testing.T, cfg RunConfig, got *analyze.CollectiveOp, want *OpExp
 	var kernel, wait, all int64
 	for r := range n {
 		st := got.Ranks[r]
-		if st.Rank == nil || *st.Rank != r || st.KernelNS != want.KernelNS[r] || st.WaitNS != want.WaitNS[r] ||
+		if st.Number == nil || *st.Number != r || st.KernelNS != want.KernelNS[r] || st.WaitNS != want.WaitNS[r] ||
 			st.TransferNS != want.TransferNS || st.LastArrivals != want.LastArrivals[r] {
 			t.Errorf("%s rank %d: kernel %d wait %d transfer %d last %d; want %d %d %d %d", want.Kind, r, st.KernelNS, st.WaitNS,
 				st.TransferNS, st.LastArrivals, want.KernelNS[r], want.WaitNS[r], want.TransferNS, want.LastArrivals[r])
@@ -91,12 +93,12 @@ func checkOp(t *testing.T, cfg RunConfig, got *analyze.CollectiveOp, want *OpExp
 		wait += want.WaitNS[r]
 		all += kindNS[r]
 	}
-	if got.KernelNS != kernel || got.WaitNS != wait || got.StepKindNS != all || !relEq(got.Share, float64(kernel)/float64(all)) {
-		t.Errorf("%s: kernel %d wait %d kind %d share %v; want %d %d %d", want.Kind, got.KernelNS, got.WaitNS, got.StepKindNS,
+	if got.KernelNS != kernel || got.WaitNS != wait || got.ClassNS != all || !relEq(got.Share, float64(kernel)/float64(all)) {
+		t.Errorf("%s: kernel %d wait %d kind %d share %v; want %d %d %d", want.Kind, got.KernelNS, got.WaitNS, got.ClassNS,
 			got.Share, kernel, wait, all)
 	}
 	s := want.Straggler()
-	if got.Straggler == nil || *got.Straggler.Rank != s || got.Straggler.LastArrivals != want.LastArrivals[s] ||
+	if got.Straggler == nil || *got.Straggler.Number != s || got.Straggler.LastArrivals != want.LastArrivals[s] ||
 		got.Straggler.Instances != want.Instances {
 		t.Errorf("%s: straggler %+v, want rank %d with %d", want.Kind, got.Straggler, s, want.LastArrivals[s])
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/trace"
 )
 
@@ -48,19 +49,20 @@ func TestHugeInputsBounded(t *testing.T) {
 	var ks []analyze.KernelStat
 	for i := range 100_000 {
 		ks = append(ks, analyze.KernelStat{Name: fmt.Sprintf("kernel_%06d", i), Category: gemm,
-			Dist: analyze.Dist{N: 1, Total: int64(200_000 - i)}, Share: 1e-5})
+			Dist: stats.Dist{N: 1, Total: int64(200_000 - i)}, Share: 1e-5})
 	}
 	var gs []analyze.Group
+	one := rank(0, "", "t.json", nil, 0)
 	for i := range 20_000 {
-		gs = append(gs, analyze.Group{Path: "t.json", Device: int32(i), KernelNS: int64(1000 + i%7),
+		gs = append(gs, analyze.Group{Rank: one, Device: int32(i), KernelNS: int64(1000 + i%7),
 			Categories: []analyze.CategoryStat{{Category: gemm, KernelNS: int64(1000 + i%7)}}})
 	}
-	tl := &analyze.Timeline{Start: 0, End: 100_000}
+	tl := &Track{Start: 0, End: 100_000}
 	for i := range 100_000 {
-		tl.Lanes = append(tl.Lanes, analyze.TimelineLane{Stream: int32(i)})
+		tl.Lanes = append(tl.Lanes, Lane{Stream: int32(i)})
 		// Lane i is busy i%97+1 ns: the busiest lanes are those with
 		// i%97 == 96.
-		tl.Spans = append(tl.Spans, analyze.TimelineSpan{Lane: i, Start: trace.Time(i), End: trace.Time(i + i%97 + 1), Category: gemm})
+		tl.Spans = append(tl.Spans, Span{Lane: i, Start: trace.Time(i), End: trace.Time(i + i%97 + 1), Category: gemm})
 	}
 	for _, tc := range []struct {
 		name  string
@@ -70,8 +72,8 @@ func TestHugeInputsBounded(t *testing.T) {
 		note  string
 		label func(*figure) string
 	}{
-		{"top", func() (*figure, error) { return topFigure(ks, Options{}) },
-			func(w io.Writer) error { return Top(w, ks, Options{Format: "png"}) },
+		{"top", func() (*figure, error) { return topFigure(ks, nil, Options{}) },
+			func(w io.Writer) error { return Top(w, ks, nil, Options{Format: "png"}) },
 			MaxRows, "showing 60 of 100000 kernels; the other 99940: ", func(f *figure) string { return f.p.X.Label.Text }},
 		{"shares", func() (*figure, error) { return sharesFigure(gs, SharesOptions{}) },
 			func(w io.Writer) error { return Shares(w, gs, SharesOptions{Options: Options{Format: "png"}}) },

@@ -37,9 +37,9 @@ import (
 // Formats lists the output formats.
 var Formats = []string{"svg", "png"}
 
-// CheckFormat reports an error for an unknown chart format.
-func CheckFormat(f string) error {
-	if f == "svg" || f == "png" {
+// checkFormat reports an error for an unknown chart format.
+func checkFormat(f string) error {
+	if slices.Contains(Formats, f) {
 		return nil
 	}
 	return fmt.Errorf("unknown chart format %q (want svg or png)", f)
@@ -268,7 +268,7 @@ const margin = vg.Length(8)
 
 // write renders f to w in format.
 func (f *figure) write(w io.Writer, format string) error {
-	if err := CheckFormat(format); err != nil {
+	if err := checkFormat(format); err != nil {
 		return err
 	}
 	f.sanitize()

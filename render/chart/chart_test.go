@@ -15,30 +15,14 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/internal/golden"
-	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/labels"
+	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
 )
-
-const torch = "../../testdata/traces/torch/"
-
-// load parses paths and finds their steps as the CLI does.
-func load(t *testing.T, paths ...string) []analyze.Input {
-	t.Helper()
-	var out []analyze.Input
-	for _, p := range paths {
-		tr, err := parse.File(torch+p, parse.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := analyze.FindSteps(tr, analyze.StepOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, analyze.Input{Path: p, Trace: tr, Steps: st})
-	}
-	return out
-}
 
 // charts draws every chart kind from small real traces: hta_ns_resolution
 // (5 ProfilerStep steps, one stream) and the 8-rank dlrm8 set (one step
@@ -47,14 +31,17 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 	hta := load(t, "hta_ns_resolution.json.gz")
 	dlrm := load(t, "dlrm8/rank0.json.gz", "dlrm8/rank1.json.gz", "dlrm8/rank2.json.gz", "dlrm8/rank3.json.gz",
 		"dlrm8/rank4.json.gz", "dlrm8/rank5.json.gz", "dlrm8/rank6.json.gz", "dlrm8/rank7.json.gz")
-	_, st := analyze.Breakdown(hta, analyze.Options{})
-	rd, _ := analyze.Breakdown(dlrm, analyze.Options{})
-	ks := analyze.Kernels(hta, analyze.KernelOptions{MemOps: true, Limit: 12})
-	tl, err := analyze.StepTimeline(dlrm[0], 0, nil)
+	htaTable := tableOf(t, hta...)
+	st := analyze.Breakdown(htaTable, analyze.Options{}).Steps
+	dlrmTable := tableOf(t, dlrm...)
+	rd := analyze.Breakdown(dlrmTable, analyze.Options{})
+	ks := analyze.Kernels(htaTable, analyze.KernelOptions{MemOps: true, Limit: 12})
+	names := render.LabelsOf(htaTable.Names())
+	tl, err := StepTrack(tableOf(t, dlrm[0]), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := analyze.StepSeries(st.Rows, 0, analyze.KindAny)
+	rows := StepSeries(st, 0, step.Filter{})
 	return map[string]func(io.Writer, string) error{
 		"steps": func(w io.Writer, f string) error {
 			return Steps(w, rows, Options{Format: f, Title: "hta_ns_resolution"})
@@ -62,13 +49,15 @@ func charts(t *testing.T) map[string]func(io.Writer, string) error {
 		"hist": func(w io.Writer, f string) error {
 			return Hist(w, rows, Options{Format: f, Title: "hta_ns_resolution"})
 		},
-		"top": func(w io.Writer, f string) error { return Top(w, ks, Options{Format: f, Title: "hta_ns_resolution"}) },
+		"top": func(w io.Writer, f string) error {
+			return Top(w, ks, names, Options{Format: f, Title: "hta_ns_resolution"})
+		},
 		"shares": func(w io.Writer, f string) error {
 			return Shares(w, rd.Groups, SharesOptions{Options: Options{Format: f, Title: "dlrm8"}})
 		},
 		"timeline": func(w io.Writer, f string) error { return Timeline(w, tl, Options{Format: f, Title: "dlrm8 rank 0"}) },
 		"collectives": func(w io.Writer, f string) error {
-			return Collectives(w, analyze.Collectives(dlrm, analyze.CollectiveOptions{}), Options{Format: f, Title: "dlrm8"})
+			return Collectives(w, collectives.Match(dlrmTable, collectives.Options{}), Options{Format: f, Title: "dlrm8"})
 		},
 	}
 }
@@ -177,8 +166,7 @@ func TestStepBarsMatchAnalyze(t *testing.T) {
 			want[s] += a.Dur
 		}
 	}
-	_, st := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
-	rows := analyze.StepSeries(st.Rows, 0, analyze.KindAny)
+	rows := StepSeries(breakdownOf(t, in).Steps, 0, step.Filter{})
 	if len(rows) != 5 {
 		t.Fatalf("%d step rows, want 5", len(rows))
 	}
@@ -203,7 +191,7 @@ func TestStepBarsMatchAnalyze(t *testing.T) {
 func TestStepBarsBinning(t *testing.T) {
 	var rows []analyze.StepRow
 	for i := range 130 {
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: analyze.KindDecode},
+		rows = append(rows, analyze.StepRow{Step: step.Step{Index: i, Kind: step.Decode},
 			KernelNS: int64(1000 * (i + 1)), SpanNS: int64(2000 * (i + 1)),
 			Categories: []analyze.StepCat{{Category: classify.MustCategory("gemm/cublas"), KernelNS: int64(600 * (i + 1))},
 				{Category: classify.MustCategory("communication/allreduce"), KernelNS: int64(400 * (i + 1))}}})
@@ -252,10 +240,10 @@ func TestSharesMatchAnalyze(t *testing.T) {
 			comm += a.Dur
 		}
 	}
-	r, _ := analyze.Breakdown([]analyze.Input{in}, analyze.Options{})
+	r := breakdownOf(t, in)
 	var gs []analyze.Group
 	for _, g := range r.Groups {
-		if g.StepKind == analyze.KindStep {
+		if g.Class == generic {
 			gs = append(gs, g)
 		}
 	}
@@ -278,15 +266,16 @@ func TestSharesMatchAnalyze(t *testing.T) {
 	}
 }
 
-// TestTopLabels checks the top chart's labels: those analysis made over
-// every kernel name of the input (KernelStat.Label), clipped to
-// TopLabelRunes; rows without labels are labelled among themselves.
+// TestTopLabels checks the top chart's labels: those made over every
+// kernel name of the input, clipped to labels.Width; rows without labels
+// are labelled among themselves.
 func TestTopLabels(t *testing.T) {
 	ks := []analyze.KernelStat{
-		{Name: "void k<Add>(int)", Label: "k<Add>", Dist: analyze.Dist{Total: 3}},
-		{Name: strings.Repeat("x", 100), Label: strings.Repeat("x", 30) + "…NTA4", Dist: analyze.Dist{Total: 2}},
+		{Name: "void k<Add>(int)", Dist: stats.Dist{Total: 3}},
+		{Name: strings.Repeat("x", 100), Dist: stats.Dist{Total: 2}},
 	}
-	f, err := topFigure(ks, Options{})
+	names := render.Labels{ks[0].Name: "k<Add>", ks[1].Name: strings.Repeat("x", 30) + "…NTA4"}
+	f, err := topFigure(ks, names, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,14 +286,13 @@ func TestTopLabels(t *testing.T) {
 	if want := []string{"k<Add>", strings.Repeat("x", 30) + "…NTA4"}; !slices.Equal(got, want) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
-	ks[0].Label, ks[1].Label = "", ""
-	ks = append(ks, analyze.KernelStat{Name: "void k<Mul>(int)", Dist: analyze.Dist{Total: 1}})
-	f, _ = topFigure(ks, Options{})
+	ks = append(ks, analyze.KernelStat{Name: "void k<Mul>(int)", Dist: stats.Dist{Total: 1}})
+	f, _ = topFigure(ks, nil, Options{})
 	got = nil
 	for _, tk := range f.p.Y.Tick.Marker.Ticks(0, 0) {
 		got = append(got, tk.Label)
 	}
-	if want := []string{"k<Add>", strings.Repeat("x", TopLabelRunes-1) + "…", "k<Mul>"}; !slices.Equal(got, want) {
+	if want := []string{"k<Add>", strings.Repeat("x", labels.Width-1) + "…", "k<Mul>"}; !slices.Equal(got, want) {
 		t.Errorf("labels without analysis %q, want %q", got, want)
 	}
 }
@@ -315,7 +303,7 @@ func TestHistBins(t *testing.T) {
 	spans := []int64{10e6, 11e6, 12e6, 13e6, 14e6, 15e6, 16e6, 17e6, 18e6, 40e6}
 	var rows []analyze.StepRow
 	for i, s := range spans {
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: analyze.KindDecode}, SpanNS: s})
+		rows = append(rows, analyze.StepRow{Step: step.Step{Index: i, Kind: step.Decode}, SpanNS: s})
 	}
 	bins, _ := StepHist(rows)
 	// ceil(sqrt(10)) = 4, raised to the minimum of 5 bins of 6 ms.
@@ -362,7 +350,7 @@ func TestTimelineLanes(t *testing.T) {
 			ncclStream = a.Stream
 		}
 	}
-	tl, err := analyze.StepTimeline(in, 0, nil)
+	tl, err := StepTrack(tableOf(t, in), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +381,7 @@ func TestTimelineLanes(t *testing.T) {
 			break
 		}
 	}
-	if _, err := analyze.StepTimeline(in, 1, nil); err == nil {
+	if _, err := StepTrack(tableOf(t, in), 0, 1); err == nil {
 		t.Error("step index 1 of a one-step trace accepted")
 	}
 }
@@ -419,13 +407,13 @@ func TestEmpty(t *testing.T) {
 	if err := Hist(io.Discard, nil, Options{}); err == nil {
 		t.Error("hist: no error without steps")
 	}
-	if err := Top(io.Discard, nil, Options{}); err == nil {
+	if err := Top(io.Discard, nil, nil, Options{}); err == nil {
 		t.Error("top: no error without kernels")
 	}
 	if err := Shares(io.Discard, nil, SharesOptions{}); err == nil {
 		t.Error("shares: no error without groups")
 	}
-	if err := Timeline(io.Discard, &analyze.Timeline{}, Options{}); err == nil {
+	if err := Timeline(io.Discard, &Track{}, Options{}); err == nil {
 		t.Error("timeline: no error without activities")
 	}
 }
@@ -435,7 +423,7 @@ func TestEmpty(t *testing.T) {
 // the 800 µs span and communication in the second. Coverage mode draws
 // two merged runs of columns, half the lane tall (busy 500 of 1000 ns).
 func TestTimelineCoverage(t *testing.T) {
-	tl := &analyze.Timeline{Start: 0, End: 800_000, Lanes: []analyze.TimelineLane{{Device: 0, Stream: 7}}}
+	tl := &Track{Start: 0, End: 800_000, Lanes: []Lane{{Device: 0, Stream: 7}}}
 	for i := range 800 {
 		cat := classify.MustCategory("gemm/cublas")
 		if i >= 400 {
@@ -443,7 +431,7 @@ func TestTimelineCoverage(t *testing.T) {
 		}
 		for _, off := range []trace.Time{0, 500} {
 			s := trace.Time(i)*1000 + off
-			tl.Spans = append(tl.Spans, analyze.TimelineSpan{Lane: 0, Start: s, End: s + 250, Category: cat})
+			tl.Spans = append(tl.Spans, Span{Lane: 0, Start: s, End: s + 250, Category: cat})
 		}
 	}
 	rects, coverage := timelineRects(tl, 1)
@@ -477,8 +465,8 @@ func TestTimelineCoverage(t *testing.T) {
 func TestCollectivesBars(t *testing.T) {
 	dlrm := load(t, "dlrm8/rank0.json.gz", "dlrm8/rank1.json.gz", "dlrm8/rank2.json.gz", "dlrm8/rank3.json.gz",
 		"dlrm8/rank4.json.gz", "dlrm8/rank5.json.gz", "dlrm8/rank6.json.gz", "dlrm8/rank7.json.gz")
-	ct := analyze.Collectives(dlrm, analyze.CollectiveOptions{})
-	k := ct.Kinds()
+	ct := collectives.Match(tableOf(t, dlrm...), collectives.Options{})
+	k := ct.PerClass()
 	if len(k) != 1 || len(k[0].Ranks) != 8 || k[0].Straggler == nil {
 		t.Fatalf("kinds = %+v", k)
 	}
@@ -501,7 +489,7 @@ func TestCollectivesBars(t *testing.T) {
 			t.Errorf("rank %d: bars %+v %+v, want transfer %d wait %d", r.Index, tr, wt, transfer, wait)
 		}
 	}
-	if _, err := collectivesFigure(analyze.Collectives(load(t, "hta_ns_resolution.json.gz"), analyze.CollectiveOptions{}), Options{}); err == nil {
+	if _, err := collectivesFigure(collectives.Match(tableOf(t, load(t, "hta_ns_resolution.json.gz")...), collectives.Options{}), Options{}); err == nil {
 		t.Error("no collectives: no error")
 	}
 }

@@ -9,22 +9,24 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/window"
 )
 
 // waitColour is time a rank's collective kernels spent waiting for the
 // last rank: grey, time lost rather than work.
 var waitColour = color.RGBA{0xbd, 0xbd, 0xbd, 0xff}
 
-// Collectives draws, per run and step kind (analyze.CollectiveTable.Kinds),
+// Collectives draws, per run and class (collectives.Table.PerClass),
 // one horizontal bar per rank: its collective kernel time split into
 // transfer (communication red, from 0) and waiting for the last rank
 // (grey, after it). The straggler, the rank the others wait for, is named
 // in its label and its bar says how often it arrived last (when it stands
-// out: analyze.Straggler.Distinct); every other bar prints its waiting
+// out: collectives.Straggler.Distinct); every other bar prints its waiting
 // share.
-func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
+func Collectives(w io.Writer, ct *collectives.Table, opt Options) error {
 	f, err := collectivesFigure(ct, opt)
 	if err != nil {
 		return err
@@ -32,8 +34,8 @@ func Collectives(w io.Writer, ct *analyze.CollectiveTable, opt Options) error {
 	return f.write(w, opt.format())
 }
 
-func collectivesFigure(ct *analyze.CollectiveTable, opt Options) (*figure, error) {
-	kinds := ct.Kinds()
+func collectivesFigure(ct *collectives.Table, opt Options) (*figure, error) {
+	kinds := ct.PerClass()
 	if len(kinds) == 0 {
 		return nil, fmt.Errorf("collectives chart: no collective kernels (category communication/*) in the inputs")
 	}
@@ -44,7 +46,7 @@ func collectivesFigure(ct *analyze.CollectiveTable, opt Options) (*figure, error
 	p := newPlot(title)
 	p.X.Label.Text = "collective kernel time (ms): transfer, then waiting for the last rank to arrive"
 	p.X.Tick.Marker = niceTicks{}
-	labels := map[[2]int64]string{}
+	labels := map[window.RankID]string{}
 	for _, run := range ct.Runs {
 		for k, v := range render.RankLabels(run.Ranks) {
 			labels[k] = v
@@ -67,13 +69,13 @@ func collectivesFigure(ct *analyze.CollectiveTable, opt Options) (*figure, error
 		}
 		prefix := ""
 		if len(kinds) > 1 {
-			prefix = k.StepKind.String() + " · "
+			prefix = k.Class.String() + " · "
 			if len(ct.Runs) > 1 && k.Run != "" {
 				prefix = k.Run + " " + prefix
 			}
 		}
 		for _, r := range k.Ranks {
-			label := prefix + labels[[2]int64{int64(r.Input), int64(r.Proc)}]
+			label := prefix + labels[r.ID]
 			strag := k.Straggler != nil && k.Straggler.Distinct && k.Straggler.Index == r.Index
 			text := ""
 			switch {
@@ -83,7 +85,7 @@ func collectivesFigure(ct *analyze.CollectiveTable, opt Options) (*figure, error
 				label += " (straggler)"
 				text = fmt.Sprintf("straggler: last in %.0f%% of %d", 100*k.Straggler.Share(), k.Straggler.Instances)
 			default:
-				text = fmt.Sprintf("waits %.0f%%", 100*analyze.Ratio(r.WaitNS, r.KernelNS))
+				text = fmt.Sprintf("waits %.0f%%", 100*stats.Ratio(r.WaitNS, r.KernelNS))
 			}
 			ticks = append(ticks, plot.Tick{Value: y, Label: label})
 			xt, xw := ms(r.TransferNS), ms(r.TransferNS+r.WaitNS)

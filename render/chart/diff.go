@@ -49,7 +49,7 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	for _, k := range d.Kinds {
 		prefix := ""
 		if len(d.Kinds) > 1 {
-			prefix = k.StepKind.String() + " · "
+			prefix = k.Class.String() + " · "
 		}
 		rows = append(rows, row{prefix + "total", k.Total, true})
 		for _, c := range k.Categories {
@@ -93,7 +93,7 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 		}
 		re := rect{x0: math.Min(0, v), x1: math.Max(0, v), y0: y - 0.38, y1: y + 0.38, fill: fill,
 			text: deltaLabel(r.c), textRight: true}
-		if r.c.Change == analyze.ChangeNoise || r.c.Change == analyze.ChangeUnchanged {
+		if !r.c.Changed() {
 			re.fill, re.textColour = pale(fill), paleText
 			re.text += " · " + r.c.Change
 			pales++

@@ -15,7 +15,7 @@ import (
 // The diff chart draws one bar per kind total and category, as long as the
 // change in time per step, in the diff's order; its SVG is stable.
 func TestDiffChart(t *testing.T) {
-	d := analyze.Compare(load(t, "hta_ns_resolution.json.gz"), load(t, "kineto2021_resnet50.json.gz"), analyze.Options{})
+	d := analyze.Compare(tableOf(t, load(t, "hta_ns_resolution.json.gz")...), tableOf(t, load(t, "kineto2021_resnet50.json.gz")...), analyze.Options{})
 	f, err := diffFigure(d, Options{Title: "hta → kineto2021"})
 	if err != nil {
 		t.Fatal(err)
@@ -73,10 +73,10 @@ func TestDiffChartNoise(t *testing.T) {
 		return analyze.CategoryDiff{Category: classify.MustCategory(c), BeforePerStepNS: 1_000_000, AfterPerStepNS: 1_000_000 + delta,
 			DeltaNS: delta, DeltaPct: pct(float64(delta) / 1e4), Verdict: analyze.Verdict{Change: change}}
 	}
-	total := cat("gemm/cublas", 300, analyze.ChangeUnchanged)
+	total := cat("gemm/cublas", 300, "unchanged")
 	total.BeforePerStepNS, total.AfterPerStepNS = 20_000_000, 20_000_300 // 20 ms per step
-	d := &analyze.Diff{Kinds: []analyze.KindDiff{{StepKind: analyze.KindDecode, Total: total, Categories: []analyze.CategoryDiff{
-		cat("gemm/cublas", 0, analyze.ChangeUnchanged), cat("attention/fa2", -40_000, analyze.ChangeNoise), cat("communication/allreduce", 200_000, analyze.ChangeGrew),
+	d := &analyze.Diff{Kinds: []analyze.KindDiff{{Class: decode, Total: total, Categories: []analyze.CategoryDiff{
+		cat("gemm/cublas", 0, "unchanged"), cat("attention/fa2", -40_000, "noise"), cat("communication/allreduce", 200_000, "grew"),
 	}}}}
 	f, err := diffFigure(d, Options{})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/stats"
 )
 
 // HistBin is one bar of the step-time histogram: steps whose span is in
@@ -71,11 +72,11 @@ var (
 
 // Hist draws the distribution of the steps' GPU spans (StepRow.SpanNS,
 // first activity start to last end on the device) as a histogram with
-// vertical lines at p50, p90 and p99 (analyze.Percentile: linear
+// vertical lines at p50, p90 and p99 (stats.Percentile: linear
 // interpolation between closest ranks), their labels on separate rows
 // where the lines are close. A bin with steps is never thinner than
 // minBarFrac of the tallest, and a small one prints its count. rows is one
-// series (see analyze.StepSeries) of one step kind: rows of several kinds
+// series (see StepSeries) of one step kind: rows of several kinds
 // draw the most common, and the axis says which were left out.
 func Hist(w io.Writer, rows []analyze.StepRow, opt Options) error {
 	f, err := histFigure(rows, opt)
@@ -129,7 +130,7 @@ func histFigure(rows []analyze.StepRow, opt Options) (*figure, error) {
 		c color.Color
 		d bool
 	}{{50, p50Colour, false}, {90, p90Colour, true}, {99, p99Colour, true}} {
-		v := analyze.Percentile(sorted, q.p) / 1e6
+		v := stats.Percentile(sorted, q.p) / 1e6
 		name := fmt.Sprintf("p%.0f", q.p)
 		l.vlines = append(l.vlines, vline{x: v, colour: q.c, dashed: q.d, label: name})
 		f.legend = append(f.legend, legendEntry{text: name + " = " + fmtMS(v) + " ms", fill: q.c, line: true})

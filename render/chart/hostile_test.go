@@ -8,6 +8,8 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 )
 
 // hostile are names no XML document may hold as they are: C0 controls,
@@ -26,23 +28,23 @@ func TestHostileNamesMakeValidXML(t *testing.T) {
 	var ks []analyze.KernelStat
 	var gs []analyze.Group
 	var rows []analyze.StepRow
-	tl := &analyze.Timeline{Start: 0, End: 1000, Lanes: []analyze.TimelineLane{{Stream: 7}},
-		Step: &analyze.Step{Index: 0, Kind: analyze.KindDecode, Marker: title}}
+	tl := &Track{Start: 0, End: 1000, Lanes: []Lane{{Stream: 7}},
+		Step: &step.Step{Index: 0, Kind: step.Decode, Marker: title}}
 	for i, h := range hostile {
 		ks = append(ks, analyze.KernelStat{Name: "void " + h + "<int>(float)", Category: classify.MustCategory("gemm/cublas"),
-			Dist: analyze.Dist{N: 1, Total: int64(100 + i)}, Share: 0.05})
-		gs = append(gs, analyze.Group{Path: "/runs/" + h + "/rank0.json", KernelNS: 100,
+			Dist: stats.Dist{N: 1, Total: int64(100 + i)}, Share: 0.05})
+		gs = append(gs, analyze.Group{Rank: rank(i, "", "/runs/"+h+"/rank0.json", nil, 0), KernelNS: 100,
 			Categories: []analyze.CategoryStat{{Category: classify.MustCategory("gemm/cublas"), KernelNS: 100}}})
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: analyze.KindDecode, Marker: h}, KernelNS: 10, SpanNS: int64(20 + i),
+		rows = append(rows, analyze.StepRow{Step: step.Step{Index: i, Kind: step.Decode, Marker: h}, KernelNS: 10, SpanNS: int64(20 + i),
 			Categories: []analyze.StepCat{{Category: classify.MustCategory("gemm/cublas"), KernelNS: 10}}})
-		tl.Spans = append(tl.Spans, analyze.TimelineSpan{Start: 0, End: 50, Name: h, Category: classify.MustCategory("gemm/cublas")})
+		tl.Spans = append(tl.Spans, Span{Start: 0, End: 50, Name: h, Category: classify.MustCategory("gemm/cublas")})
 	}
-	d := &analyze.Diff{Kinds: []analyze.KindDiff{{StepKind: analyze.KindDecode,
+	d := &analyze.Diff{Kinds: []analyze.KindDiff{{Class: decode,
 		Total:   analyze.CategoryDiff{DeltaNS: 5},
 		Kernels: []analyze.KernelDiff{{Name: hostile[0]}}}}}
 	opt := Options{Title: title}
 	draw := map[string]func(io.Writer) error{
-		"top":      func(w io.Writer) error { return Top(w, ks, opt) },
+		"top":      func(w io.Writer) error { return Top(w, ks, nil, opt) },
 		"shares":   func(w io.Writer) error { return Shares(w, gs, SharesOptions{Options: opt}) },
 		"steps":    func(w io.Writer) error { return Steps(w, rows, opt) },
 		"hist":     func(w io.Writer) error { return Hist(w, rows, opt) },

@@ -10,15 +10,16 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
 )
 
 // stepRows makes steps of the given kinds, in order, step i taking
 // (i+1) µs of gemm.
-func stepRows(kinds ...analyze.StepKind) []analyze.StepRow {
+func stepRows(kinds ...step.Kind) []analyze.StepRow {
 	var rows []analyze.StepRow
 	for i, k := range kinds {
 		ns := int64(1000 * (i + 1))
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: k}, KernelNS: ns, SpanNS: 2 * ns,
+		rows = append(rows, analyze.StepRow{Step: step.Step{Index: i, Kind: k}, KernelNS: ns, SpanNS: 2 * ns,
 			Categories: []analyze.StepCat{{Category: classify.MustCategory("gemm/cublas"), KernelNS: ns}}})
 	}
 	return rows
@@ -27,11 +28,11 @@ func stepRows(kinds ...analyze.StepKind) []analyze.StepRow {
 // TestStepBarsOneKindPerBin: with bins of 4, prefill and decode steps
 // interleaved never share a bar.
 func TestStepBarsOneKindPerBin(t *testing.T) {
-	var kinds []analyze.StepKind
+	var kinds []step.Kind
 	for i := range 200 {
-		k := analyze.KindDecode
+		k := step.Decode
 		if i%9 == 0 {
-			k = analyze.KindPrefill
+			k = step.Prefill
 		}
 		kinds = append(kinds, k)
 	}
@@ -60,13 +61,13 @@ func TestStepBarsOneKindPerBin(t *testing.T) {
 // TestStepsChartDrawsOneKind: 3 prefill and 40 decode steps draw the 40
 // decode steps, and the chart says so.
 func TestStepsChartDrawsOneKind(t *testing.T) {
-	kinds := []analyze.StepKind{analyze.KindPrefill}
+	kinds := []step.Kind{step.Prefill}
 	for range 20 {
-		kinds = append(kinds, analyze.KindDecode)
+		kinds = append(kinds, step.Decode)
 	}
-	kinds = append(kinds, analyze.KindPrefill, analyze.KindPrefill)
+	kinds = append(kinds, step.Prefill, step.Prefill)
 	for range 20 {
-		kinds = append(kinds, analyze.KindDecode)
+		kinds = append(kinds, step.Decode)
 	}
 	rows := stepRows(kinds...)
 	for name, fig := range map[string]func([]analyze.StepRow, Options) (*figure, error){"steps": stepsFigure, "hist": histFigure} {
@@ -97,9 +98,9 @@ func TestStepsChartDrawsOneKind(t *testing.T) {
 func TestHistOutlierVisible(t *testing.T) {
 	var rows []analyze.StepRow
 	for i := range 1000 {
-		rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: i, Kind: analyze.KindDecode}, SpanNS: 10_000_000 + int64(i%10)*1000})
+		rows = append(rows, analyze.StepRow{Step: step.Step{Index: i, Kind: step.Decode}, SpanNS: 10_000_000 + int64(i%10)*1000})
 	}
-	rows = append(rows, analyze.StepRow{Step: analyze.Step{Index: 1000, Kind: analyze.KindDecode}, SpanNS: 50_000_000})
+	rows = append(rows, analyze.StepRow{Step: step.Step{Index: 1000, Kind: step.Decode}, SpanNS: 50_000_000})
 	f, err := histFigure(rows, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestLabelRows(t *testing.T) {
 // lies inside it.
 func TestTimelineWindow(t *testing.T) {
 	in := load(t, "dlrm8/rank0.json.gz")[0]
-	whole, err := analyze.StepTimeline(in, 0, nil)
+	whole, err := StepTrack(tableOf(t, in), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +199,9 @@ func TestTimelineWindow(t *testing.T) {
 // middle.
 func TestTimelineLongest(t *testing.T) {
 	gemm, comm := classify.MustCategory("gemm/cublas"), classify.MustCategory("communication/allreduce")
-	tl := &analyze.Timeline{Start: 1000, End: 2_001_000, Origin: 1000,
-		Lanes: []analyze.TimelineLane{{Stream: 7}, {Stream: 9}},
-		Spans: []analyze.TimelineSpan{
+	tl := &Track{Start: 1000, End: 2_001_000, Origin: 1000,
+		Lanes: []Lane{{Stream: 7}, {Stream: 9}},
+		Spans: []Span{
 			{Lane: 0, Start: 1000, End: 301_000, Category: gemm, Name: "void g<1>(int)", Label: "g<1>"},
 			{Lane: 0, Start: 400_000, End: 900_000, Category: gemm, Name: "void g<1>(int)", Label: "g<1>"}, // g's longest: 500 µs
 			{Lane: 0, Start: 1_000_000, End: 1_100_000, Category: gemm, Name: "void g<2>(int)", Label: "g<2>"},

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/gpuspec"
 	"github.com/traceq/traceq/internal/golden"
 	"github.com/traceq/traceq/opcost"
+	"github.com/traceq/traceq/step"
 )
 
 // rooflineResult is a small hand-made efficiency result on a B200: GEMMs
@@ -38,7 +38,7 @@ func rooflineResult(t *testing.T) *efficiency.Result {
 			{Run: "r", Device: 0, Name: "_C::fused_add_rms_norm", Category: cat("norm/norm"), KernelNS: 3_000, Bytes: 20_465_280, Modelled: true, Model: opcost.Memory},
 			{Run: "r", Device: 1, Name: "aten::mm", Category: cat("gemm/cublas"), KernelNS: 5_000, FLOPs: 10, Bytes: 10, Modelled: true},
 		},
-		Steps: []efficiency.StepRow{{Run: "r", StepKind: analyze.KindAll}},
+		Steps: []efficiency.StepRow{{Run: "r", Class: step.WholeTrace}},
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 )
 
 // UnattributedFloor is the share of a run's kernel time under which its
@@ -89,7 +91,7 @@ func sharesFigure(groups []analyze.Group, opt SharesOptions) (*figure, error) {
 		y := float64(n - 1 - i) // first group on top
 		ticks[i] = plot.Tick{Value: y, Label: labels[i]}
 		x := 0.0
-		for k, ns := range analyze.CategoriesByTop(g.Categories) {
+		for k, ns := range CategoriesByTop(g.Categories) {
 			if ns == 0 {
 				continue
 			}
@@ -148,9 +150,9 @@ func mostKernelTime(gs []analyze.Group, n int) ([]analyze.Group, string) {
 func LeaveOutUnattributed(groups []analyze.Group) ([]analyze.Group, string) {
 	total, outside := map[string]int64{}, map[string]int64{}
 	for _, g := range groups {
-		total[g.Run] += g.KernelNS
-		if g.StepKind == analyze.KindNone {
-			outside[g.Run] += g.KernelNS
+		total[g.Rank.Run] += g.KernelNS
+		if g.Class.Scope == step.Outside {
+			outside[g.Rank.Run] += g.KernelNS
 		}
 	}
 	small := func(run string) bool { return float64(outside[run]) < UnattributedFloor*float64(total[run]) }
@@ -160,14 +162,14 @@ func LeaveOutUnattributed(groups []analyze.Group) ([]analyze.Group, string) {
 	var share float64
 	runs := map[string]bool{}
 	for _, g := range groups {
-		if g.StepKind != analyze.KindNone || !small(g.Run) {
+		if g.Class.Scope != step.Outside || !small(g.Rank.Run) {
 			kept = append(kept, g)
 			continue
 		}
 		n++
 		ns += g.KernelNS
-		runs[g.Run] = true
-		share = max(share, analyze.Ratio(outside[g.Run], total[g.Run]))
+		runs[g.Rank.Run] = true
+		share = max(share, stats.Ratio(outside[g.Rank.Run], total[g.Rank.Run]))
 	}
 	if n == 0 {
 		return groups, ""
@@ -199,13 +201,13 @@ func GroupLabels(gs []analyze.Group) []string {
 	paths := map[string]map[string]bool{}
 	devices := map[member]map[int32]bool{}
 	for _, g := range gs {
-		m := member{g.Path, g.Proc}
-		runs[g.Run] = true
-		if members[g.Run] == nil {
-			members[g.Run], paths[g.Run] = map[member]bool{}, map[string]bool{}
+		m := member{g.Rank.Path, g.Rank.Proc}
+		runs[g.Rank.Run] = true
+		if members[g.Rank.Run] == nil {
+			members[g.Rank.Run], paths[g.Rank.Run] = map[member]bool{}, map[string]bool{}
 		}
-		members[g.Run][m] = true
-		paths[g.Run][g.Path] = true
+		members[g.Rank.Run][m] = true
+		paths[g.Rank.Run][g.Rank.Path] = true
 		if devices[m] == nil {
 			devices[m] = map[int32]bool{}
 		}
@@ -216,19 +218,19 @@ func GroupLabels(gs []analyze.Group) []string {
 	for i, g := range gs {
 		var parts []string
 		if len(runs) > 1 {
-			parts = append(parts, ClipMiddle(g.Run, RunLabelRunes))
+			parts = append(parts, ClipMiddle(g.Rank.Run, RunLabelRunes))
 		}
-		if len(members[g.Run]) > 1 {
+		if len(members[g.Rank.Run]) > 1 {
 			switch {
-			case g.Rank != nil:
-				parts = append(parts, "rank "+strconv.Itoa(*g.Rank))
-			case len(paths[g.Run]) > 1 || g.PID == 0:
-				parts = append(parts, path.Base(g.Path))
+			case g.Rank.Number != nil:
+				parts = append(parts, "rank "+strconv.Itoa(*g.Rank.Number))
+			case len(paths[g.Rank.Run]) > 1 || g.Rank.PID == 0:
+				parts = append(parts, path.Base(g.Rank.Path))
 			default:
-				parts = append(parts, "pid "+strconv.FormatInt(g.PID, 10))
+				parts = append(parts, "pid "+strconv.FormatInt(g.Rank.PID, 10))
 			}
 		}
-		if len(devices[member{g.Path, g.Proc}]) > 1 {
+		if len(devices[member{g.Rank.Path, g.Rank.Proc}]) > 1 {
 			parts = append(parts, "dev "+strconv.Itoa(int(g.Device)))
 		}
 		parts = append(parts, render.KindLabel(g))

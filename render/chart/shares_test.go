@@ -7,11 +7,12 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
 )
 
 // sharesGroup is a group of run, rank and kind holding ns of gemm.
-func sharesGroup(run, path string, rank *int, pid int64, dev int32, kind analyze.StepKind, steps int, ns int64) analyze.Group {
-	return analyze.Group{Run: run, Path: path, Rank: rank, PID: pid, Device: dev, StepKind: kind, Steps: steps, KernelNS: ns,
+func sharesGroup(run, path string, number *int, pid int64, dev int32, kind step.Class, steps int, ns int64) analyze.Group {
+	return analyze.Group{Rank: rank(0, run, path, number, pid), Device: dev, Class: kind, Steps: steps, KernelNS: ns,
 		Categories: []analyze.CategoryStat{{Category: classify.MustCategory("gemm/cublas"), KernelNS: ns}}}
 }
 
@@ -23,35 +24,35 @@ func TestGroupLabels(t *testing.T) {
 		want []string
 	}{
 		{"two runs of two ranks", []analyze.Group{
-			sharesGroup("runA", "runA/rank0.json", &r0, 10, 0, analyze.KindDecode, 40, 1),
-			sharesGroup("runA", "runA/rank1.json", &r1, 11, 1, analyze.KindDecode, 40, 1),
-			sharesGroup("runB", "runB/rank0.json", &r0, 20, 0, analyze.KindDecode, 38, 1),
-			sharesGroup("runB", "runB/rank1.json", &r1, 21, 1, analyze.KindPrefill, 2, 1),
+			sharesGroup("runA", "runA/rank0.json", &r0, 10, 0, decode, 40, 1),
+			sharesGroup("runA", "runA/rank1.json", &r1, 11, 1, decode, 40, 1),
+			sharesGroup("runB", "runB/rank0.json", &r0, 20, 0, decode, 38, 1),
+			sharesGroup("runB", "runB/rank1.json", &r1, 21, 1, prefill, 2, 1),
 		}, []string{"runA · rank 0 · decode ×40", "runA · rank 1 · decode ×40", "runB · rank 0 · decode ×38", "runB · rank 1 · prefill ×2"}},
 		{"one rank, two devices", []analyze.Group{
-			sharesGroup("a", "a.json", nil, 1, 0, analyze.KindAll, 0, 1),
-			sharesGroup("a", "a.json", nil, 1, 1, analyze.KindAll, 0, 1),
+			sharesGroup("a", "a.json", nil, 1, 0, whole, 0, 1),
+			sharesGroup("a", "a.json", nil, 1, 1, whole, 0, 1),
 		}, []string{"dev 0 · whole trace", "dev 1 · whole trace"}},
 		{"two files without ranks", []analyze.Group{
-			sharesGroup("d", "d/x.json", nil, 1, 0, analyze.KindStep, 3, 1),
-			sharesGroup("d", "d/y.json", nil, 1, 0, analyze.KindStep, 3, 1),
-			sharesGroup("d", "d/y.json", nil, 1, 0, analyze.KindNone, 0, 1),
+			sharesGroup("d", "d/x.json", nil, 1, 0, generic, 3, 1),
+			sharesGroup("d", "d/y.json", nil, 1, 0, generic, 3, 1),
+			sharesGroup("d", "d/y.json", nil, 1, 0, outside, 0, 1),
 		}, []string{"x.json · step ×3", "y.json · step ×3", "y.json · outside steps"}},
 		{"two processes of one export", []analyze.Group{
 			func() analyze.Group {
-				g := sharesGroup("e", "e.sqlite", nil, 7, 0, analyze.KindAll, 0, 1)
-				g.Proc = 0
+				g := sharesGroup("e", "e.sqlite", nil, 7, 0, whole, 0, 1)
+				g.Rank.Proc = 0
 				return g
 			}(),
 			func() analyze.Group {
-				g := sharesGroup("e", "e.sqlite", nil, 8, 1, analyze.KindAll, 0, 1)
-				g.Proc = 1
+				g := sharesGroup("e", "e.sqlite", nil, 8, 1, whole, 0, 1)
+				g.Rank.Proc = 1
 				return g
 			}(),
 		}, []string{"pid 7 · whole trace", "pid 8 · whole trace"}},
 		{"no runs: the paths", []analyze.Group{
-			sharesGroup("", "p/a.json", nil, 1, 0, analyze.KindAll, 0, 1),
-			sharesGroup("", "q/a.json", nil, 1, 0, analyze.KindAll, 0, 1),
+			sharesGroup("", "p/a.json", nil, 1, 0, whole, 0, 1),
+			sharesGroup("", "q/a.json", nil, 1, 0, whole, 0, 1),
 		}, []string{"p/a.json · whole trace", "q/a.json · whole trace"}},
 	} {
 		if got := GroupLabels(tc.gs); !slices.Equal(got, tc.want) {
@@ -66,15 +67,15 @@ func TestGroupLabels(t *testing.T) {
 func TestLeaveOutUnattributed(t *testing.T) {
 	r0, r1 := 0, 1
 	gs := []analyze.Group{
-		sharesGroup("a", "a/rank0.json", &r0, 1, 0, analyze.KindDecode, 10, 4_800_000),
-		sharesGroup("a", "a/rank0.json", &r0, 1, 0, analyze.KindNone, 0, 100_000),
-		sharesGroup("a", "a/rank1.json", &r1, 2, 1, analyze.KindDecode, 10, 4_800_000),
-		sharesGroup("a", "a/rank1.json", &r1, 2, 1, analyze.KindNone, 0, 300_000), // a: 0.4 of 10 ms, 4%
-		sharesGroup("b", "b.json", nil, 3, 0, analyze.KindDecode, 10, 9_500_000),
-		sharesGroup("b", "b.json", nil, 3, 0, analyze.KindNone, 0, 500_000), // b: exactly 5%: kept
+		sharesGroup("a", "a/rank0.json", &r0, 1, 0, decode, 10, 4_800_000),
+		sharesGroup("a", "a/rank0.json", &r0, 1, 0, outside, 0, 100_000),
+		sharesGroup("a", "a/rank1.json", &r1, 2, 1, decode, 10, 4_800_000),
+		sharesGroup("a", "a/rank1.json", &r1, 2, 1, outside, 0, 300_000), // a: 0.4 of 10 ms, 4%
+		sharesGroup("b", "b.json", nil, 3, 0, decode, 10, 9_500_000),
+		sharesGroup("b", "b.json", nil, 3, 0, outside, 0, 500_000), // b: exactly 5%: kept
 	}
 	kept, note := LeaveOutUnattributed(gs)
-	if want := []analyze.Group{gs[0], gs[2], gs[4], gs[5]}; len(kept) != len(want) || kept[1].Path != "a/rank1.json" || kept[3].StepKind != analyze.KindNone {
+	if want := []analyze.Group{gs[0], gs[2], gs[4], gs[5]}; len(kept) != len(want) || kept[1].Rank.Path != "a/rank1.json" || kept[3].Class != outside {
 		t.Errorf("kept %d groups: %+v", len(kept), kept)
 	}
 	if want := "2 groups outside any step, 0.400 ms of kernel time (4.0% of the run's)"; note != want {

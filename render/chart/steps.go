@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
 )
 
 // MaxStepBars is the most bars the steps chart draws; beyond it
@@ -23,16 +24,16 @@ const MaxStepBars = 60
 type StepBar struct {
 	First, Last int // step indices covered (equal for one step)
 	N           int // steps in the bin
-	Kind        analyze.StepKind
+	Kind        step.Kind
 	// ByTop is the kernel time per top-level category, ns, summed over the
 	// bin (in classify.Tops() order); KernelNS its sum; SpanNS the summed
 	// GPU spans. The chart draws them divided by N: the mean per step.
-	ByTop    analyze.TopSums
+	ByTop    TopSums
 	KernelNS int64
 	SpanNS   int64
 }
 
-// StepBars lays out rows (one series, see analyze.StepSeries) as at most
+// StepBars lays out rows (one series, see StepSeries) as at most
 // maxBars bars: bins of ceil(len/maxBars) consecutive steps. A bin never
 // holds two step kinds: it closes early where the kind changes, since a
 // bar that averages a prefill with decodes matches no real step.
@@ -49,7 +50,7 @@ func StepBars(rows []analyze.StepRow, maxBars int) (bars []StepBar, binSize int)
 		}
 		b := StepBar{First: rows[i].Step.Index, Last: rows[j-1].Step.Index, N: j - i, Kind: rows[i].Step.Kind}
 		for _, r := range rows[i:j] {
-			for k, ns := range r.ByTop() {
+			for k, ns := range stepByTop(&r) {
 				b.ByTop[k] += ns
 			}
 			b.KernelNS += r.KernelNS
@@ -62,12 +63,12 @@ func StepBars(rows []analyze.StepRow, maxBars int) (bars []StepBar, binSize int)
 }
 
 // oneKind keeps the rows of one step kind: rows' only kind, or else the
-// most common one (analyze.DominantKind), and says what it left out.
-func oneKind(rows []analyze.StepRow) ([]analyze.StepRow, analyze.StepKind, string) {
-	if len(rows) == 0 {
-		return rows, analyze.KindAny, ""
+// most common one (DominantKind), and says what it left out.
+func oneKind(rows []analyze.StepRow) ([]analyze.StepRow, step.Kind, string) {
+	kind, ok := DominantKind(rows)
+	if !ok {
+		return rows, 0, ""
 	}
-	kind := analyze.DominantKind(rows)
 	var out []analyze.StepRow
 	for _, r := range rows {
 		if r.Step.Kind == kind {
@@ -82,15 +83,15 @@ func oneKind(rows []analyze.StepRow) ([]analyze.StepRow, analyze.StepKind, strin
 
 // kindName names a kind for a title: "decode step", or "step" for plain
 // ProfilerStep#N steps.
-func kindName(k analyze.StepKind) string {
-	if k == analyze.KindAny || k == analyze.KindStep {
+func kindName(k step.Kind) string {
+	if k == 0 || k == step.Generic {
 		return "step"
 	}
 	return k.String() + " step"
 }
 
 // Steps draws the per-step chart of rows, one series (one input on one
-// device, see analyze.StepSeries) of one step kind (rows of several kinds
+// device, see StepSeries) of one step kind (rows of several kinds
 // draw the most common; the axis says which were left out): one stacked
 // bar per step whose layers are the step's kernel time by top-level
 // category (they sum to StepRow.KernelNS), and a black tick at the step's
@@ -178,9 +179,9 @@ func barTicks(bars []StepBar) plot.ConstantTicks {
 
 // kindsNote counts the steps of rows not of kind, by kind in order of
 // appearance: "3 prefill + 1 mixed".
-func kindsNote(rows []analyze.StepRow, kind analyze.StepKind) string {
-	var kinds []analyze.StepKind
-	n := map[analyze.StepKind]int{}
+func kindsNote(rows []analyze.StepRow, kind step.Kind) string {
+	var kinds []step.Kind
+	n := map[step.Kind]int{}
 	for _, r := range rows {
 		if r.Step.Kind == kind {
 			continue

@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/labels"
 	"github.com/traceq/traceq/trace"
 )
 
@@ -29,12 +29,12 @@ const maxExactRects = 1500
 // Timeline draws tl: one lane per (process, device, stream), each activity
 // a rectangle from its start to its end coloured by its category's top
 // level, time in ms since tl.Origin (the step's first kernel start, also
-// in a window of the step: analyze.Timeline.Between). White between
+// in a window of the step: Track.Between). White between
 // rectangles is time the stream ran nothing. The longest kernels
 // (Options.Longest) are numbered on their rectangle and named, with their
 // duration, under the axis: a step of a thousand kernels is otherwise a
 // barcode.
-func Timeline(w io.Writer, tl *analyze.Timeline, opt Options) error {
+func Timeline(w io.Writer, tl *Track, opt Options) error {
 	f, err := timelineFigure(tl, opt)
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func Timeline(w io.Writer, tl *analyze.Timeline, opt Options) error {
 	return f.write(w, opt.format())
 }
 
-func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
+func timelineFigure(tl *Track, opt Options) (*figure, error) {
 	if tl == nil || len(tl.Spans) == 0 {
 		return nil, fmt.Errorf("timeline chart: no activities")
 	}
@@ -117,7 +117,7 @@ func timelineFigure(tl *analyze.Timeline, opt Options) (*figure, error) {
 // names whose longest instances are longest (ties: the earlier, then the
 // name) on its rectangle in l, and returns the key that names them, a
 // heading and one line each: "1   0.312 ms   label".
-func longestKernels(tl *analyze.Timeline, n, k int, coverage bool, l *layer) []string {
+func longestKernels(tl *Track, n, k int, coverage bool, l *layer) []string {
 	if k <= 0 {
 		return nil
 	}
@@ -156,7 +156,7 @@ func longestKernels(tl *analyze.Timeline, n, k int, coverage bool, l *layer) []s
 		l.texts = append(l.texts, textMark{x: ms(int64(mid - tl.Origin)), y: float64(n - 1 - sp.Lane), text: num, colour: colour})
 		label := sp.Label
 		if label == "" {
-			label = analyze.ClipLabel(analyze.ShortName(sp.Name), analyze.LabelRunes)
+			label = labels.Clip(labels.Short(sp.Name), labels.Width)
 		}
 		key = append(key, num+"   "+fmtMS(ms(int64(sp.End-sp.Start)))+" ms   "+label)
 	}
@@ -179,12 +179,12 @@ const wideKernel = 40
 // fraction of its time the lane was busy (rounded up to eighths, so any
 // work shows) and coloured by the category with the most time in it;
 // equal neighbours merge.
-func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
+func timelineRects(tl *Track, n int) (rects []rect, coverage bool) {
 	span := int64(tl.End - tl.Start)
 	q := trace.Time(max(1, span/(4*timelineResolution)))
 	laneY := func(lane int) float64 { return float64(n - 1 - lane) }
 	x := func(t trace.Time) float64 { return ms(int64(t - tl.Origin)) }
-	var cur analyze.TimelineSpan
+	var cur Span
 	var curTop classify.Top
 	open := false
 	flush := func() {
@@ -210,10 +210,10 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 	// Coverage mode. Column i of a lane covers [bound(i), bound(i+1)).
 	const cols = timelineResolution
 	bound := func(i int) trace.Time { return tl.Start + trace.Time(span*int64(i)/cols) }
-	by := make([][]*analyze.TopSums, n) // lane, column → ns per top
+	by := make([][]*TopSums, n) // lane, column → ns per top
 	for _, sp := range tl.Spans {
 		if by[sp.Lane] == nil {
-			by[sp.Lane] = make([]*analyze.TopSums, cols)
+			by[sp.Lane] = make([]*TopSums, cols)
 		}
 		top := sp.Category.Top
 		i := int(int64(sp.Start-tl.Start) * cols / max(span, 1))
@@ -223,7 +223,7 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 				continue
 			}
 			if by[sp.Lane][i] == nil {
-				by[sp.Lane][i] = &analyze.TopSums{}
+				by[sp.Lane][i] = &TopSums{}
 			}
 			by[sp.Lane][i][top] += int64(hi - lo)
 		}
@@ -264,7 +264,7 @@ func timelineRects(tl *analyze.Timeline, n int) (rects []rect, coverage bool) {
 // busiestLanes keeps the n lanes of tl with the most GPU time (ties: the
 // earlier), in their order, and says what it left out. The time axis
 // stays the whole of tl.
-func busiestLanes(tl *analyze.Timeline, n int) (*analyze.Timeline, string) {
+func busiestLanes(tl *Track, n int) (*Track, string) {
 	if len(tl.Lanes) <= n {
 		return tl, ""
 	}
@@ -283,8 +283,8 @@ func busiestLanes(tl *analyze.Timeline, n int) (*analyze.Timeline, string) {
 	for i := range newIdx {
 		newIdx[i] = -1
 	}
-	out := &analyze.Timeline{Path: tl.Path, Step: tl.Step, Start: tl.Start, End: tl.End, Origin: tl.Origin, Window: tl.Window,
-		Lanes: make([]analyze.TimelineLane, n)}
+	out := &Track{Path: tl.Path, Step: tl.Step, Start: tl.Start, End: tl.End, Origin: tl.Origin, Window: tl.Window,
+		Lanes: make([]Lane, n)}
 	for i, j := range keep {
 		out.Lanes[i] = tl.Lanes[j]
 		newIdx[j] = i

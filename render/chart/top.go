@@ -9,27 +9,26 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/labels"
+	"github.com/traceq/traceq/render"
 )
-
-// TopLabelRunes is the longest kernel label the top chart prints.
-const TopLabelRunes = analyze.LabelRunes
 
 // Top draws ks (analyze.Kernels rows, most expensive first; pass only the
 // rows to draw; past MaxRows the rest is summed in a note) as horizontal
 // bars, the largest on top: bar length is the kernel's total time
 // (KernelStat.Total), coloured by its category's top level, labelled with
-// KernelStat.Label (unique over the whole input; for rows without one,
-// analyze.DisplayNames of the rows) clipped to TopLabelRunes runes and,
-// right of the bar, its total ms and share of all kernel time.
-func Top(w io.Writer, ks []analyze.KernelStat, opt Options) error {
-	f, err := topFigure(ks, opt)
+// its label in names (made over every kernel name of the inputs; nil:
+// the rows are labelled among themselves) clipped to labels.Width runes
+// and, right of the bar, its total ms and share of all kernel time.
+func Top(w io.Writer, ks []analyze.KernelStat, names render.Labels, opt Options) error {
+	f, err := topFigure(ks, names, opt)
 	if err != nil {
 		return err
 	}
 	return f.write(w, opt.format())
 }
 
-func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
+func topFigure(ks []analyze.KernelStat, names render.Labels, opt Options) (*figure, error) {
 	if len(ks) == 0 {
 		return nil, fmt.Errorf("top chart: no kernels")
 	}
@@ -57,10 +56,14 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	var present presentTops
 	ticks := make([]plot.Tick, n)
 	var xmax float64
-	labels := kernelLabels(ks)
+	rows := make([]string, len(ks))
+	for i, k := range ks {
+		rows[i] = k.Name
+	}
+	shown := names.List(rows, labels.Width)
 	for i, k := range ks {
 		y := float64(n - 1 - i)
-		ticks[i] = plot.Tick{Value: y, Label: analyze.ClipLabel(labels[i], TopLabelRunes)}
+		ticks[i] = plot.Tick{Value: y, Label: shown[i]}
 		c := Colour(k.Category.Top)
 		present[k.Category.Top] = true
 		v := ms(k.Total)
@@ -78,21 +81,4 @@ func topFigure(ks []analyze.KernelStat, opt Options) (*figure, error) {
 	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.1 + vg.Length(n)*0.24*vg.Inch, data: l}
 	f.legend = categoryLegend(&present)
 	return f, nil
-}
-
-// kernelLabels returns the rows' labels: KernelStat.Label, made by
-// analyze over every name of the input; rows made without one (by hand)
-// are labelled among themselves.
-func kernelLabels(ks []analyze.KernelStat) []string {
-	names := make([]string, len(ks))
-	labels := make([]string, len(ks))
-	complete := true
-	for i, k := range ks {
-		names[i], labels[i] = k.Name, k.Label
-		complete = complete && k.Label != ""
-	}
-	if complete {
-		return labels
-	}
-	return analyze.DisplayNames(names, TopLabelRunes)
 }

@@ -14,8 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/classify"
-	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // RowGroupRows bounds a row group. A million activity rows compress to
@@ -30,9 +29,8 @@ const NullRank = "__HIVE_DEFAULT_PARTITION__"
 
 // Options configures an Exporter.
 type Options struct {
-	Run        string               // the run partition; see CheckRun
-	Version    string               // inputs.traceq_version
-	Classifier *classify.Classifier // nil means classify.Default()
+	Run     string // the run partition; see CheckRun
+	Version string // inputs.traceq_version
 }
 
 // CreateFunc starts the part file rel (slash-separated, relative to the
@@ -62,9 +60,6 @@ func CheckRun(run string) error {
 func New(create CreateFunc, opt Options) (*Exporter, error) {
 	if err := CheckRun(opt.Run); err != nil {
 		return nil, err
-	}
-	if opt.Classifier == nil {
-		opt.Classifier = classify.Default()
 	}
 	return &Exporter{create: create, opt: opt, next: map[string]int{}}, nil
 }
@@ -150,53 +145,46 @@ func (p *rankPart) dir(table, run string) string {
 	return table + "/run=" + run + "/rank=" + p.label
 }
 
-// Add writes the rows of one input: path as the user gave it, its trace
-// and its steps (nil without step markers, as analyze.FindSteps returns).
-// Rows go out as they are made; what Add holds besides the trace is the
-// input's step table and one buffered row group per rank.
-func (x *Exporter) Add(path string, t *trace.Trace, steps *analyze.Steps) error {
-	parts, partOf := x.partitions(t)
+// Add writes the rows of the one input of tbl: its path as the user gave
+// it, its trace, its steps and categories. Rows go out as they are made;
+// what Add holds besides the table is the input's step table and one
+// buffered row group per rank.
+func (x *Exporter) Add(tbl *window.Table) error {
+	in := &tbl.Inputs[0]
+	path, t := in.Path, in.Trace
+	parts, partOf, pids := x.partitions(tbl)
 	for _, p := range parts {
 		var err error
 		if p.acts, err = openTable[Activity](x, p.dir("activities", x.opt.Run), p.part); err != nil {
 			return err
 		}
 	}
-	if err := x.activities(path, t, steps, parts, partOf); err != nil {
+	if err := x.activities(tbl, parts, partOf, pids); err != nil {
 		return err
 	}
-	if err := x.launches(path, t, parts, partOf); err != nil {
+	if err := x.launches(path, t, parts, partOf, pids); err != nil {
 		return err
 	}
-	// The step figures are the steps command's, from its own table.
-	_, table := analyze.Breakdown([]analyze.Input{{Path: path, Trace: t, Steps: steps}}, analyze.Options{Classifier: x.opt.Classifier})
-	if err := x.steps(path, t, table, parts, partOf); err != nil {
+	// The step figures are the steps command's, from the same table.
+	if err := x.steps(path, analyze.Breakdown(tbl, analyze.Options{}).Steps, parts, partOf); err != nil {
 		return err
 	}
 	return x.inputs(path, t, parts)
 }
 
-// partitions maps each process of t that has activities or launches to
-// its rank partition: analyze.Rank, the rank breakdown reports.
-func (x *Exporter) partitions(t *trace.Trace) ([]*rankPart, []*rankPart) {
-	np := max(len(t.Procs), 1)
-	used := make([]bool, np)
-	for i := range t.Activities {
-		used[t.Activities[i].Proc] = true
-	}
-	for i := range t.Launches {
-		used[t.Launches[i].Proc] = true
-	}
-	partOf := make([]*rankPart, np)
+// partitions maps each rank of the table (each process that has
+// activities or launches) to its rank partition, the rank breakdown
+// reports, and gives each process's pid.
+func (x *Exporter) partitions(tbl *window.Table) (parts, partOf []*rankPart, pids []int64) {
+	partOf = make([]*rankPart, max(len(tbl.Inputs[0].Trace.Procs), 1))
+	pids = make([]int64, len(partOf))
 	byLabel := map[string]*rankPart{}
-	var parts []*rankPart
-	for p := range np {
-		if !used[p] {
-			continue
-		}
+	for _, r := range tbl.Ranks {
+		p := r.Proc
+		pids[p] = r.PID
 		label := NullRank
-		if r := analyze.Rank(t, int32(p)); r != nil {
-			label = strconv.Itoa(*r)
+		if r.Number != nil {
+			label = strconv.Itoa(*r.Number)
 		}
 		rp := byLabel[label]
 		if rp == nil {
@@ -211,7 +199,7 @@ func (x *Exporter) partitions(t *trace.Trace) ([]*rankPart, []*rankPart) {
 		rp.part = x.next[rp.label]
 		x.next[rp.label]++
 	}
-	return parts, partOf
+	return parts, partOf, pids
 }
 
 // compareRanks orders rank labels numerically, the null rank last.
@@ -225,11 +213,4 @@ func compareRanks(a, b string) int {
 	ai, _ := strconv.Atoi(a)
 	bi, _ := strconv.Atoi(b)
 	return cmp.Compare(ai, bi)
-}
-
-func pidOf(t *trace.Trace, proc int32) int64 {
-	if int(proc) < len(t.Procs) {
-		return t.Procs[proc].PID
-	}
-	return 0
 }

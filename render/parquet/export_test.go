@@ -11,8 +11,9 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // memFS collects the part files in memory.
@@ -45,7 +46,7 @@ func readRows[T any](t *testing.T, m memFS, rel string) []T {
 
 // smallTrace: three processes (ranks 0 and 1, and one the trace does not
 // rank) and two steps; activities 0 and 1 overlap on device 0.
-func smallTrace() (*trace.Trace, *analyze.Steps) {
+func smallTrace() (*trace.Trace, *step.Steps) {
 	t := &trace.Trace{
 		Meta:  trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: 2},
 		Names: []string{"", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "vllm::rms_norm_kernel", "Memcpy HtoD", "cudaLaunchKernel", "m0", "m1"},
@@ -65,10 +66,10 @@ func smallTrace() (*trace.Trace, *analyze.Steps) {
 		},
 		Anomalies: []trace.Anomaly{{What: "a", Count: 2}, {What: "b", Count: 1}},
 	}
-	st := &analyze.Steps{
-		List: []analyze.Step{
-			{Index: 0, Kind: analyze.KindDecode, Marker: "m0", Start: 80, End: 180, Tokens: -1},
-			{Index: 1, Kind: analyze.KindPrefill, Marker: "m1", Start: 280, End: 340, Tokens: 24},
+	st := &step.Steps{
+		List: []step.Step{
+			{Index: 0, Kind: step.Decode, Marker: "m0", Start: 80, End: 180, Tokens: -1},
+			{Index: 1, Kind: step.Prefill, Marker: "m1", Start: 280, End: 340, Tokens: 24},
 		},
 		Of: []int32{0, 0, 0, -1, 1, 1},
 	}
@@ -84,11 +85,11 @@ func TestAddWritesEveryTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Add("in.sqlite", tr, st); err != nil {
+	if err := add(x, "in.sqlite", tr, st); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, table := range Tables {
+	for _, table := range tables {
 		for _, r := range []string{"0", "1", NullRank} {
 			want = append(want, table+"/run=r1/rank="+r+"/part-0.parquet")
 		}
@@ -171,7 +172,7 @@ func TestNoSteps(t *testing.T) {
 	tr, _ := smallTrace()
 	m := memFS{}
 	x, _ := New(m.create, Options{Run: "r", Version: "v"})
-	if err := x.Add("in", tr, nil); err != nil {
+	if err := add(x, "in", tr, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range readRows[Activity](t, m, "activities/run=r/rank=0/part-0.parquet") {
@@ -190,7 +191,7 @@ func TestPartsNumbered(t *testing.T) {
 	m := memFS{}
 	x, _ := New(m.create, Options{Run: "r", Version: "v"})
 	for _, in := range []string{"a", "b"} {
-		if err := x.Add(in, tr, st); err != nil {
+		if err := add(x, in, tr, st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -207,7 +208,7 @@ func TestDeterministic(t *testing.T) {
 		tr, st := smallTrace()
 		runs[i] = memFS{}
 		x, _ := New(runs[i].create, Options{Run: "r", Version: "v"})
-		if err := x.Add("in", tr, st); err != nil {
+		if err := add(x, "in", tr, st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -247,7 +248,7 @@ func TestRowGroups(t *testing.T) {
 	}
 	m := memFS{}
 	x, _ := New(m.create, Options{Run: "r", Version: "v"})
-	if err := x.Add("in", tr, nil); err != nil {
+	if err := add(x, "in", tr, nil); err != nil {
 		t.Fatal(err)
 	}
 	b := m["activities/run=r/rank=3/part-0.parquet"]
@@ -266,4 +267,13 @@ func TestRowGroups(t *testing.T) {
 	if perRow := float64(b.Len()) / float64(n); perRow > 4 {
 		t.Errorf("%.1f bytes per activity row, want at most 4", perRow)
 	}
+}
+
+// add writes one input as the command does: through its window table.
+func add(x *Exporter, path string, t *trace.Trace, st *step.Steps) error {
+	tbl, err := window.Build([]window.Input{{Path: path, Trace: t, Steps: st}}, window.Options{})
+	if err != nil {
+		return err
+	}
+	return x.Add(tbl)
 }

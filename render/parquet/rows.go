@@ -4,15 +4,18 @@ import (
 	"slices"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // activities writes one row per activity into its rank's part, in the
 // trace's order (by start).
-func (x *Exporter) activities(path string, t *trace.Trace, steps *analyze.Steps, parts, partOf []*rankPart) error {
-	// Per name: its category and top level, classified once.
-	cats := make([]string, len(t.Names))
-	tops := make([]string, len(t.Names))
+func (x *Exporter) activities(tbl *window.Table, parts, partOf []*rankPart, pids []int64) error {
+	in := &tbl.Inputs[0]
+	path, t, steps := in.Path, in.Trace, in.Steps
+	// Per category id: its name and top level.
+	var cats, tops []string
 	// Per step: the values the optional columns point to (no allocation
 	// per row).
 	var index []int32
@@ -30,17 +33,13 @@ func (x *Exporter) activities(path string, t *trace.Trace, steps *analyze.Steps,
 	for i := range t.Activities {
 		a := &t.Activities[i]
 		name := t.Names[a.Name]
-		cat, top := cats[a.Name], tops[a.Name]
-		// A memory operation's category is its kind's, whatever its name:
-		// only kernels' are kept per name.
-		if a.Kind != trace.KindKernel || cat == "" {
-			c := analyze.ActivityCategory(a, name, x.opt.Classifier)
-			cat, top = c.String(), c.Top.String()
-			if a.Kind == trace.KindKernel {
-				cats[a.Name], tops[a.Name] = cat, top
-			}
+		id := int(tbl.ActivityCategory(0, i))
+		for len(cats) <= id {
+			c := tbl.Category(window.CatID(len(cats)))
+			cats, tops = append(cats, c.String()), append(tops, c.Top.String())
 		}
-		row := Activity{Input: path, PID: pidOf(t, a.Proc), Device: a.Device, Stream: a.Stream,
+		cat, top := cats[id], tops[id]
+		row := Activity{Input: path, PID: pids[a.Proc], Device: a.Device, Stream: a.Stream,
 			Kind: a.Kind.String(), Name: name, Category: cat, Top: top,
 			StartNS: int64(a.Start), DurNS: a.Dur, Correlation: a.Corr, StepKind: kindAll}
 		if steps != nil {
@@ -73,13 +72,13 @@ func (x *Exporter) activities(path string, t *trace.Trace, steps *analyze.Steps,
 
 // The step kinds of activities outside steps.
 var (
-	kindAll  = analyze.KindAll.String()
-	kindNone = analyze.KindNone.String()
+	kindAll  = step.WholeTrace.String()
+	kindNone = step.Unattributed.String()
 )
 
 // launches writes one row per launch call, in the trace's order (by
 // process, then correlation id).
-func (x *Exporter) launches(path string, t *trace.Trace, parts, partOf []*rankPart) error {
+func (x *Exporter) launches(path string, t *trace.Trace, parts, partOf []*rankPart, pids []int64) error {
 	tabs := map[*rankPart]*table[Launch]{}
 	for _, p := range parts {
 		tab, err := openTable[Launch](x, p.dir("launches", x.opt.Run), p.part)
@@ -90,7 +89,7 @@ func (x *Exporter) launches(path string, t *trace.Trace, parts, partOf []*rankPa
 	}
 	for i := range t.Launches {
 		l := &t.Launches[i]
-		row := Launch{PID: pidOf(t, l.Proc), Thread: l.Thread, API: t.Names[l.Name],
+		row := Launch{PID: pids[l.Proc], Thread: l.Thread, API: t.Names[l.Name],
 			StartNS: int64(l.Start), DurNS: l.Dur, Correlation: l.Corr, Input: path}
 		if err := tabs[partOf[l.Proc]].add(row); err != nil {
 			return err
@@ -106,7 +105,7 @@ func (x *Exporter) launches(path string, t *trace.Trace, parts, partOf []*rankPa
 
 // steps writes one row per step and device of each process, as the steps
 // command lists them (its table's order: step, pid, device).
-func (x *Exporter) steps(path string, t *trace.Trace, st *analyze.StepTable, parts, partOf []*rankPart) error {
+func (x *Exporter) steps(path string, rows []analyze.StepRow, parts, partOf []*rankPart) error {
 	tabs := map[*rankPart]*table[Step]{}
 	for _, p := range parts {
 		tab, err := openTable[Step](x, p.dir("steps", x.opt.Run), p.part)
@@ -115,24 +114,18 @@ func (x *Exporter) steps(path string, t *trace.Trace, st *analyze.StepTable, par
 		}
 		tabs[p] = tab
 	}
-	procOf := map[int64]int32{}
-	for i, p := range t.Procs {
-		procOf[p.PID] = int32(i)
-	}
-	if st != nil {
-		for _, r := range st.Rows {
-			s := &r.Step
-			row := Step{Device: r.Device, Step: int32(s.Index), Kind: s.Kind.String(), Marker: s.Marker,
-				StartNS: int64(r.Start), EndNS: int64(r.Start) + r.SpanNS, SpanNS: r.SpanNS,
-				BusyNS: r.BusyNS, KernelNS: r.KernelNS,
-				Input: path, PID: r.PID, MarkerStartNS: int64(s.Start), MarkerEndNS: int64(s.End)}
-			if s.Tokens >= 0 {
-				tok := s.Tokens
-				row.Tokens = &tok
-			}
-			if err := tabs[partOf[procOf[r.PID]]].add(row); err != nil {
-				return err
-			}
+	for _, r := range rows {
+		s := &r.Step
+		row := Step{Device: r.Device, Step: int32(s.Index), Kind: s.Kind.String(), Marker: s.Marker,
+			StartNS: int64(r.Start), EndNS: int64(r.Start) + r.SpanNS, SpanNS: r.SpanNS,
+			BusyNS: r.BusyNS, KernelNS: r.KernelNS,
+			Input: path, PID: r.Rank.PID, MarkerStartNS: int64(s.Start), MarkerEndNS: int64(s.End)}
+		if s.Tokens >= 0 {
+			tok := s.Tokens
+			row.Tokens = &tok
+		}
+		if err := tabs[partOf[r.Rank.Proc]].add(row); err != nil {
+			return err
 		}
 	}
 	for _, p := range parts {

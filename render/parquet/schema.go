@@ -73,5 +73,5 @@ type Input struct {
 	Truncated  *string `parquet:"truncated,optional"`
 }
 
-// Tables are the dataset's directories, in the order they are written.
-var Tables = []string{"activities", "steps", "launches", "inputs"}
+// tables are the dataset's directories, in the order they are written.
+var tables = []string{"activities", "steps", "launches", "inputs"}

@@ -5,8 +5,11 @@ import (
 	"io"
 
 	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // ChartKind names a chart of `traceq chart` and of the report.
@@ -50,11 +53,10 @@ func (k ChartKind) PerInput() bool { return k == Steps || k == Hist || k == Time
 
 // ChartOptions selects what the charts draw.
 type ChartOptions struct {
-	Classifier *classify.Classifier // nil: classify.Default()
-	// StepKind draws only steps of this kind; for the histogram, KindAny
-	// means the most frequent kind.
-	StepKind analyze.StepKind
-	Top      int // kernels in the top chart
+	// Filter draws only windows of one class; for the histogram, the zero
+	// filter means the most frequent step kind.
+	Filter step.Filter
+	Top    int // kernels in the top chart
 	// From and To draw a window of the timeline's step: ns from the
 	// step's first activity start; To <= 0 runs to the step's end. Zero
 	// values draw the whole step.
@@ -63,70 +65,84 @@ type ChartOptions struct {
 	// chart's default; negative: none).
 	Longest int
 	// BytesPerToken and Link are the collectives analysis's options
-	// (analyze.CollectiveOptions).
+	// (collectives.Options).
 	BytesPerToken int64
-	Link          *analyze.Link
+	Link          *collectives.Link
 	// Unattributed draws, in the shares chart, the groups outside any
 	// step that hold almost nothing (chart.LeaveOutUnattributed).
 	Unattributed bool
 }
 
-// Charts is what the charts of one set of inputs are drawn from.
+// Charts is what the charts of one set of inputs are drawn from: one
+// table, one breakdown, one kernels table, one collectives analysis.
 type Charts struct {
-	inputs  []analyze.Input
+	tbl     *window.Table
 	opt     ChartOptions
 	groups  *analyze.GroupTable
-	steps   *analyze.StepTable
 	kernels []analyze.KernelStat
-	coll    *analyze.CollectiveTable // made on first use
+	coll    *collectives.Table // made on first use
+	names   render.Labels      // made on first use
 }
 
-// NewCharts analyses inputs for drawing.
-func NewCharts(inputs []analyze.Input, opt ChartOptions) *Charts {
-	if opt.Classifier == nil {
-		opt.Classifier = classify.Default()
-	}
-	aopt := analyze.Options{Classifier: opt.Classifier, Kind: opt.StepKind}
-	g, st := analyze.Breakdown(inputs, aopt)
-	return &Charts{inputs: inputs, opt: opt, groups: g, steps: st,
-		kernels: analyze.Kernels(inputs, analyze.KernelOptions{Options: aopt, MemOps: true, Limit: opt.Top})}
+// NewCharts analyses a table for drawing.
+func NewCharts(tbl *window.Table, opt ChartOptions) *Charts {
+	aopt := analyze.Options{Filter: opt.Filter}
+	return &Charts{tbl: tbl, opt: opt, groups: analyze.Breakdown(tbl, aopt),
+		kernels: analyze.Kernels(tbl, analyze.KernelOptions{Options: aopt, MemOps: true, Limit: opt.Top})}
 }
 
 // Collectives is the collectives analysis of the inputs, made on first
-// use: only multi-rank reports and the collectives chart need it.
-func (c *Charts) Collectives() *analyze.CollectiveTable {
+// use and once: only multi-rank reports and the collectives chart need
+// it, and the cross-rank table's stragglers are its.
+func (c *Charts) Collectives() *collectives.Table {
 	if c.coll == nil {
-		c.coll = analyze.Collectives(c.inputs, analyze.CollectiveOptions{Classifier: c.opt.Classifier, Kind: c.opt.StepKind,
+		c.coll = collectives.Match(c.tbl, collectives.Options{Filter: c.opt.Filter,
 			BytesPerToken: c.opt.BytesPerToken, Link: c.opt.Link})
 	}
 	return c.coll
+}
+
+// stragglers is the collectives analysis when the cross-rank table has
+// rows that name a straggler, else nil.
+func (c *Charts) stragglers() *collectives.Table {
+	if !c.groups.HasCommunication() {
+		return nil
+	}
+	return c.Collectives()
+}
+
+// labels labels every kernel name of the inputs, once.
+func (c *Charts) labels() render.Labels {
+	if c.names == nil {
+		c.names = render.LabelsOf(c.tbl.Names())
+	}
+	return c.names
 }
 
 // series is the step rows the per-input charts draw for input i: its first
 // device, the chosen step kind (for hist, the most frequent kind by
 // default).
 func (c *Charts) series(i int, forHist bool) []analyze.StepRow {
-	if c.steps == nil {
-		return nil
+	f := c.opt.Filter
+	if _, on := f.Class(); !on && forHist {
+		if k, ok := chart.DominantKind(chart.StepSeries(c.groups.Steps, i, f)); ok {
+			f = step.Only(step.ClassOf(k))
+		}
 	}
-	kind := c.opt.StepKind
-	if kind == analyze.KindAny && forHist {
-		kind = analyze.DominantKind(analyze.StepSeries(c.steps.Rows, i, analyze.KindAny))
-	}
-	return analyze.StepSeries(c.steps.Rows, i, kind)
+	return chart.StepSeries(c.groups.Steps, i, f)
 }
 
 // Draw writes chart kind in format (svg or png); per-input charts draw
 // input i, the timeline its step stepIndex.
 func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format string) error {
-	opt := chart.Options{Format: format, Title: chartTitle(c.inputs)}
-	one := chart.Options{Format: format, Title: chartInputTitle(c.inputs, i)}
+	opt := chart.Options{Format: format, Title: chartTitle(c.tbl.Inputs)}
+	one := chart.Options{Format: format, Title: chartInputTitle(c.tbl.Inputs, i)}
 	noSteps := func(what string) error {
 		markers := "no step markers"
-		if c.opt.StepKind != analyze.KindAny {
-			markers = "no steps of kind " + c.opt.StepKind.String()
+		if k, on := c.opt.Filter.Class(); on {
+			markers = "no steps of kind " + k.String()
 		}
-		return fmt.Errorf("%s: %s, so no %s chart; try --type shares or top", c.inputs[i].Path, markers, what)
+		return fmt.Errorf("%s: %s, so no %s chart; try --type shares or top", c.tbl.Inputs[i].Path, markers, what)
 	}
 	switch kind {
 	case Steps:
@@ -144,15 +160,15 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 	case Shares:
 		return chart.Shares(w, c.groups.Groups, chart.SharesOptions{Options: opt, Unattributed: c.opt.Unattributed})
 	case Top:
-		return chart.Top(w, c.kernels, opt)
+		return chart.Top(w, c.kernels, c.labels(), opt)
 	case Timeline:
-		tl, err := analyze.StepTimeline(c.inputs[i], stepIndex, c.opt.Classifier)
+		tl, err := chart.StepTrack(c.tbl, i, stepIndex)
 		if err != nil {
 			return err
 		}
 		if c.opt.From != 0 || c.opt.To != 0 {
 			if tl, err = tl.Between(c.opt.From, c.opt.To); err != nil {
-				return fmt.Errorf("%s: %w", c.inputs[i].Path, err)
+				return fmt.Errorf("%s: %w", c.tbl.Inputs[i].Path, err)
 			}
 		}
 		one.Longest = c.opt.Longest

@@ -1,19 +1,15 @@
 package report
 
 import (
-	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/render"
 )
 
 // collectiveTable is the collectives analysis a report shows: for inputs
 // of several ranks, when some collective was matched across ranks; nil
 // otherwise.
-func (w *writer) collectiveTable() *analyze.CollectiveTable {
-	procs := 0
-	for _, in := range w.inputs {
-		procs += max(1, len(in.Trace.Procs))
-	}
-	if procs < 2 {
+func (w *writer) collectiveTable() *collectives.Table {
+	if len(w.tbl.Ranks) < 2 {
 		return nil
 	}
 	ct := w.charts.Collectives()
@@ -26,7 +22,7 @@ func (w *writer) collectiveTable() *analyze.CollectiveTable {
 }
 
 // verdicts writes the collectives analysis's answer lines as a list.
-func (w *writer) verdicts(ct *analyze.CollectiveTable) {
+func (w *writer) verdicts(ct *collectives.Table) {
 	for _, v := range render.CollectiveVerdicts(ct) {
 		w.sb.WriteString("- " + render.MarkdownCell(v) + "\n")
 	}

@@ -23,15 +23,8 @@ func (w *writer) beforeAfter(full bool) error {
 		fmt.Fprintf(sb, "*%d runs: the summary shows each; no before → after. Give two runs to `traceq report` (or `traceq diff`) to compare them.*\n\n", len(w.runs))
 		return nil
 	}
-	side := func(r run) []analyze.Input {
-		out := make([]analyze.Input, len(r.inputs))
-		for i, j := range r.inputs {
-			out[i] = w.inputs[j]
-		}
-		return out
-	}
 	a, b := w.runs[0], w.runs[1]
-	df := analyze.Compare(side(a), side(b), analyze.Options{Classifier: w.opt.Classifier, Kind: w.opt.StepKind})
+	df := analyze.Compare(w.tbl.Select(a.inputs), w.tbl.Select(b.inputs), analyze.Options{Filter: w.opt.Filter})
 	sb.WriteString(w.h(1) + "Before → after\n\n")
 	fmt.Fprintf(sb, "*%s is before, %s after, as `traceq diff` compares them.*\n\n", render.Code(a.name), render.Code(b.name))
 	if df.Comparable {
@@ -44,10 +37,11 @@ func (w *writer) beforeAfter(full bool) error {
 		sb.WriteString(link + "\n\n")
 	}
 	if !full {
-		for _, n := range df.Notes {
+		notes := render.DiffNotes(df)
+		for _, n := range notes {
 			sb.WriteString("- note: " + render.MarkdownCell(n) + "\n")
 		}
-		if len(df.Notes) > 0 {
+		if len(notes) > 0 {
 			sb.WriteString("\n")
 		}
 		return nil

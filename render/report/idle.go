@@ -9,6 +9,8 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/window"
 )
 
 // idleVerdicts says in a paragraph, over all groups of one run, how much
@@ -23,7 +25,7 @@ func (w *writer) idleVerdicts() string {
 	for _, r := range w.runs {
 		var gs []analyze.Group
 		for _, g := range w.groups.Groups {
-			if slices.Contains(r.inputs, g.Input) {
+			if slices.Contains(r.inputs, g.Rank.Input) {
 				gs = append(gs, g)
 			}
 		}
@@ -37,8 +39,8 @@ func (w *writer) idleVerdicts() string {
 // idleParagraph is idleVerdicts for one run's groups.
 func idleParagraph(groups []analyze.Group) string {
 	var span, idle, kernel, launchCPU, between int64
-	var split analyze.IdleSplit
-	var comm analyze.CommStat
+	var split window.IdleSplit
+	var comm window.CommStat
 	gaps, launches := 0, false
 	for _, g := range groups {
 		span += g.SpanNS
@@ -60,7 +62,7 @@ func idleParagraph(groups []analyze.Group) string {
 	say := []string{idleVerdict(span, idle, split)}
 	if launches {
 		say = append(say, fmt.Sprintf("Launch calls took %s ms of CPU time per ms of GPU kernel time.",
-			strconv.FormatFloat(analyze.Ratio(launchCPU, kernel), 'f', 2, 64)))
+			strconv.FormatFloat(stats.Ratio(launchCPU, kernel), 'f', 2, 64)))
 	}
 	if gaps > 0 {
 		say = append(say, fmt.Sprintf("Between steps the device waited %s ms per step for the host, outside the steps' spans.",
@@ -68,7 +70,7 @@ func idleParagraph(groups []analyze.Group) string {
 	}
 	if comm.BusyNS > 0 {
 		say = append(say, fmt.Sprintf("Of %s ms of communication, %s was exposed: no other work ran on the device alongside it.",
-			render.MS(comm.BusyNS), render.Pct(analyze.Ratio(comm.ExposedNS, comm.BusyNS))))
+			render.MS(comm.BusyNS), render.Pct(stats.Ratio(comm.ExposedNS, comm.BusyNS))))
 	}
 	return strings.Join(say, " ")
 }
@@ -97,9 +99,9 @@ func (w *writer) idleSection() {
 			lr = render.LaunchRatio(&g)
 		}
 		if g.Comm.BusyNS > 0 {
-			ce = render.Pct(analyze.Ratio(g.Comm.ExposedNS, g.Comm.BusyNS))
+			ce = render.Pct(stats.Ratio(g.Comm.ExposedNS, g.Comm.BusyNS))
 		}
-		t.Add(names[i], render.MS(g.IdleNS), render.Pct(analyze.Ratio(g.IdleNS, g.SpanNS)), render.MS(g.Idle.LaunchBoundNS),
+		t.Add(names[i], render.MS(g.IdleNS), render.Pct(stats.Ratio(g.IdleNS, g.SpanNS)), render.MS(g.Idle.LaunchBoundNS),
 			render.MS(g.Idle.DeviceSideNS), render.MS(g.Idle.UnknownNS), bs, lr, ce)
 	}
 	t.Markdown(sb)
@@ -111,13 +113,13 @@ func (w *writer) idleSection() {
 }
 
 // idleVerdict says in a sentence or two what the idle time was.
-func idleVerdict(span, idle int64, s analyze.IdleSplit) string {
-	share := analyze.Ratio(idle, span)
+func idleVerdict(span, idle int64, s window.IdleSplit) string {
+	share := stats.Ratio(idle, span)
 	head := fmt.Sprintf("The GPU was idle %s of the time (%s of %s ms).", render.Pct(share), render.MS(idle), render.MS(span))
 	if share < 0.05 {
 		return head + " Idle time is not where the time goes."
 	}
-	lb, ds, un := analyze.Ratio(s.LaunchBoundNS, idle), analyze.Ratio(s.DeviceSideNS, idle), analyze.Ratio(s.UnknownNS, idle)
+	lb, ds, un := stats.Ratio(s.LaunchBoundNS, idle), stats.Ratio(s.DeviceSideNS, idle), stats.Ratio(s.UnknownNS, idle)
 	switch {
 	case lb >= 0.5:
 		return head + fmt.Sprintf(" %s of it was launch-bound: the device had finished its work before the host launched the next. "+

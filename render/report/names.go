@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/window"
 )
 
 // run is one run of a report's inputs: its name and its inputs, by index.
@@ -16,9 +16,9 @@ type run struct {
 	inputs []int
 }
 
-// runName is an input's run (analyze.AssignRuns), or its file's name for an
-// input no run was assigned to.
-func runName(in analyze.Input) string {
+// runName is an input's run (docs/ranks.md#runs), or its file's name for
+// an input no run was assigned to.
+func runName(in window.Input) string {
 	if in.Run != "" {
 		return in.Run
 	}
@@ -26,7 +26,7 @@ func runName(in analyze.Input) string {
 }
 
 // runsOf lists the runs of inputs in input order.
-func runsOf(inputs []analyze.Input) []run {
+func runsOf(inputs []window.Input) []run {
 	var runs []run
 	at := map[string]int{}
 	for i, in := range inputs {
@@ -44,17 +44,17 @@ func runsOf(inputs []analyze.Input) []run {
 
 // Title names inputs in a report's title: their runs, "A → B" for two (a
 // before and an after), the first and the last when many.
-func Title(inputs []analyze.Input) string {
+func Title(inputs []window.Input) string {
 	return runsTitle(inputs, func(s string) string { return s })
 }
 
 // chartTitle names inputs in a chart's title, which must fit its width:
 // as Title, each run's name clipped in the middle.
-func chartTitle(inputs []analyze.Input) string {
+func chartTitle(inputs []window.Input) string {
 	return runsTitle(inputs, func(s string) string { return chart.ClipMiddle(s, chart.RunLabelRunes) })
 }
 
-func runsTitle(inputs []analyze.Input, name func(string) string) string {
+func runsTitle(inputs []window.Input, name func(string) string) string {
 	runs := runsOf(inputs)
 	names := make([]string, len(runs))
 	for i, r := range runs {
@@ -71,16 +71,16 @@ func runsTitle(inputs []analyze.Input, name func(string) string) string {
 }
 
 // rankOf is the rank an input's trace gives, or -1.
-func rankOf(in analyze.Input) int {
-	if in.Trace == nil {
+func rankOf(in window.Input) int {
+	if in.Rank == nil {
 		return -1
 	}
-	return in.Trace.Meta.Rank
+	return *in.Rank
 }
 
 // memberName names an input within its run: "rank 3", or its file's name
 // when the trace gives no rank.
-func memberName(in analyze.Input) string {
+func memberName(in window.Input) string {
 	if r := rankOf(in); r >= 0 {
 		return "rank " + strconv.Itoa(r)
 	}
@@ -89,16 +89,16 @@ func memberName(in analyze.Input) string {
 
 // InputTitle names input i for a heading: its run, and its rank (or file)
 // when the run has several inputs.
-func InputTitle(inputs []analyze.Input, i int) string {
+func InputTitle(inputs []window.Input, i int) string {
 	return inputTitle(inputs, i, runName(inputs[i]))
 }
 
 // chartInputTitle is InputTitle with the run's name clipped for a chart.
-func chartInputTitle(inputs []analyze.Input, i int) string {
+func chartInputTitle(inputs []window.Input, i int) string {
 	return inputTitle(inputs, i, chart.ClipMiddle(runName(inputs[i]), chart.RunLabelRunes))
 }
 
-func inputTitle(inputs []analyze.Input, i int, name string) string {
+func inputTitle(inputs []window.Input, i int, name string) string {
 	n := runName(inputs[i])
 	for j, in := range inputs {
 		if j != i && runName(in) == n {
@@ -110,7 +110,7 @@ func inputTitle(inputs []analyze.Input, i int, name string) string {
 
 // inputSlugs names the per-input chart files: the run, and the rank (or
 // file) when the run has several inputs; equal slugs get -2, -3….
-func inputSlugs(inputs []analyze.Input) []string {
+func inputSlugs(inputs []window.Input) []string {
 	out := make([]string, len(inputs))
 	seen := map[string]int{}
 	for _, r := range runsOf(inputs) {
@@ -135,7 +135,7 @@ func inputSlugs(inputs []analyze.Input) []string {
 
 // DirName is a file-name-safe name for the chart directory of a report on
 // inputs: the run, "A-vs-B" for two, the first and a count for more.
-func DirName(inputs []analyze.Input) string {
+func DirName(inputs []window.Input) string {
 	runs := runsOf(inputs)
 	switch len(runs) {
 	case 0:
@@ -147,9 +147,6 @@ func DirName(inputs []analyze.Input) string {
 	}
 	return fmt.Sprintf("%s-and-%d-more", Slug(runs[0].name), len(runs)-1)
 }
-
-// BaseName is a path's last element.
-func BaseName(p string) string { return filepath.Base(p) }
 
 // Slug is a file-name-safe short name of an input path or a run: its base
 // name without trace extensions.

@@ -5,23 +5,21 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // inputsOf makes inputs of runs: each run name with its number of ranks
 // (0: one input without a rank).
-func inputsOf(runs ...any) []analyze.Input {
-	var out []analyze.Input
+func inputsOf(runs ...any) []window.Input {
+	var out []window.Input
 	for i := 0; i < len(runs); i += 2 {
 		name, n := runs[i].(string), runs[i+1].(int)
 		if n == 0 {
-			out = append(out, analyze.Input{Path: "/t/" + name + ".json.gz", Run: name, Trace: &trace.Trace{Meta: trace.Meta{Rank: -1}}})
+			out = append(out, window.Input{Path: "/t/" + name + ".json.gz", Run: name})
 			continue
 		}
 		for r := range n {
-			out = append(out, analyze.Input{Path: "/t/" + name + "/rank" + strconv.Itoa(r) + ".json", Run: name,
-				Trace: &trace.Trace{Meta: trace.Meta{Rank: r, WorldSize: n}}})
+			out = append(out, window.Input{Path: "/t/" + name + "/rank" + strconv.Itoa(r) + ".json", Run: name, Rank: &r, WorldSize: &n})
 		}
 	}
 	return out
@@ -30,7 +28,7 @@ func inputsOf(runs ...any) []analyze.Input {
 func TestNames(t *testing.T) {
 	long := "nsys2026.2.1_torchrun-2gpu-nccl-before"
 	for _, tc := range []struct {
-		inputs              []analyze.Input
+		inputs              []window.Input
 		title, chart, dir   string
 		slugs               []string
 		input0, chartInput0 string
@@ -68,7 +66,7 @@ func TestNames(t *testing.T) {
 		}
 	}
 	// Inputs no run was assigned to are runs of their own, named by file.
-	bare := []analyze.Input{{Path: "x/a.json"}, {Path: "y/b.json.gz"}}
+	bare := []window.Input{{Path: "x/a.json"}, {Path: "y/b.json.gz"}}
 	if got := Title(bare); got != "a → b" {
 		t.Errorf("Title without runs %q", got)
 	}

@@ -17,8 +17,12 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 // MaxInputCharts is the most inputs that get their own steps, hist and
@@ -35,9 +39,8 @@ const (
 
 // Options configures a report.
 type Options struct {
-	Classifier *classify.Classifier // nil: classify.Default()
-	// StepKind restricts the charts and tables to one step kind.
-	StepKind analyze.StepKind
+	// Filter restricts the charts and tables to one class of windows.
+	Filter step.Filter
 	// Top is the number of kernels in the top chart and table.
 	Top int
 	// Level is the heading level of the report's title: 1 for a report
@@ -46,9 +49,9 @@ type Options struct {
 	// Date, set for an appended section, ends its title.
 	Date string
 	// BytesPerToken and Link tune the collectives section (see
-	// analyze.CollectiveOptions).
+	// collectives.Options).
 	BytesPerToken int64
-	Link          *analyze.Link
+	Link          *collectives.Link
 	// Unattributed shows, in the shares chart and the group tables, the
 	// groups outside any step that hold almost nothing
 	// (chart.LeaveOutUnattributed).
@@ -63,25 +66,22 @@ type ChartFunc func(name string, draw func(w io.Writer) error) (link string, err
 // Report is the analysis a report shows.
 type Report struct {
 	opt     Options
-	inputs  []analyze.Input
+	tbl     *window.Table
+	inputs  []window.Input
 	runs    []run
 	groups  *analyze.GroupTable
-	steps   *analyze.StepTable
 	kernels []analyze.KernelStat
 	charts  *Charts
 }
 
-// New analyses inputs for a report.
-func New(inputs []analyze.Input, opt Options) *Report {
-	if opt.Classifier == nil {
-		opt.Classifier = classify.Default()
-	}
+// New analyses a table for a report.
+func New(tbl *window.Table, opt Options) *Report {
 	if opt.Level <= 0 {
 		opt.Level = 1
 	}
-	c := NewCharts(inputs, ChartOptions{Classifier: opt.Classifier, StepKind: opt.StepKind, Top: opt.Top,
+	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
 		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed})
-	return &Report{opt: opt, inputs: inputs, runs: runsOf(inputs), groups: c.groups, steps: c.steps, kernels: c.kernels, charts: c}
+	return &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
 }
 
 // AtLevel is the same report with its title at heading level n: the full
@@ -146,7 +146,7 @@ func (w *writer) title() string {
 
 // summary writes the run summary breakdown leads with.
 func (w *writer) summary() error {
-	return render.Summary(&w.sb, w.groups, w.steps, render.Options{Format: "markdown", Level: w.opt.Level + 1})
+	return render.Summary(&w.sb, w.groups, render.Options{Format: "markdown", Level: w.opt.Level + 1})
 }
 
 func (w *writer) write() error {
@@ -181,8 +181,8 @@ func (w *writer) write() error {
 	}
 	sb.WriteString(link + "\n\n")
 	sb.WriteString(fmt.Sprintf("*The %d kernels (and memory operations) with the most total GPU time across all inputs%s; the share is of all GPU activity time.*\n\n",
-		len(w.kernels), kindNote(w.opt.StepKind)))
-	if err := render.Kernels(sb, w.groups.Inputs, w.kernels, render.Options{Format: "markdown"}); err != nil {
+		len(w.kernels), kindNote(w.opt.Filter)))
+	if err := render.Kernels(sb, w.tbl, w.kernels, render.Options{Format: "markdown"}); err != nil {
 		return err
 	}
 	sb.WriteString("\n")
@@ -195,21 +195,22 @@ func (w *writer) write() error {
 	w.inputsTable()
 
 	sb.WriteString(w.h(1) + "Breakdown by group\n\n")
-	return render.BreakdownDetail(sb, w.groups, render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2,
+	return render.BreakdownDetail(sb, w.groups, w.charts.stragglers(), render.Options{Format: "markdown", Top: 5, NameWidth: 80, Level: w.opt.Level + 2,
 		Detail: render.DetailGroups | render.DetailRanks})
 }
 
-func kindNote(kind analyze.StepKind) string {
-	if kind == analyze.KindAny {
+func kindNote(f step.Filter) string {
+	c, on := f.Class()
+	if !on {
 		return ""
 	}
-	return " in " + kind.String() + " steps"
+	return " in " + c.String() + " steps"
 }
 
 func (w *writer) inputsTable() {
 	t := render.Table{Head: []string{"run", "input", "format", "rank", "activities", "steps", "note"},
 		Right: []bool{false, false, false, true, true, true, false}}
-	for i, in := range w.groups.Inputs {
+	for i, in := range w.inputs {
 		rank := ""
 		if in.Rank != nil {
 			rank = strconv.Itoa(*in.Rank)
@@ -218,8 +219,8 @@ func (w *writer) inputsTable() {
 			}
 		}
 		steps := "none"
-		if st := w.inputs[i].Steps; st != nil {
-			steps = strconv.Itoa(len(st.List))
+		if st := in.Stepped; st != nil {
+			steps = strconv.Itoa(st.Steps)
 		}
 		note := ""
 		if in.Truncated != "" {
@@ -254,9 +255,9 @@ func (w *writer) comparison() {
 	gs, left := w.tableGroups()
 	w.sb.WriteString(w.h(2) + "Per-group comparison\n\n")
 	var present [classify.NumTops]bool
-	by := make([]analyze.TopSums, len(gs))
+	by := make([]chart.TopSums, len(gs))
 	for i, g := range gs {
-		by[i] = analyze.CategoriesByTop(g.Categories)
+		by[i] = chart.CategoriesByTop(g.Categories)
 		for k, ns := range by[i] {
 			if ns > 0 {
 				present[k] = true
@@ -272,10 +273,10 @@ func (w *writer) comparison() {
 	}
 	names := chart.GroupLabels(gs)
 	for i, g := range gs {
-		row := []string{names[i], render.MS(g.KernelNS), render.MS(g.BusyNS), render.MS(g.SpanNS), render.Pct(analyze.Ratio(g.IdleNS, g.SpanNS))}
+		row := []string{names[i], render.MS(g.KernelNS), render.MS(g.BusyNS), render.MS(g.SpanNS), render.Pct(stats.Ratio(g.IdleNS, g.SpanNS))}
 		for _, top := range classify.Tops() {
 			if present[top] {
-				row = append(row, render.Pct(analyze.Ratio(by[i][top], g.KernelNS)))
+				row = append(row, render.Pct(stats.Ratio(by[i][top], g.KernelNS)))
 			}
 		}
 		t.Add(row...)
@@ -289,7 +290,7 @@ func (w *writer) comparison() {
 // stepSection writes the step statistics and the per-input charts.
 func (w *writer) stepSection() error {
 	sb := &w.sb
-	hasSteps := w.steps != nil && len(w.steps.Rows) > 0
+	hasSteps := len(w.groups.Steps) > 0
 	if hasSteps {
 		sb.WriteString(w.h(1) + "Steps\n\n")
 		t := render.Table{Head: []string{"group", "steps", "span min", "p50", "p90", "p99", "max", "mean", "busy p50", "idle p50", "outlier steps"},
@@ -407,8 +408,8 @@ func (w *writer) chartInputs() []int {
 
 // stepsOf names steps of a kind: "decode steps", or "steps" for the
 // generic kind.
-func stepsOf(kind analyze.StepKind) string {
-	if kind == analyze.KindStep || kind == analyze.KindAny {
+func stepsOf(kind step.Kind) string {
+	if kind == step.Generic || kind == 0 {
 		return "steps"
 	}
 	return kind.String() + " steps"
@@ -429,7 +430,7 @@ func medianStep(rows []analyze.StepRow) (int, string) {
 		return cmp.Compare(a.Step.Index, b.Step.Index)
 	})
 	m := s[(len(s)-1)/2]
-	if m.Step.Kind == analyze.KindStep {
+	if m.Step.Kind == step.Generic {
 		return m.Step.Index, fmt.Sprintf("step %d, the step with the median span", m.Step.Index)
 	}
 	return m.Step.Index, fmt.Sprintf("step %d, the %s step with the median span", m.Step.Index, m.Step.Kind)

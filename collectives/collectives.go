@@ -1,0 +1,998 @@
+package collectives
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
+)
+
+// Options configures Match.
+type Options struct {
+	// Filter keeps only collectives of windows of one class (--kind).
+	Filter step.Filter
+	// BytesPerToken, when > 0, sizes the collectives that carry no
+	// collective args: BytesPerToken times the token count of their step's
+	// marker (step.Step.Tokens).
+	BytesPerToken int64
+	// Link, when set, is what bus bandwidth is compared with.
+	Link *Link
+	// NoSizes skips message sizes and bandwidths: for the stragglers
+	// alone (breakdown's cross-rank table), which need only durations.
+	NoSizes bool
+}
+
+// SizeSource says where a collective's message size was read.
+type SizeSource uint8
+
+const (
+	sizeArgs          SizeSource = iota // Kineto's collective args on the kernel
+	sizeCPUOp                           // the args of the record_param_comms op that launched it
+	sizeBytesPerToken                   // Options.BytesPerToken × the step's tokens
+	sizeUnknown                         // none of these
+)
+
+var sizeSourceNames = [...]string{sizeArgs: "args", sizeCPUOp: "cpu_op", sizeBytesPerToken: "bytes_per_token", sizeUnknown: "unknown"}
+
+func (s SizeSource) String() string {
+	if int(s) < len(sizeSourceNames) {
+		return sizeSourceNames[s]
+	}
+	return "unknown"
+}
+
+// Member is one rank of a run, in the run's rank order.
+type Member struct {
+	*window.Rank
+	// Index is the rank's position in the run's rank order: by distributed
+	// rank where known, then input and process order. Ties between ranks
+	// go to the lower Index.
+	Index int
+}
+
+// RankStat is one rank's share of a collective op.
+type RankStat struct {
+	Member
+	// KernelNS sums the rank's kernels of matched instances; KernelNS =
+	// WaitNS + TransferNS.
+	KernelNS   int64
+	WaitNS     int64
+	TransferNS int64
+	// LastArrivals counts the instances where this rank arrived last: its
+	// kernel was the shortest (ties to the lowest Index).
+	LastArrivals int64
+}
+
+// Straggler is the rank that arrived last most often.
+type Straggler struct {
+	Member
+	LastArrivals int64
+	Instances    int64 // the instances it could have been last in
+	// Distinct says that it stands out: last strictly more often than
+	// any other rank, and in at least 1.5/n of the instances (n ranks).
+	// Otherwise no rank is slow in particular (ranks take turns, as with
+	// random jitter).
+	Distinct bool
+}
+
+// pickStraggler returns the rank of stats with the most last arrivals
+// (the first on a tie: stats are in rank order) out of instances.
+func pickStraggler(ranks []RankStat, instances int64) *Straggler {
+	if len(ranks) < 2 || instances <= 0 {
+		return nil
+	}
+	best, second := 0, -1
+	for i := 1; i < len(ranks); i++ {
+		switch {
+		case ranks[i].LastArrivals > ranks[best].LastArrivals:
+			best, second = i, best
+		case second < 0 || ranks[i].LastArrivals > ranks[second].LastArrivals:
+			second = i
+		}
+	}
+	b := ranks[best].LastArrivals
+	return &Straggler{Member: ranks[best].Member, LastArrivals: b, Instances: instances,
+		Distinct: b > ranks[second].LastArrivals && 2*b*int64(len(ranks)) >= 3*instances}
+}
+
+// Share is LastArrivals / Instances.
+func (s *Straggler) Share() float64 { return stats.Ratio(s.LastArrivals, s.Instances) }
+
+// Bandwidth is what bytes over transfer time give: algorithm bandwidth,
+// bus bandwidth (nccl-tests' conventions) and its share of the link. A
+// nil field is unknown: no message size, no transfer time, an op or group
+// size without a bus factor, or no link.
+type Bandwidth struct {
+	AlgGBps   *float64
+	BusGBps   *float64
+	LinkShare *float64
+}
+
+// Size is the instances of one op with one message size.
+type Size struct {
+	Bytes      int64 // message size per nccl-tests' convention; -1 unknown
+	Source     SizeSource
+	Instances  int64
+	TransferNS int64
+	Bandwidth
+}
+
+// Op is one collective op of one class and communicator in one run,
+// matched across its ranks.
+type Op struct {
+	Run   string
+	Class step.Class
+	// Op is the collective: the sub-category of its kernels
+	// (communication/allreduce → "allreduce"), or the args' name for
+	// kernels the rules leave at communication/other.
+	Op string
+	// Group and GroupRanks name the process group from the collective
+	// args ("Process Group Name", "Process Group Ranks"); "" when the
+	// kernels carry none.
+	Group, GroupRanks string
+	// GroupSize is n in the bus bandwidth factors: the args' group size,
+	// else the number of ranks matched, else (one rank) the trace's world
+	// size; 0 when unknown.
+	GroupSize int
+	// Ranks are the ranks that ran the op, in rank order.
+	Ranks []RankStat
+	// Instances counts the instances found on every rank of Ranks.
+	Instances int64
+	// UnmatchedInstances counts those missing on some rank;
+	// UnmatchedNS sums their kernels on the ranks that ran them.
+	UnmatchedInstances int64
+	UnmatchedNS        int64
+	// KernelNS and WaitNS sum the matched kernels over ranks; TransferNS
+	// sums each matched instance's transfer time once.
+	KernelNS   int64
+	TransferNS int64
+	WaitNS     int64
+	// ClassNS is all GPU activity time of the class on Ranks; Share is
+	// (KernelNS + UnmatchedNS) / ClassNS.
+	ClassNS int64
+	Share   float64
+	// Straggler is the rank that arrived last most often; nil for one
+	// rank or no matched instance.
+	Straggler *Straggler
+	// UpperBound is set for a one-rank op: waiting cannot be told from
+	// transfer, so TransferNS bounds the transfer time from above (and
+	// bandwidths from below).
+	UpperBound bool
+	// Sizes are the per-size rows: known sizes ascending, unknown last.
+	Sizes []Size
+	// SizedInstances and SizedTransferNS are the instances of known size;
+	// Bandwidth aggregates them: summed (bus) bytes over summed transfer.
+	SizedInstances  int64
+	SizedTransferNS int64
+	Bandwidth
+}
+
+// Run lists the ranks of one run.
+type Run struct {
+	Name  string
+	Ranks []Member
+}
+
+// Table is the result of Match.
+type Table struct {
+	// Source is the table the collectives were matched in: its inputs.
+	Source *window.Table
+	// Filter is the class kept (Options.Filter).
+	Filter        step.Filter
+	Runs          []Run
+	Link          *Link
+	BytesPerToken int64
+	// Ops in report order: run, class, then most kernel time first.
+	Ops []Op
+}
+
+// busFactor is nccl-tests' bus bandwidth factor of op over n ranks
+// (busbw = algbw × factor), and whether op has one: allreduce 2(n−1)/n;
+// allgather, reduce_scatter and all_to_all (n−1)/n; broadcast, reduce and
+// send_recv 1.
+func busFactor(op string, n int) (float64, bool) {
+	switch op {
+	case "broadcast", "reduce", "send_recv":
+		return 1, true
+	}
+	if n < 1 {
+		return 0, false
+	}
+	f := float64(n-1) / float64(n)
+	switch op {
+	case "allreduce":
+		return 2 * f, true
+	case "allgather", "reduce_scatter", "all_to_all":
+		return f, true
+	}
+	return 0, false
+}
+
+// dtypeSizes are the element sizes of the dtypes torch.profiler names in
+// collective args (c10::ScalarType names).
+var dtypeSizes = map[string]int64{
+	"float": 4, "double": 8, "half": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1,
+	"float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1, "byte": 1, "char": 1, "bool": 1, "short": 2,
+	"int": 4, "long": 8, "complexfloat": 8, "complexdouble": 16, "complexhalf": 4,
+	"uint16": 2, "uint32": 4, "uint64": 8, "qint8": 1, "quint8": 1, "qint32": 4,
+}
+
+// argsBytes is the message size of a collective per nccl-tests'
+// convention: the larger of its input and output buffers (allgather's
+// output, reduce_scatter's input, the one buffer of the others), -1 when
+// the args do not give it.
+func argsBytes(c *trace.Collective, dtype string) int64 {
+	size, ok := dtypeSizes[strings.ToLower(dtype)]
+	n := max(c.InElems, c.OutElems)
+	if !ok || n <= 0 || n > math.MaxInt64/size {
+		return -1
+	}
+	return n * size
+}
+
+// argsOp names a collective from its args' "Collective name"
+// ("_allgather_base", "allreduce_coalesced") in the sub-category
+// vocabulary; "" when it is none of them.
+func argsOp(name string) string {
+	s := strings.ToLower(name)
+	switch {
+	case strings.Contains(s, "allreduce"), strings.Contains(s, "all_reduce"):
+		return "allreduce"
+	case strings.Contains(s, "allgather"), strings.Contains(s, "all_gather"):
+		return "allgather"
+	case strings.Contains(s, "reduce_scatter"), strings.Contains(s, "reducescatter"):
+		return "reduce_scatter"
+	case strings.Contains(s, "alltoall"), strings.Contains(s, "all_to_all"):
+		return "all_to_all"
+	case strings.Contains(s, "broadcast"):
+		return "broadcast"
+	case strings.Contains(s, "send"), strings.Contains(s, "recv"):
+		return "send_recv"
+	case strings.Contains(s, "reduce"):
+		return "reduce"
+	}
+	return ""
+}
+
+// Match matches the collective kernels (category communication/*) of
+// each run's ranks and splits their time into waiting for the last rank
+// and transfer (docs/definitions.md, "Collectives").
+//
+// Matching: a communicator issues its collectives in the same order on
+// every rank, so the k-th kernel of (step, op, stream) on one rank is the
+// k-th on every other. The step is the step's position among its rank's
+// steps (the whole trace without steps); communicators are told apart by
+// the process group of the collective args where the kernels have them.
+// Streams are matched by id when every rank uses the same ids for its
+// collectives, else by order of first use.
+//
+// Memory: a few int32 per collective kernel, and per-rank offsets into
+// them per (step, op, stream); no per-kernel maps.
+func Match(tbl *window.Table, opt Options) *Table {
+	ct := &Table{Source: tbl, Filter: opt.Filter, Link: opt.Link, BytesPerToken: opt.BytesPerToken, Ops: []Op{}}
+	var runs []string
+	byRun := map[string][]window.RankID{}
+	for _, r := range tbl.Ranks {
+		if r.Activities == 0 {
+			continue
+		}
+		if _, ok := byRun[r.Run]; !ok {
+			runs = append(runs, r.Run)
+		}
+		byRun[r.Run] = append(byRun[r.Run], r.ID)
+	}
+	// All GPU activity time of each rank per class: the denominator of
+	// an op's share.
+	classNS := map[classKey]int64{}
+	for i := range tbl.Windows {
+		w := &tbl.Windows[i]
+		classNS[classKey{w.Rank, w.Class}] += w.KernelNS
+	}
+	for _, run := range runs {
+		a := &runAnalysis{tbl: tbl, opt: opt, run: run, classNS: classNS}
+		a.collect(byRun[run])
+		a.match()
+		ct.Runs = append(ct.Runs, Run{Name: run, Ranks: a.members()})
+		ct.Ops = append(ct.Ops, a.ops()...)
+	}
+	return ct
+}
+
+type classKey struct {
+	rank  window.RankID
+	class step.Class
+}
+
+// rankData is one rank's collective kernels.
+type rankData struct {
+	Member
+	// kern are the rank's collective kernels, in time order until match
+	// sorts them by lane.
+	kern []collKernel
+	// off[l] is where lane l starts in kern once sorted; off[nlanes] =
+	// len(kern).
+	off []int32
+	// streams are the collective streams in order of first use.
+	streams []int32
+	// args finds the collective args of the rank's kernels.
+	args *argsIndex
+}
+
+// collKernel is one collective kernel: 8 bytes, the analysis's memory
+// per kernel. Its size is looked up again when its instance is matched.
+type collKernel struct {
+	idx  int32 // index in Trace.Activities
+	lane int32 // index in runAnalysis.lanes
+}
+
+// laneKey is what the k-th kernels of all ranks share.
+type laneKey struct {
+	comm   int32 // index in runAnalysis.comms
+	step   int32 // the step's position among the rank's steps; -1 none
+	class  step.Class
+	op     int32 // index in runAnalysis.ops
+	stream int32 // stream id, or slot in order of first use
+}
+
+type commKey struct{ group, ranks string }
+
+type sizeKey struct {
+	bytes     int64
+	source    SizeSource
+	groupSize int32
+}
+
+// interner numbers the distinct keys it is given, in order of first use.
+type interner[K comparable] struct {
+	keys []K
+	ids  map[K]int32
+}
+
+func (n *interner[K]) id(k K) int32 {
+	if id, ok := n.ids[k]; ok {
+		return id
+	}
+	if n.ids == nil {
+		n.ids = map[K]int32{}
+	}
+	id := int32(len(n.keys))
+	n.keys = append(n.keys, k)
+	n.ids[k] = id
+	return id
+}
+
+// runAnalysis is Match for one run.
+type runAnalysis struct {
+	tbl     *window.Table
+	opt     Options
+	run     string
+	classNS map[classKey]int64
+
+	ranks    []*rankData
+	opNames  interner[string]
+	comms    interner[commKey]
+	sizes    interner[sizeKey]
+	lanes    interner[laneKey]
+	lastLane int32 // the last lane found; -1 none
+
+	// results, per op entry
+	entries  []*opAcc
+	entryIDs map[entryKey]int
+	laneOp   []int32 // lane → entry
+}
+
+type entryKey struct {
+	class step.Class
+	op    int32
+	comm  int32
+}
+
+// opAcc accumulates one Op.
+type opAcc struct {
+	key      entryKey
+	ranks    []int // indices in runAnalysis.ranks, rank order
+	stats    []RankStat
+	op       Op
+	argsGS   int32
+	sizeRows map[sizeKey]*Size
+	bytes    float64 // summed bytes of instances of known size
+}
+
+func (a *runAnalysis) laneID(k laneKey) int32 {
+	// Consecutive kernels of a rank mostly share their lane.
+	if a.lastLane >= 0 && a.lanes.keys[a.lastLane] == k {
+		return a.lastLane
+	}
+	a.lastLane = a.lanes.id(k)
+	return a.lastLane
+}
+
+// notComm marks, in a per-name op table, a name that is no collective.
+const notComm = -1
+
+// collect finds every rank's collective kernels and their lanes.
+func (a *runAnalysis) collect(rankIDs []window.RankID) {
+	a.lastLane = -1
+	type pending struct {
+		r    *rankData
+		opOf []int32
+	}
+	var all []pending
+	for i := 0; i < len(rankIDs); {
+		ii := a.tbl.Ranks[rankIDs[i]].Input
+		j := i
+		for j < len(rankIDs) && a.tbl.Ranks[rankIDs[j]].Input == ii {
+			j++
+		}
+		in := &a.tbl.Inputs[ii]
+		t := in.Trace
+		// The op of each kernel name, from its category once: -2 not yet.
+		opOf := make([]int32, len(t.Names))
+		for i := range opOf {
+			opOf[i] = -2
+		}
+		byProc := map[int32]*rankData{}
+		args := newArgsIndex(t)
+		for _, id := range rankIDs[i:j] {
+			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, args: args}
+			byProc[r.Proc] = r
+			a.ranks = append(a.ranks, r)
+			all = append(all, pending{r, opOf})
+		}
+		i = j
+		// isColl says whether activity i is a collective kernel of a kept
+		// class, finding each name's op once. Pass 1 counts each rank's
+		// collective kernels, pass 2 stores them in slices of that exact
+		// size.
+		isColl := func(i int, act *trace.Activity) bool {
+			if act.Kind != trace.KindKernel || !a.opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
+				return false
+			}
+			op := opOf[act.Name]
+			if op == -2 {
+				op = notComm
+				if c := a.tbl.Category(a.tbl.ActivityCategory(ii, i)); c.Top == classify.Communication {
+					op = a.opNames.id(c.Sub)
+				}
+				opOf[act.Name] = op
+			}
+			return op != notComm
+		}
+		count := map[int32]int{}
+		var last *rankData
+		for i := range t.Activities {
+			act := &t.Activities[i]
+			if last == nil || last.Proc != act.Proc {
+				last = byProc[act.Proc]
+			}
+			if isColl(i, act) {
+				count[act.Proc]++
+				if !slices.Contains(last.streams, act.Stream) {
+					last.streams = append(last.streams, act.Stream)
+				}
+			}
+		}
+		for p, r := range byProc {
+			r.kern = make([]collKernel, 0, count[p])
+		}
+		last = nil
+		for i := range t.Activities {
+			act := &t.Activities[i]
+			if last == nil || last.Proc != act.Proc {
+				last = byProc[act.Proc]
+			}
+			if isColl(i, act) {
+				last.kern = append(last.kern, collKernel{idx: int32(i)})
+			}
+		}
+	}
+	slices.SortStableFunc(a.ranks, compareRanks)
+	for i, r := range a.ranks {
+		r.Index = i
+	}
+	// Streams by id when every rank's set of collective streams is the
+	// same, else by order of first use.
+	byID := true
+	var ref []int32
+	for _, r := range a.ranks {
+		if len(r.kern) == 0 {
+			continue
+		}
+		s := slices.Sorted(slices.Values(r.streams))
+		if ref == nil {
+			ref = s
+		} else if !slices.Equal(ref, s) {
+			byID = false
+		}
+	}
+	for _, p := range all {
+		a.lanesOf(p.r, p.opOf, byID)
+	}
+}
+
+// compareRanks is the run's rank order: by distributed rank where known,
+// then input and process order.
+func compareRanks(x, y *rankData) int {
+	switch {
+	case x.Number != nil && y.Number != nil:
+		if c := cmp.Compare(*x.Number, *y.Number); c != 0 {
+			return c
+		}
+	case x.Number != nil:
+		return -1
+	case y.Number != nil:
+		return 1
+	}
+	return cmp.Compare(x.ID, y.ID)
+}
+
+// argsIndex finds the collective args of a trace's kernels.
+type argsIndex struct {
+	t      *trace.Trace
+	kernel []trace.Collective // CollectiveOnKernel, by (Proc, Corr)
+	ops    map[threadKey]*step.Innermost
+	opList []int // CollectiveOnCPUOp: indices in t.Collectives
+	// The last answer: the kernels of a CUDA-graph replay share their
+	// launch's correlation id, and so its answer.
+	lastProc int32
+	lastCorr int64
+	lastC    *trace.Collective
+	lastSrc  SizeSource
+}
+
+type threadKey struct {
+	proc   int32
+	thread int64
+}
+
+func newArgsIndex(t *trace.Trace) *argsIndex {
+	x := &argsIndex{t: t, lastProc: -1}
+	i, _ := slices.BinarySearchFunc(t.Collectives, trace.CollectiveOnCPUOp, func(c trace.Collective, s trace.CollectiveSource) int {
+		return cmp.Compare(c.Source, s)
+	})
+	x.kernel = t.Collectives[:i]
+	for j := i; j < len(t.Collectives); j++ {
+		if t.Collectives[j].Source == trace.CollectiveOnCPUOp {
+			x.opList = append(x.opList, j)
+		}
+	}
+	if len(x.opList) == 0 {
+		return x
+	}
+	// Innermost wants start order, the enclosing range first on a tie.
+	slices.SortFunc(x.opList, func(p, q int) int {
+		a, b := &t.Collectives[p], &t.Collectives[q]
+		return cmp.Or(cmp.Compare(a.Proc, b.Proc), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.Start, b.Start),
+			cmp.Compare(b.Dur, a.Dur), cmp.Compare(p, q))
+	})
+	x.ops = map[threadKey]*step.Innermost{}
+	for _, j := range x.opList {
+		c := &t.Collectives[j]
+		k := threadKey{c.Proc, c.Thread}
+		if x.ops[k] == nil {
+			x.ops[k] = &step.Innermost{}
+		}
+		x.ops[k].Add(c.Start, c.Start+trace.Time(c.Dur), int32(j))
+	}
+	for _, v := range x.ops {
+		v.Build()
+	}
+	return x
+}
+
+// find returns the args of activity act: those on the kernel itself, else
+// those of the innermost record_param_comms op on the launching thread
+// that was open when the launch call started; nil when neither.
+func (x *argsIndex) find(act *trace.Activity) (*trace.Collective, SizeSource) {
+	if len(x.t.Collectives) == 0 || act.Corr == 0 {
+		return nil, sizeUnknown
+	}
+	if act.Proc == x.lastProc && act.Corr == x.lastCorr {
+		return x.lastC, x.lastSrc
+	}
+	c, src := x.lookup(act)
+	x.lastProc, x.lastCorr, x.lastC, x.lastSrc = act.Proc, act.Corr, c, src
+	return c, src
+}
+
+func (x *argsIndex) lookup(act *trace.Activity) (*trace.Collective, SizeSource) {
+	i, ok := slices.BinarySearchFunc(x.kernel, act, func(c trace.Collective, a *trace.Activity) int {
+		return cmp.Or(cmp.Compare(c.Proc, a.Proc), cmp.Compare(c.Corr, a.Corr))
+	})
+	if ok {
+		return &x.kernel[i], sizeArgs
+	}
+	if x.ops == nil {
+		return nil, sizeUnknown
+	}
+	l := x.t.FindLaunch(act.Proc, act.Corr)
+	if l == nil {
+		return nil, sizeUnknown
+	}
+	j := x.ops[threadKey{l.Proc, l.Thread}].Find(l.Start)
+	if j < 0 {
+		return nil, sizeUnknown
+	}
+	return &x.t.Collectives[j], sizeCPUOp
+}
+
+// lanesOf gives each collective kernel of rank r its lane; opOf is the op
+// of each kernel name of the rank's input.
+func (a *runAnalysis) lanesOf(r *rankData, opOf []int32, streamsByID bool) {
+	in := &a.tbl.Inputs[r.Input]
+	t := in.Trace
+	args := r.args
+	// The position of each step among the steps of its process.
+	var stepOrd []int32
+	if in.Steps != nil {
+		stepOrd = make([]int32, len(in.Steps.List))
+		n := map[int32]int32{}
+		for i, s := range in.Steps.List {
+			stepOrd[i] = n[s.Proc]
+			n[s.Proc]++
+		}
+	}
+	for j := range r.kern {
+		ai := r.kern[j].idx
+		act := &t.Activities[ai]
+		k := laneKey{step: -1, class: step.WholeTrace}
+		if in.Steps != nil {
+			s := in.Steps.Of[ai]
+			k.class = in.Steps.Class(s)
+			if s >= 0 {
+				k.step = stepOrd[s]
+			}
+		}
+		k.op = opOf[act.Name]
+		k.stream = act.Stream
+		if !streamsByID {
+			k.stream = int32(slices.Index(r.streams, act.Stream))
+		}
+		c, _ := args.find(act)
+		var comm commKey
+		if c != nil {
+			comm = commKey{t.Names[c.Group], t.Names[c.GroupRanks]}
+			if a.opNames.keys[k.op] == "other" {
+				if op := argsOp(t.Names[c.Op]); op != "" {
+					k.op = a.opNames.id(op)
+				}
+			}
+		}
+		k.comm = a.comms.id(comm)
+		r.kern[j].lane = a.laneID(k)
+	}
+}
+
+// kernelSize is the size id of rank r's collective kernel ai (-1 for
+// none): from its args, whose group size counts even without a byte
+// count, else from its step's tokens.
+func (a *runAnalysis) kernelSize(r *rankData, ai int32) int32 {
+	in := &a.tbl.Inputs[r.Input]
+	t := in.Trace
+	size := int32(-1)
+	if c, src := r.args.find(&t.Activities[ai]); c != nil {
+		size = a.sizes.id(sizeKey{argsBytes(c, t.Names[c.DType]), src, c.GroupSize})
+	}
+	if (size < 0 || a.sizes.keys[size].bytes < 0) && a.opt.BytesPerToken > 0 && in.Steps != nil {
+		if s := in.Steps.Of[ai]; s >= 0 {
+			if tok := in.Steps.List[s].Tokens; tok > 0 && tok <= math.MaxInt64/a.opt.BytesPerToken {
+				size = a.sizes.id(sizeKey{tok * a.opt.BytesPerToken, sizeBytesPerToken, -1})
+			}
+		}
+	}
+	return size
+}
+
+// match sorts each rank's kernels by lane (a counting sort, stable, so
+// each lane keeps time order) and walks the lanes' k-th kernels.
+func (a *runAnalysis) match() {
+	nl := len(a.lanes.keys)
+	for _, r := range a.ranks {
+		// In place, by lane, each lane in time order (activity order).
+		slices.SortFunc(r.kern, func(x, y collKernel) int { return cmp.Or(cmp.Compare(x.lane, y.lane), cmp.Compare(x.idx, y.idx)) })
+		r.off = make([]int32, nl+1)
+		for _, k := range r.kern {
+			r.off[k.lane+1]++
+		}
+		for l := 0; l < nl; l++ {
+			r.off[l+1] += r.off[l]
+		}
+	}
+	// The ranks of each communicator: those with any of its kernels.
+	commRanks := make([][]int, len(a.comms.keys))
+	for ri, r := range a.ranks {
+		seen := make([]bool, len(a.comms.keys))
+		for l := 0; l < nl; l++ {
+			if c := a.lanes.keys[l].comm; !seen[c] && r.off[l+1] > r.off[l] {
+				seen[c] = true
+				commRanks[c] = append(commRanks[c], ri)
+			}
+		}
+	}
+	a.entryIDs = map[entryKey]int{}
+	a.laneOp = make([]int32, nl)
+	for l, k := range a.lanes.keys {
+		ek := entryKey{k.class, k.op, k.comm}
+		e, ok := a.entryIDs[ek]
+		if !ok {
+			e = len(a.entries)
+			a.entryIDs[ek] = e
+			ranks := commRanks[k.comm]
+			acc := &opAcc{key: ek, ranks: ranks, stats: make([]RankStat, len(ranks)), argsGS: -1,
+				sizeRows: map[sizeKey]*Size{}}
+			for i, ri := range ranks {
+				acc.stats[i].Member = a.ranks[ri].Member
+			}
+			a.entries = append(a.entries, acc)
+		}
+		a.laneOp[l] = int32(e)
+	}
+	durs := make([]int64, len(a.ranks))
+	for l := 0; l < nl; l++ {
+		e := a.entries[a.laneOp[l]]
+		var most int32
+		for _, ri := range e.ranks {
+			r := a.ranks[ri]
+			most = max(most, r.off[l+1]-r.off[l])
+		}
+		for k := int32(0); k < most; k++ {
+			matched := true
+			for _, ri := range e.ranks {
+				r := a.ranks[ri]
+				if r.off[l]+k >= r.off[l+1] {
+					matched = false
+					break
+				}
+			}
+			if !matched {
+				e.op.UnmatchedInstances++
+				for _, ri := range e.ranks {
+					r := a.ranks[ri]
+					if p := r.off[l] + k; p < r.off[l+1] {
+						e.op.UnmatchedNS += a.dur(r, p)
+					}
+				}
+				continue
+			}
+			a.instance(e, l, k, durs)
+		}
+	}
+}
+
+func (a *runAnalysis) dur(r *rankData, p int32) int64 {
+	return a.tbl.Inputs[r.Input].Trace.Activities[r.kern[p].idx].Dur
+}
+
+// instance adds the k-th kernels of lane l, found on every rank of e.
+func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
+	transfer := int64(math.MaxInt64)
+	last := 0
+	size := int32(-1)
+	for i, ri := range e.ranks {
+		r := a.ranks[ri]
+		p := r.off[l] + k
+		d := a.dur(r, p)
+		durs[i] = d
+		if d < transfer { // strict: a tie stays with the lower rank
+			transfer, last = d, i
+		}
+		// The size from the best source, the lowest rank on a tie.
+		if a.opt.NoSizes {
+			continue
+		}
+		if s := a.kernelSize(r, r.kern[p].idx); s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
+			size = s
+		}
+	}
+	e.op.Instances++
+	e.op.TransferNS += transfer
+	for i := range e.ranks {
+		st := &e.stats[i]
+		st.KernelNS += durs[i]
+		st.TransferNS += transfer
+		st.WaitNS += durs[i] - transfer
+		e.op.KernelNS += durs[i]
+		e.op.WaitNS += durs[i] - transfer
+	}
+	e.stats[last].LastArrivals++
+	sk := sizeKey{bytes: -1, source: sizeUnknown}
+	if size >= 0 && a.sizes.keys[size].groupSize > 0 && e.argsGS < 0 {
+		e.argsGS = a.sizes.keys[size].groupSize
+	}
+	if size >= 0 && a.sizes.keys[size].bytes > 0 {
+		sk = a.sizes.keys[size]
+		e.bytes += float64(sk.bytes)
+		e.op.SizedInstances++
+		e.op.SizedTransferNS += transfer
+	}
+	row := e.sizeRows[sizeKey{sk.bytes, sk.source, 0}]
+	if row == nil {
+		row = &Size{Bytes: sk.bytes, Source: sk.source}
+		e.sizeRows[sizeKey{sk.bytes, sk.source, 0}] = row
+	}
+	row.Instances++
+	row.TransferNS += transfer
+}
+
+// sizeRank orders size candidates: a byte count first, then by source.
+func (a *runAnalysis) sizeRank(s int32) int {
+	k := a.sizes.keys[s]
+	if k.bytes > 0 {
+		return int(k.source)
+	}
+	return 10 + int(k.source)
+}
+
+func (a *runAnalysis) members() []Member {
+	out := make([]Member, len(a.ranks))
+	for i, r := range a.ranks {
+		out[i] = r.Member
+	}
+	return out
+}
+
+// ops turns the accumulated entries into Ops.
+func (a *runAnalysis) ops() []Op {
+	var out []Op
+	for _, e := range a.entries {
+		op := e.op
+		comm := a.comms.keys[e.key.comm]
+		op.Run, op.Class, op.Op = a.run, e.key.class, a.opNames.keys[e.key.op]
+		op.Group, op.GroupRanks = comm.group, comm.ranks
+		op.Ranks = e.stats
+		for _, ri := range e.ranks {
+			op.ClassNS += a.classNS[classKey{a.ranks[ri].ID, e.key.class}]
+		}
+		op.Share = stats.Ratio(op.KernelNS+op.UnmatchedNS, op.ClassNS)
+		switch {
+		case e.argsGS > 0:
+			op.GroupSize = int(e.argsGS)
+		case len(e.ranks) > 1:
+			op.GroupSize = len(e.ranks)
+		case len(e.ranks) == 1 && a.ranks[e.ranks[0]].WorldSize > 1:
+			op.GroupSize = a.ranks[e.ranks[0]].WorldSize
+		}
+		op.UpperBound = len(e.ranks) == 1
+		op.Straggler = pickStraggler(e.stats, op.Instances)
+		for _, row := range e.sizeRows {
+			if row.Bytes >= 0 {
+				row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS)
+			}
+			op.Sizes = append(op.Sizes, *row)
+		}
+		slices.SortFunc(op.Sizes, func(x, y Size) int {
+			if (x.Bytes < 0) != (y.Bytes < 0) {
+				return cmp.Compare(y.Bytes, x.Bytes) // unknown last
+			}
+			return cmp.Or(cmp.Compare(x.Bytes, y.Bytes), cmp.Compare(x.Source, y.Source))
+		})
+		if op.SizedInstances > 0 {
+			op.Bandwidth = a.bandwidth(op.Op, op.GroupSize, e.bytes, op.SizedTransferNS)
+		}
+		if op.Instances+op.UnmatchedInstances > 0 {
+			out = append(out, op)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y Op) int {
+		return cmp.Or(x.Class.Compare(y.Class), cmp.Compare(y.KernelNS+y.UnmatchedNS, x.KernelNS+x.UnmatchedNS),
+			cmp.Compare(x.Op, y.Op), cmp.Compare(x.Group, y.Group), cmp.Compare(x.GroupRanks, y.GroupRanks))
+	})
+	return out
+}
+
+// bandwidth is bytes over transfer ns (1 byte/ns = 1 GB/s), its bus
+// bandwidth and link share.
+func (a *runAnalysis) bandwidth(op string, n int, bytes float64, transferNS int64) Bandwidth {
+	var bw Bandwidth
+	if transferNS <= 0 {
+		return bw
+	}
+	alg := bytes / float64(transferNS)
+	bw.AlgGBps = &alg
+	f, ok := busFactor(op, n)
+	if !ok {
+		return bw
+	}
+	bus := alg * f
+	bw.BusGBps = &bus
+	if l := a.opt.Link; l != nil && l.GBps > 0 {
+		share := bus / l.GBps
+		bw.LinkShare = &share
+	}
+	return bw
+}
+
+// Straggler returns the rank that arrived last most often in the
+// collectives op of class c in run, over all its communicators; nil when
+// no op of the run has several ranks. A nil table has none.
+func (t *Table) Straggler(run string, c step.Class, op string) *Straggler {
+	if t == nil {
+		return nil
+	}
+	at := map[window.RankID]int{}
+	var merged []RankStat
+	var total int64
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		if o.Run != run || o.Class != c || o.Op != op || o.Straggler == nil {
+			continue
+		}
+		total += o.Instances
+		for _, st := range o.Ranks {
+			j, ok := at[st.ID]
+			if !ok {
+				j = len(merged)
+				at[st.ID] = j
+				merged = append(merged, RankStat{Member: st.Member})
+			}
+			merged[j].LastArrivals += st.LastArrivals
+		}
+	}
+	slices.SortFunc(merged, func(x, y RankStat) int { return cmp.Compare(x.Index, y.Index) })
+	return pickStraggler(merged, total)
+}
+
+// ClassSum sums the collectives of one run and class, all ops and
+// communicators together, per rank.
+type ClassSum struct {
+	Run   string
+	Class step.Class
+	// Ranks in rank order; each sums its ops' matched kernels.
+	Ranks     []RankStat
+	Instances int64
+	// Straggler has the most last arrivals over all the class's instances
+	// (the lowest Index on a tie); nil when every op has one rank.
+	Straggler *Straggler
+	// UpperBound: every op has one rank (see Op.UpperBound).
+	UpperBound bool
+}
+
+// PerClass sums t's ops per run and class, in t's order.
+func (t *Table) PerClass() []ClassSum {
+	var out []ClassSum
+	for i := 0; i < len(t.Ops); {
+		j := i + 1
+		for j < len(t.Ops) && t.Ops[j].Run == t.Ops[i].Run && t.Ops[j].Class == t.Ops[i].Class {
+			j++
+		}
+		k := ClassSum{Run: t.Ops[i].Run, Class: t.Ops[i].Class, UpperBound: true}
+		byIndex := map[int]*RankStat{}
+		var multi int64
+		for _, o := range t.Ops[i:j] {
+			k.Instances += o.Instances
+			if !o.UpperBound {
+				k.UpperBound = false
+				multi += o.Instances
+			}
+			for _, st := range o.Ranks {
+				s := byIndex[st.Index]
+				if s == nil {
+					s = &RankStat{Member: st.Member}
+					byIndex[st.Index] = s
+				}
+				s.KernelNS += st.KernelNS
+				s.WaitNS += st.WaitNS
+				s.TransferNS += st.TransferNS
+				if !o.UpperBound {
+					s.LastArrivals += st.LastArrivals
+				}
+			}
+		}
+		for _, s := range byIndex {
+			k.Ranks = append(k.Ranks, *s)
+		}
+		slices.SortFunc(k.Ranks, func(x, y RankStat) int { return cmp.Compare(x.Index, y.Index) })
+		if !k.UpperBound {
+			k.Straggler = pickStraggler(k.Ranks, multi)
+		}
+		out = append(out, k)
+		i = j
+	}
+	return out
+}

@@ -1,0 +1,387 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
+)
+
+// memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
+// set. Several GB of rank files parse into close to a GB of model (48
+// bytes per kept activity); without a limit the collector lets the heap
+// grow to twice what is live before collecting. Near the limit it collects
+// more often instead, which costs little here: the model's big slices hold
+// no pointers, so there is almost nothing to mark. Live data above the
+// limit is still allowed (it is soft).
+const memoryLimit = 900 << 20
+
+func init() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+}
+
+// maxParallelFiles bounds the input files parsed at once. Each parse
+// already uses every core; a second one in flight fills the gaps of the
+// first (its gzip stream, its splitter and its final sort are single
+// goroutines) while keeping memory to two files' working sets on top of
+// the parsed traces.
+const maxParallelFiles = 2
+
+// Options configures Load.
+type Options struct {
+	// Parse configures the parsers (input format, nsys names, workers).
+	Parse parse.Options
+	// Classifier and ByTop make the table's categories
+	// (window.Options).
+	Classifier *classify.Classifier
+	ByTop      bool
+	// Steps finds the step markers of each input; without it the whole
+	// trace is one window per device (--no-steps). Pattern replaces the
+	// built-in markers (step.Options).
+	Steps   bool
+	Pattern string
+	// Filter is the class the command selects (--kind): Load refuses,
+	// with a step.NoKindError, inputs that hold no window of it.
+	Filter step.Filter
+	// Strict makes a truncated input an error instead of a warning.
+	Strict bool
+	// Verbose lists every kind of odd input with an example.
+	Verbose bool
+	// Warnings receives the one-line warnings about the inputs (nil:
+	// none are written).
+	Warnings io.Writer
+	// Progress, when set, receives a progress line while reading takes
+	// longer than a second (a terminal).
+	Progress io.Writer
+	// Stdin is read for the input "-".
+	Stdin io.Reader
+}
+
+// Load reads the inputs the arguments name (a directory stands for its
+// trace files, its subdirectories' included), in parallel, and reduces
+// them to their table: runs named (docs/ranks.md#runs), hosts from the
+// directory or file names, steps found, the model checked
+// (window.ErrOverflow) and the class filter checked. Every command reads
+// its inputs through Load, so none can skip a check.
+func Load(args []string, opt Options) (*window.Table, error) {
+	inputs, err := read(args, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(opt.Filter, inputs); err != nil {
+		return nil, err
+	}
+	return window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+}
+
+// Pair loads the two sides of a comparison, each a run of its own
+// arguments; the class filter must select windows of one side at least.
+func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
+	bin, err := read(before, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	ain, err := read(after, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := check(opt.Filter, append(bin, ain...)); err != nil {
+		return nil, nil, err
+	}
+	wopt := window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop}
+	if b, err = window.Build(bin, wopt); err != nil {
+		return nil, nil, err
+	}
+	if a, err = window.Build(ain, wopt); err != nil {
+		return nil, nil, err
+	}
+	return b, a, nil
+}
+
+func check(f step.Filter, inputs []window.Input) error {
+	steps := make([]*step.Steps, len(inputs))
+	for i := range inputs {
+		steps[i] = inputs[i].Steps
+	}
+	return f.Check(steps)
+}
+
+// Files lists the files the arguments name, writing the warnings about
+// what directories hold besides traces: for commands that read one input
+// at a time (One).
+func Files(args []string, opt Options) ([]string, error) {
+	set, err := expand(args, opt)
+	if err != nil {
+		return nil, err
+	}
+	return set.Files(), nil
+}
+
+// expand is parse.Expand, the warnings about what it skipped written.
+func expand(args []string, opt Options) (*parse.Inputs, error) {
+	set, err := parse.Expand(args)
+	if err != nil {
+		return nil, eachError(opt.Warnings, err)
+	}
+	for _, s := range set.Skipped {
+		warnf(opt.Warnings, "%s", s)
+	}
+	for _, r := range set.Repeats {
+		warnf(opt.Warnings, "%s", r)
+	}
+	return set, nil
+}
+
+// One reads one input file as Load does (warnings, steps, the model
+// check), for commands that hold one input at a time (export), and
+// reduces it to its table.
+func One(path string, opt Options) (*window.Table, error) {
+	t, err := readInput(path, opt.Parse, opt.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	in, err := prepare(path, t, opt)
+	if err != nil {
+		return nil, err
+	}
+	return window.Build([]window.Input{in}, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+}
+
+// read parses every input of args and names their runs and hosts.
+func read(args []string, opt Options) ([]window.Input, error) {
+	set, err := expand(args, opt)
+	if err != nil {
+		return nil, err
+	}
+	// Parse the files concurrently; report on them in order, once the
+	// progress line is gone.
+	paths := set.Files()
+	outs, cancel := parseFiles(paths, opt)
+	done := make([]parsed, len(paths))
+	for i := range paths {
+		if done[i] = <-outs[i]; done[i].err != nil {
+			break
+		}
+	}
+	cancel()
+	var inputs []window.Input
+	var sources []source
+	i := 0
+	for _, a := range set.Args {
+		src := source{Arg: a.Arg, Dir: a.Dir}
+		for j, p := range a.Files {
+			t, err := done[i].t, done[i].err
+			i++
+			if err != nil {
+				return nil, err
+			}
+			in, err := prepare(p, t, opt)
+			if err != nil {
+				return nil, err
+			}
+			if a.Dir {
+				in.Host = subdirHost(a.Subdirs[j])
+			}
+			if in.Host == "" {
+				in.Host = fileHost(p)
+			}
+			src.Inputs = append(src.Inputs, len(inputs))
+			inputs = append(inputs, in)
+		}
+		sources = append(sources, src)
+	}
+	assignRuns(inputs, sources)
+	return inputs, nil
+}
+
+// prepare warns about a parsed trace and finds its steps.
+func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
+	in := window.Input{Path: path, Trace: t}
+	if err := warn(opt, path, t); err != nil {
+		return in, err
+	}
+	if !opt.Steps {
+		return in, nil
+	}
+	st, err := step.Find(t, step.Options{Pattern: opt.Pattern})
+	if err != nil {
+		return in, err
+	}
+	if st == nil {
+		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
+		if opt.Pattern != "" {
+			what = fmt.Sprintf("no annotation range matches --step %q", opt.Pattern)
+		}
+		warnf(opt.Warnings, "%s: %s: the whole trace is one window", parse.DisplayName(path), what)
+	}
+	in.Steps = st
+	return in, nil
+}
+
+// subdirHost is the host of a file found in a subdirectory of an input
+// directory: the subdirectory's first element (run/node0/rank3.json.gz is
+// on node0); "" for a file directly in the directory.
+func subdirHost(sub string) string {
+	if sub == "" {
+		return ""
+	}
+	return strings.Split(filepath.ToSlash(sub), "/")[0]
+}
+
+// profilerName is torch.profiler's default trace file name,
+// {hostname}_{pid}[.{timestamp}].pt.trace.json[.gz]
+// (tensorboard_trace_handler's worker name).
+var profilerName = regexp.MustCompile(`^(.+)_[0-9]+(\.[0-9]+)?\.pt\.trace\.json(\.gz)?$`)
+
+// fileHost is the host a trace file's name gives, "" when it gives none.
+func fileHost(path string) string {
+	if m := profilerName.FindStringSubmatch(filepath.Base(path)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// eachError writes all but the last of the errors joined in err, one line
+// each as the command prints the last, so every unreadable input is
+// named.
+func eachError(w io.Writer, err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	errs := j.Unwrap()
+	for _, err := range errs[:len(errs)-1] {
+		warnf(w, "%v", err)
+	}
+	return errs[len(errs)-1]
+}
+
+func warnf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "traceq: "+format+"\n", args...)
+	}
+}
+
+// warn writes the one-line warnings for a parsed trace; a truncated one
+// is an error with Strict.
+func warn(opt Options, path string, t *trace.Trace) error {
+	if tr := t.Truncated; tr != nil {
+		events := "events"
+		if tr.Events == 1 {
+			events = "event"
+		}
+		msg := fmt.Sprintf("%s: truncated: %s; read the %d complete %s before the cut", parse.DisplayName(path), tr.Reason, tr.Events, events)
+		if opt.Strict {
+			return errors.New(msg)
+		}
+		warnf(opt.Warnings, "warning: %s", msg)
+	}
+	if len(t.Anomalies) == 0 || opt.Warnings == nil {
+		return nil
+	}
+	var n int64
+	var parts []string
+	for _, a := range t.Anomalies {
+		n += a.Count
+		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
+	}
+	odd := fmt.Sprintf("%d odd events", n)
+	if n == 1 {
+		odd = "1 odd event"
+	}
+	if opt.Verbose {
+		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), odd)
+		for _, a := range t.Anomalies {
+			fmt.Fprintf(opt.Warnings, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
+		}
+		return nil
+	}
+	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), odd, strings.Join(parts, "; "))
+	return nil
+}
+
+// parsed is the outcome of parsing one input file.
+type parsed struct {
+	t   *trace.Trace
+	err error
+}
+
+// parseFiles parses paths concurrently, at most maxParallelFiles at a
+// time, and returns a channel per file, in order, that delivers its
+// outcome. Call the returned cancel when done: files not yet started are
+// then skipped, and it waits for the parses in flight to end.
+func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func()) {
+	var prog *progress
+	if opt.Progress != nil {
+		prog = newProgress(opt.Progress, paths)
+		prog.run()
+	}
+	outs = make([]chan parsed, len(paths))
+	for i := range outs {
+		outs[i] = make(chan parsed, 1)
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, min(maxParallelFiles, max(1, runtime.GOMAXPROCS(0))))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, p := range paths {
+			select {
+			case sem <- struct{}{}:
+			case <-quit:
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				o := opt.Parse
+				if prog != nil {
+					o.Progress = func(r io.Reader, size int64) io.Reader { return prog.reader(i, r, size) }
+				}
+				t, err := readInput(p, o, opt.Stdin)
+				if prog != nil {
+					prog.finish(i)
+				}
+				outs[i] <- parsed{t, err}
+			}()
+		}
+	}()
+	var once sync.Once
+	cancel = func() {
+		once.Do(func() {
+			close(quit)
+			wg.Wait()
+			if prog != nil {
+				prog.stop()
+			}
+		})
+	}
+	return outs, cancel
+}
+
+// readInput parses one input: a file, or standard input for "-".
+func readInput(path string, opt parse.Options, stdin io.Reader) (*trace.Trace, error) {
+	if path != parse.Stdin {
+		return parse.File(path, opt)
+	}
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	return parse.Read(path, stdin, opt)
+}

@@ -1,0 +1,442 @@
+package window
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+)
+
+// Idle time by cause, launch statistics, time between steps and exposed
+// communication (docs/definitions.md, "Idle time by cause"). Everything
+// here is gathered during the table's one pass over the activities
+// (idleScan.add, per activity) and finished per input (idleScan.finish).
+
+// Gap causes: the index in an idleCum.
+const (
+	causeLaunchBound = iota
+	causeDeviceSide
+	causeUnknown
+	numCauses
+)
+
+// idleCum is idle time by cause, summed over the gaps met so far.
+type idleCum [numCauses]int64
+
+func (c idleCum) split() IdleSplit {
+	return IdleSplit{LaunchBoundNS: c[causeLaunchBound], DeviceSideNS: c[causeDeviceSide], UnknownNS: c[causeUnknown]}
+}
+
+func (c idleCum) minus(o idleCum) idleCum {
+	for i := range c {
+		c[i] -= o[i]
+	}
+	return c
+}
+
+// gapScope is the busy union whose gaps are idle time: a device (stepped
+// inputs: the device ran nothing of any step) or one window (the whole
+// trace on a device of one process). cum sums its gaps by cause so far.
+type gapScope struct {
+	open bool
+	end  trace.Time
+	cum  idleCum
+	proc int32 // the process whose activities end a gap; -1 for any
+}
+
+// windowIdle is what a window gathers for this file.
+type windowIdle struct {
+	seq   int32 // index among the input's windows
+	scope *gapScope
+	// at0 and at1 are the scope's gap sums when the window's first
+	// activity and the activity that set its last end were added. No gap
+	// can start in the window's span and end after the end the window has
+	// reached (an activity covers it), so at1 - at0 are the gaps inside
+	// the span: the window's idle time, by cause.
+	at0, at1 idleCum
+	split    IdleSplit
+	// comm is the union of the window's communication activities, piece
+	// by piece; commHidden the part of it other activities overlap.
+	comm       []piece
+	commHidden int64
+	nc         *nonComm // the device's
+	launches   map[string]*launchAcc
+	// between is the time from the end of the latest-ending earlier step
+	// on the device to this step's first activity; hasPrev is false for a
+	// device's first step.
+	between     int64
+	betweenFrom step.Kind
+	hasPrev     bool
+}
+
+type piece struct{ start, end trace.Time }
+
+type launchAcc struct {
+	calls   int64
+	cpu     int64
+	latency []int64
+}
+
+// idleScan is one input's share of the pass.
+type idleScan struct {
+	t       *trace.Trace
+	stepped bool
+	devices map[int32]*gapScope // stepped: one scope per device
+	isComm  []bool              // per CatID
+	catOf   []CatID             // per trace.NameID
+	nwin    int32
+	// Per launch call (index in t.Launches; the first of calls sharing a
+	// correlation id): the window of its first activity, -1 for none, and
+	// that activity's start.
+	launchWin   []int32
+	launchFirst []trace.Time
+	// The last lookup, kept: a graph replay's kernels share one id.
+	lastProc int32
+	lastCorr int64
+	lastLi   int
+	finder   launchFinder
+	nonComm  map[int32]*nonComm
+}
+
+func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleScan {
+	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, catOf: catOf, lastProc: -1, nonComm: map[int32]*nonComm{},
+		finder: launchFinder{ls: t.Launches}}
+	ix.isComm = make([]bool, len(tbl.cats))
+	for i, c := range tbl.cats {
+		ix.isComm[i] = c.Top == classify.Communication
+	}
+	if n := len(t.Launches); n > 0 {
+		ix.launchWin = make([]int32, n)
+		ix.launchFirst = make([]trace.Time, n)
+		for i := range ix.launchWin {
+			ix.launchWin[i] = -1
+		}
+	}
+	return ix
+}
+
+// launchOf returns the index of activity a's launch call, or -1.
+func (ix *idleScan) launchOf(a *trace.Activity) int {
+	if a.Corr == 0 || len(ix.launchWin) == 0 {
+		return -1
+	}
+	if a.Proc == ix.lastProc && a.Corr == ix.lastCorr {
+		return ix.lastLi
+	}
+	li := ix.finder.find(a.Proc, a.Corr)
+	ix.lastProc, ix.lastCorr, ix.lastLi = a.Proc, a.Corr, li
+	return li
+}
+
+// launchFinder is a launch call lookup by (process, correlation id), galloping from the last call
+// found: activities mostly come in the order their calls were made, so the
+// next one is near.
+type launchFinder struct {
+	ls  []trace.Launch
+	pos int
+}
+
+// find returns the index of the first call of (proc, corr), or -1.
+func (f *launchFinder) find(proc int32, corr int64) int {
+	ls := f.ls
+	n := len(ls)
+	if n == 0 {
+		return -1
+	}
+	at := func(i int) int { // the call at i against the key
+		if c := cmp.Compare(ls[i].Proc, proc); c != 0 {
+			return c
+		}
+		return cmp.Compare(ls[i].Corr, corr)
+	}
+	// The answer is the first index at or after the key, in [lo, hi].
+	var lo, hi int
+	p := f.pos
+	if at(p) < 0 {
+		lo, hi = p+1, n
+		for step := 1; p+step < n; step *= 2 {
+			if at(p+step) >= 0 {
+				hi = p + step
+				break
+			}
+			lo = p + step + 1
+		}
+	} else {
+		lo, hi = 0, p
+		for step := 1; p-step >= 0; step *= 2 {
+			if at(p-step) < 0 {
+				lo = p - step + 1
+				break
+			}
+			hi = p - step
+		}
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if at(m) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	f.pos = min(lo, n-1)
+	if lo < n && at(lo) == 0 {
+		return lo
+	}
+	return -1
+}
+
+// add takes activity i of window w into the scan: before the window's own
+// figures are updated, so that w.last is the end before this activity.
+func (ix *idleScan) add(w *win, i int) {
+	a := &ix.t.Activities[i]
+	end := a.End()
+	li := ix.launchOf(a)
+	fresh := w.scope == nil
+	if fresh {
+		w.seq = ix.nwin
+		ix.nwin++
+		if ix.stepped {
+			w.scope = ix.devices[w.device]
+			if w.scope == nil {
+				w.scope = &gapScope{proc: -1}
+				ix.devices[w.device] = w.scope
+			}
+		} else {
+			w.scope = &gapScope{proc: w.proc}
+		}
+		w.nc = ix.nonComm[w.device]
+		if w.nc == nil {
+			w.nc = &nonComm{}
+			ix.nonComm[w.device] = w.nc
+		}
+	}
+	sc := w.scope
+	switch {
+	case !sc.open:
+		sc.open, sc.end = true, end
+	case a.Start > sc.end:
+		sc.cum[ix.cause(i, li, sc.end, sc.proc)] += int64(a.Start - sc.end)
+		sc.end = end
+	case end > sc.end:
+		sc.end = end
+	}
+	if fresh {
+		w.at0, w.at1 = sc.cum, sc.cum
+	} else if end > w.last {
+		w.at1 = sc.cum
+	}
+	if li >= 0 && ix.launchWin[li] < 0 {
+		ix.launchWin[li] = w.seq
+		ix.launchFirst[li] = a.Start
+	}
+	if !ix.isComm[ix.catOf[a.Name]] {
+		w.nc.add(a.Start, end)
+	} else if n := len(w.comm); n > 0 && a.Start <= w.comm[n-1].end {
+		w.comm[n-1].end = max(w.comm[n-1].end, end)
+	} else {
+		w.comm = append(w.comm, piece{a.Start, end})
+		w.nc.live = append(w.nc.live, commRef{w, int32(n)})
+	}
+}
+
+// cause classifies the gap from gapStart to the start of activity i (li:
+// its launch call): among the activities of the scope starting then (they
+// follow i: the order is by start, then device), the one whose launch call
+// started earliest decides.
+func (ix *idleScan) cause(i, li int, gapStart trace.Time, proc int32) int {
+	acts := ix.t.Activities
+	a := &acts[i]
+	var best *trace.Launch
+	if li >= 0 {
+		best = &ix.t.Launches[li]
+	}
+	for j := i + 1; j < len(acts) && acts[j].Start == a.Start && acts[j].Device == a.Device; j++ {
+		b := &acts[j]
+		if b.Corr == 0 || (proc >= 0 && b.Proc != proc) {
+			continue
+		}
+		if l := ix.t.FindLaunch(b.Proc, b.Corr); l != nil && (best == nil || l.Start < best.Start) {
+			best = l
+		}
+	}
+	switch {
+	case best == nil:
+		return causeUnknown
+	case best.Start >= gapStart:
+		return causeLaunchBound
+	}
+	return causeDeviceSide
+}
+
+// finish completes the input's windows: idle by cause, launch statistics,
+// exposed communication and the time between steps. It returns the
+// launch calls that launched no recorded activity.
+func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID) []EmptyLaunch {
+	for _, w := range wins {
+		w.split = w.at1.minus(w.at0).split()
+		w.idle = w.split.Total()
+	}
+	empty := ix.launchStats(wins, rankOf)
+	for _, d := range ix.nonComm {
+		d.close()
+	}
+	if ix.stepped {
+		betweenSteps(in, wins)
+	}
+	return empty
+}
+
+// launchStats gives each window the launch calls of its activities, by
+// API, and counts apart the calls that launched nothing recorded.
+func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
+	t := ix.t
+	type key struct {
+		proc int32
+		name trace.NameID
+	}
+	empty := map[key]*launchAcc{}
+	head := 0
+	for i := range t.Launches {
+		l := &t.Launches[i]
+		if l.Proc != t.Launches[head].Proc || l.Corr != t.Launches[head].Corr {
+			head = i
+		}
+		wi := ix.launchWin[head]
+		if wi < 0 {
+			k := key{l.Proc, l.Name}
+			e := empty[k]
+			if e == nil {
+				e = &launchAcc{}
+				empty[k] = e
+			}
+			e.calls++
+			e.cpu += l.Dur
+			continue
+		}
+		w := wins[wi]
+		if w.launches == nil {
+			w.launches = map[string]*launchAcc{}
+		}
+		acc := w.launches[t.Names[l.Name]]
+		if acc == nil {
+			acc = &launchAcc{}
+			w.launches[t.Names[l.Name]] = acc
+		}
+		acc.calls++
+		acc.cpu += l.Dur
+		acc.latency = append(acc.latency, int64(ix.launchFirst[head]-l.Start))
+	}
+	out := make([]EmptyLaunch, 0, len(empty))
+	pid := make([]int64, 0, len(empty))
+	for k, e := range empty {
+		out = append(out, EmptyLaunch{Rank: rankOf[k.proc], API: t.Names[k.name], Calls: e.calls, CPUNS: e.cpu})
+		pid = append(pid, procPID(t, k.proc))
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(pid[a], pid[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(out[a].API, out[b].API)
+	})
+	sorted := make([]EmptyLaunch, len(out))
+	for i, j := range order {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+// commRef is one piece of a window's communication union.
+type commRef struct {
+	w   *win
+	idx int32 // in w.comm
+}
+
+// nonComm is the union of one device's non-communication activities (any
+// step, any process), built piece by piece in the pass. When a piece
+// closes (an activity starts after its end), every communication activity
+// that can overlap it has been seen, and whatever comes later starts after
+// it: its overlap with the communication pieces met so far is final.
+type nonComm struct {
+	open bool
+	cur  piece
+	// live are the communication pieces that may overlap the current
+	// piece or later ones: those that end after the last closed piece. A
+	// piece that ends before cannot grow: what would extend it starts
+	// before its end, and every activity to come starts after.
+	live []commRef
+}
+
+// add takes a non-communication activity into the union.
+func (d *nonComm) add(start, end trace.Time) {
+	switch {
+	case !d.open:
+		d.open, d.cur = true, piece{start, end}
+	case start > d.cur.end:
+		d.close()
+		d.cur = piece{start, end}
+	case end > d.cur.end:
+		d.cur.end = end
+	}
+}
+
+// close adds the current piece's overlap with each live communication
+// piece to the piece's window, and drops the pieces it has passed.
+func (d *nonComm) close() {
+	if !d.open || len(d.live) == 0 {
+		return
+	}
+	p := d.cur
+	keep := d.live[:0]
+	for _, r := range d.live {
+		c := r.w.comm[r.idx]
+		if ov := min(c.end, p.end) - max(c.start, p.start); ov > 0 {
+			r.w.commHidden += int64(ov)
+		}
+		if c.end > p.end {
+			keep = append(keep, r)
+		}
+	}
+	d.live = keep
+}
+
+// betweenSteps sets, for each step window, the time since the end of the
+// latest-ending earlier step of the same process and device: the host's
+// time between steps, not idle time inside a step.
+func betweenSteps(in *Input, wins []*win) {
+	type prev struct {
+		last trace.Time
+		kind step.Kind
+	}
+	m := map[[2]int32]*prev{}
+	for _, w := range wins { // in order of first activity
+		if w.step < 0 {
+			continue
+		}
+		kind := in.Steps.List[w.step].Kind
+		k := [2]int32{w.proc, w.device}
+		p := m[k]
+		if p == nil {
+			m[k] = &prev{w.last, kind}
+			continue
+		}
+		w.hasPrev, w.betweenFrom = true, p.kind
+		w.between = max(0, int64(w.first-p.last))
+		if w.last > p.last {
+			p.last, p.kind = w.last, kind
+		}
+	}
+}
+
+func procPID(t *trace.Trace, proc int32) int64 {
+	if int(proc) < len(t.Procs) {
+		return t.Procs[proc].PID
+	}
+	return 0
+}

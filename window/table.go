@@ -1,0 +1,392 @@
+package window
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+)
+
+// Input is one parsed trace of an input set and what the table keeps of
+// it. The loader sets Path, Run, Host, Trace and Steps; Build fills the
+// rest from the trace, so that they outlive the model.
+type Input struct {
+	Path string
+	// Run names the run the input belongs to (docs/ranks.md#runs).
+	Run string
+	// Host is the machine the input was captured on, from the directory
+	// or file name; "" when unknown.
+	Host  string
+	Trace *trace.Trace
+	// Steps is the input's step segmentation; nil when the trace has no
+	// step markers, and the whole trace is then one window per device.
+	Steps *step.Steps
+
+	Format trace.Format
+	// Rank and WorldSize are what the trace says (Kineto's
+	// distributedInfo); nil when it does not.
+	Rank, WorldSize *int
+	// Activities is the number of GPU activities read; Origin the first
+	// one's start, the zero of every time printed relative to the input.
+	Activities int
+	Origin     trace.Time
+	// Truncated says where the input ended early; "" when complete.
+	Truncated string
+	// Stepped summarises the steps; nil without steps.
+	Stepped *StepSummary
+}
+
+// StepSummary is what a report says about the steps of one input.
+type StepSummary struct {
+	Steps int // markers found
+	// Empty is the number of steps with no GPU activity attributed.
+	Empty int
+	// UnattributedNS is the kernel time (summed durations) of activities
+	// that belong to no step, and Unattributed their number.
+	UnattributedNS int64
+	Unattributed   int64
+}
+
+// RankID indexes Table.Ranks.
+type RankID int32
+
+// Rank is one rank of an input set: one process of one input (a rank file
+// of a torch.profiler run, or one process of an nsys export) that ran GPU
+// work or launched it. It is the one place a rank's names live.
+type Rank struct {
+	ID    RankID
+	Input int   // index in Table.Inputs
+	Proc  int32 // index in the input's Trace.Procs
+	Path  string
+	Run   string
+	Host  string
+	PID   int64
+	// Number is the distributed rank: the process's own (an nsys export's
+	// process list), or the trace's when it has one process; nil when
+	// unknown.
+	Number *int
+	// WorldSize is the trace's world size; -1 when unknown.
+	WorldSize int
+	// Activities counts the rank's GPU activities.
+	Activities int64
+}
+
+// NameID indexes the names of a Table.
+type NameID int32
+
+// CatID indexes the categories of a Table.
+type CatID int32
+
+// Options configures Build.
+type Options struct {
+	Classifier *classify.Classifier // nil means classify.Default()
+	// ByTop folds every category into its top level in the windows' sums
+	// (communication/* becomes communication); activities keep their full
+	// category (Category).
+	ByTop bool
+}
+
+// Table is an input set reduced to what the analyses read: the inputs,
+// the rank table, each activity name's category (the one category rule,
+// ActivityCategory, applied once per name) and the (rank, device, step)
+// windows with their sums. Build makes it once per input set; every
+// analysis reads it.
+type Table struct {
+	Inputs []Input
+	Ranks  []Rank
+	// Windows are in input order, then in order of first activity.
+	Windows []Window
+	// EmptyLaunches counts the launch calls whose correlation id matches
+	// no recorded GPU activity, per rank and API.
+	EmptyLaunches []EmptyLaunch
+
+	opt     Options
+	names   []string
+	ids     map[string]NameID
+	mangled map[NameID]string
+	cats    []classify.Category
+	catIDs  map[classify.Category]CatID
+	fold    []CatID // per category: the one windows sum it under
+	// Per input, per trace.NameID: the table's name and full category of
+	// the activities of that name (-1 for names no activity has).
+	nameOf [][]NameID
+	catOf  [][]CatID
+	total  int64 // summed durations of every input, for CheckSums
+}
+
+// EmptyLaunch counts one rank's launch calls of one API whose
+// correlation id matches no recorded GPU activity.
+type EmptyLaunch struct {
+	Rank  RankID
+	API   string
+	Calls int64
+	CPUNS int64
+}
+
+// Build reduces inputs to their table, in one pass over each input's
+// activities. It refuses (ErrOverflow) inputs whose figures would not fit
+// 64-bit nanoseconds, so that no analysis of the table needs to check.
+func Build(inputs []Input, opt Options) (*Table, error) {
+	t := newTable(opt)
+	for _, in := range inputs {
+		if err := t.add(in); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func newTable(opt Options) *Table {
+	if opt.Classifier == nil {
+		opt.Classifier = classify.Default()
+	}
+	return &Table{opt: opt, ids: map[string]NameID{}, catIDs: map[classify.Category]CatID{}, EmptyLaunches: []EmptyLaunch{}}
+}
+
+// Name returns the name of id.
+func (t *Table) Name(id NameID) string { return t.names[id] }
+
+// NameIDOf returns the id of name, and whether some activity has it.
+func (t *Table) NameIDOf(name string) (NameID, bool) {
+	id, ok := t.ids[name]
+	return id, ok
+}
+
+// Mangled returns the raw name the trace recorded when parse demangled
+// it (trace.Trace.Mangled); "" otherwise.
+func (t *Table) Mangled(id NameID) string { return t.mangled[id] }
+
+// Names returns the distinct names of the inputs' GPU activities, sorted:
+// the set kernel labels are made from (package labels).
+func (t *Table) Names() []string {
+	out := slices.Clone(t.names)
+	slices.Sort(out)
+	return out
+}
+
+// Category returns the category of id.
+func (t *Table) Category(id CatID) classify.Category { return t.cats[id] }
+
+// Fold returns the category the windows sum category id under: id
+// itself, or its top level with Options.ByTop.
+func (t *Table) Fold(id CatID) CatID { return t.fold[id] }
+
+// ActivityName returns the table's name of activity i of input in.
+func (t *Table) ActivityName(in, i int) NameID {
+	return t.nameOf[in][t.Inputs[in].Trace.Activities[i].Name]
+}
+
+// ActivityCategory returns the full category of activity i of input in
+// (memcpy and memset by their kind, kernels by name; never folded).
+func (t *Table) ActivityCategory(in, i int) CatID {
+	return t.catOf[in][t.Inputs[in].Trace.Activities[i].Name]
+}
+
+// Select returns the table of some of t's inputs (by index, ascending):
+// their ranks and windows, renumbered; names and categories are shared.
+func (t *Table) Select(inputs []int) *Table {
+	keep := make([]bool, len(t.Inputs))
+	for _, i := range inputs {
+		keep[i] = true
+	}
+	out := *t
+	out.Inputs, out.Ranks, out.Windows, out.EmptyLaunches = nil, nil, nil, []EmptyLaunch{}
+	out.nameOf, out.catOf = nil, nil
+	inputAt := make([]int, len(t.Inputs))
+	for i := range t.Inputs {
+		inputAt[i] = -1
+		if keep[i] {
+			inputAt[i] = len(out.Inputs)
+			out.Inputs = append(out.Inputs, t.Inputs[i])
+			out.nameOf = append(out.nameOf, t.nameOf[i])
+			out.catOf = append(out.catOf, t.catOf[i])
+		}
+	}
+	rankAt := make([]RankID, len(t.Ranks))
+	for i, r := range t.Ranks {
+		rankAt[i] = -1
+		if inputAt[r.Input] >= 0 {
+			r.ID, r.Input = RankID(len(out.Ranks)), inputAt[r.Input]
+			rankAt[i] = r.ID
+			out.Ranks = append(out.Ranks, r)
+		}
+	}
+	for _, w := range t.Windows {
+		if rankAt[w.Rank] >= 0 {
+			w.Rank = rankAt[w.Rank]
+			out.Windows = append(out.Windows, w)
+		}
+	}
+	for _, e := range t.EmptyLaunches {
+		if rankAt[e.Rank] >= 0 {
+			e.Rank = rankAt[e.Rank]
+			out.EmptyLaunches = append(out.EmptyLaunches, e)
+		}
+	}
+	return &out
+}
+
+// ErrOverflow is Build's error for inputs whose times cannot be summed in
+// 64 bits.
+var ErrOverflow = errors.New("the summed GPU time overflows 64-bit nanoseconds (292 years): the trace's durations or timestamps are corrupt")
+
+// checkSums reports whether every figure the analyses compute fits an
+// int64: the summed durations of all activities of all inputs (every
+// kernel, busy and per-category time is a sum of a subset of them), each
+// activity's end, each input's span, and the summed durations of its
+// launch calls and the time from any call to any activity (launch CPU
+// time, launch-to-start latency).
+func (t *Table) checkSums(in *Input) error {
+	acts := in.Trace.Activities
+	if len(acts) == 0 {
+		return nil
+	}
+	total := t.total
+	first, last := acts[0].Start, acts[0].Start
+	for i := range acts {
+		a := &acts[i]
+		if a.Dur > math.MaxInt64-total || int64(a.Start) > math.MaxInt64-a.Dur {
+			return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
+		}
+		total += a.Dur
+		last = max(last, a.End())
+	}
+	var calls int64
+	for i := range in.Trace.Launches {
+		l := &in.Trace.Launches[i]
+		if l.Dur > math.MaxInt64-calls {
+			return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
+		}
+		calls += l.Dur
+		first, last = min(first, l.Start), max(last, l.Start)
+	}
+	if first < 0 && last > math.MaxInt64+first {
+		return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
+	}
+	t.total = total
+	return nil
+}
+
+// activityCategory is the category of an activity: memcpy and memset
+// activities by their kind, whatever their name; kernels by name.
+func activityCategory(a *trace.Activity, name string, cl *classify.Classifier) classify.Category {
+	switch a.Kind {
+	case trace.KindMemcpy:
+		return classify.MemcpyCategory
+	case trace.KindMemset:
+		return classify.MemsetCategory
+	}
+	return cl.Classify(name)
+}
+
+func (t *Table) catID(c classify.Category) CatID {
+	if id, ok := t.catIDs[c]; ok {
+		return id
+	}
+	id := CatID(len(t.cats))
+	t.catIDs[c] = id
+	t.cats = append(t.cats, c)
+	f := id
+	if t.opt.ByTop && c.Sub != "" {
+		f = t.catID(classify.Category{Top: c.Top})
+	}
+	t.fold = append(t.fold, f)
+	return id
+}
+
+func (t *Table) nameID(s string) NameID {
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	id := NameID(len(t.names))
+	t.ids[s] = id
+	t.names = append(t.names, s)
+	return id
+}
+
+// describe fills what the table keeps of an input's trace.
+func describe(in *Input) {
+	tr := in.Trace
+	in.Format, in.Activities = tr.Meta.Format, len(tr.Activities)
+	if tr.Meta.Rank >= 0 {
+		v := tr.Meta.Rank
+		in.Rank = &v
+	}
+	if tr.Meta.WorldSize >= 0 {
+		v := tr.Meta.WorldSize
+		in.WorldSize = &v
+	}
+	if tr.Truncated != nil {
+		in.Truncated = tr.Truncated.Reason
+	}
+	if len(tr.Activities) > 0 {
+		in.Origin = tr.Activities[0].Start
+	}
+	if st := in.Steps; st != nil {
+		sum := &StepSummary{Steps: len(st.List)}
+		has := make([]bool, len(st.List))
+		for ai, s := range st.Of {
+			if s < 0 {
+				sum.Unattributed++
+				sum.UnattributedNS += tr.Activities[ai].Dur
+				continue
+			}
+			has[s] = true
+		}
+		for _, h := range has {
+			if !h {
+				sum.Empty++
+			}
+		}
+		in.Stepped = sum
+	}
+}
+
+// numberOf is the distributed rank of a process of t: its own (an nsys
+// export's process list), or the trace's when it has one process; nil
+// when unknown.
+func numberOf(t *trace.Trace, proc int32) *int {
+	if int(proc) < len(t.Procs) && t.Procs[proc].Rank >= 0 {
+		v := t.Procs[proc].Rank
+		return &v
+	}
+	if t.Meta.Rank >= 0 && len(t.Procs) <= 1 {
+		v := t.Meta.Rank
+		return &v
+	}
+	return nil
+}
+
+// addRanks appends the ranks of input ii: its processes with activities
+// or launch calls, in process order.
+func (t *Table) addRanks(ii int) (first RankID) {
+	in := &t.Inputs[ii]
+	tr := in.Trace
+	np := max(len(tr.Procs), 1)
+	acts := make([]int64, np)
+	used := make([]bool, np)
+	for i := range tr.Activities {
+		acts[tr.Activities[i].Proc]++
+		used[tr.Activities[i].Proc] = true
+	}
+	for i := range tr.Launches {
+		used[tr.Launches[i].Proc] = true
+	}
+	first = RankID(len(t.Ranks))
+	for p := range np {
+		if !used[p] {
+			continue
+		}
+		r := Rank{ID: RankID(len(t.Ranks)), Input: ii, Proc: int32(p), Path: in.Path, Run: in.Run, Host: in.Host,
+			Number: numberOf(tr, int32(p)), WorldSize: tr.Meta.WorldSize, Activities: acts[p]}
+		if p < len(tr.Procs) {
+			r.PID = tr.Procs[p].PID
+		}
+		t.Ranks = append(t.Ranks, r)
+	}
+	return first
+}

@@ -1,0 +1,322 @@
+package window
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+)
+
+// Window is one (rank, device, step) window: the activities of one step
+// on one device of one rank (or, without steps, all of them; or those
+// outside any step), and their sums (docs/definitions.md#window).
+type Window struct {
+	Rank   RankID
+	Device int32
+	// Step is the index of the window's step in its input's Steps.List;
+	// -1 for the windows that are not steps.
+	Step  int32
+	Class step.Class
+	// First and Last bound the window's activities: the first start and
+	// the last end. Span is Last - First.
+	First, Last trace.Time
+	KernelNS    int64 // summed durations
+	BusyNS      int64 // the union of the activities
+	// IdleNS is the time in [First, Last) when the device ran nothing at
+	// all (stepped inputs), or nothing of the window's rank (a whole
+	// trace); Idle splits it by cause.
+	IdleNS int64
+	Idle   IdleSplit
+	// Cats sums the activities per category (folded with Options.ByTop),
+	// by category id; Names per activity name, by name id.
+	Cats  []CatSum
+	Names []NameSum
+	// Launches describes the launch calls whose first activity is in the
+	// window, per API, by API name.
+	Launches []LaunchSum
+	// Comm is the window's communication time and the part of it no other
+	// activity overlapped.
+	Comm CommStat
+	// BetweenNS is the time from the end of the latest-ending earlier step
+	// of the rank's device to the window's first activity (0 when that
+	// step is still running); From is that step's kind. HasPrev is false
+	// for a device's first step and for windows that are not steps.
+	BetweenNS int64
+	From      step.Kind
+	HasPrev   bool
+}
+
+// SpanNS is the window's span: from its first activity's start to its
+// last activity's end.
+func (w *Window) SpanNS() int64 { return int64(w.Last - w.First) }
+
+// Cat returns the window's sums of category id (zero when it has none).
+func (w *Window) Cat(id CatID) CatSum {
+	for _, c := range w.Cats {
+		if c.Cat == id {
+			return c
+		}
+	}
+	return CatSum{Cat: id}
+}
+
+// Name returns the window's sums of name id (zero when it has none).
+func (w *Window) Name(id NameID) NameSum {
+	if i, ok := slices.BinarySearchFunc(w.Names, id, func(n NameSum, id NameID) int { return cmp.Compare(n.Name, id) }); ok {
+		return w.Names[i]
+	}
+	return NameSum{Name: id, Cat: -1}
+}
+
+// CatSum is one category's activities in a window.
+type CatSum struct {
+	Cat      CatID
+	KernelNS int64 // summed durations
+	BusyNS   int64 // the union of the category's activities
+	N        int64 // activities
+}
+
+// NameSum is one name's activities in a window.
+type NameSum struct {
+	Name    NameID
+	Cat     CatID // the name's full category (never folded)
+	N       int64
+	TotalNS int64
+}
+
+// LaunchSum is the launch calls of one API in a window.
+type LaunchSum struct {
+	API   string
+	Calls int64
+	// CPUNS is the time spent inside the calls (their summed durations).
+	CPUNS int64
+	// LaunchToStart holds, per call, its first activity's start minus the
+	// call's start.
+	LaunchToStart []int64
+}
+
+// IdleSplit splits idle time by what the device waited for.
+// LaunchBoundNS + DeviceSideNS + UnknownNS is the idle time exactly.
+type IdleSplit struct {
+	// LaunchBoundNS is idle time ended by work whose launch call started
+	// at or after the device ran dry: the host had not yet asked for it.
+	LaunchBoundNS int64
+	// DeviceSideNS is idle time ended by work launched before the device
+	// ran dry: it was queued, and the device waited on something else.
+	DeviceSideNS int64
+	// UnknownNS is idle time ended by work whose launch call is not in
+	// the trace.
+	UnknownNS int64
+}
+
+// Total is the idle time the split covers.
+func (s IdleSplit) Total() int64 { return s.LaunchBoundNS + s.DeviceSideNS + s.UnknownNS }
+
+// Add adds o to s.
+func (s *IdleSplit) Add(o IdleSplit) {
+	s.LaunchBoundNS += o.LaunchBoundNS
+	s.DeviceSideNS += o.DeviceSideNS
+	s.UnknownNS += o.UnknownNS
+}
+
+// CommStat is communication time: BusyNS is the union of the
+// communication activities, ExposedNS the part of it when the device ran
+// no other (non-communication) activity.
+type CommStat struct {
+	BusyNS    int64
+	ExposedNS int64
+}
+
+// Add adds o to c.
+func (c *CommStat) Add(o CommStat) {
+	c.BusyNS += o.BusyNS
+	c.ExposedNS += o.ExposedNS
+}
+
+// win accumulates one window during the pass.
+type win struct {
+	rank   RankID
+	proc   int32
+	device int32
+	step   int32 // index in Steps.List, -1 for none
+	first  trace.Time
+	last   trace.Time
+	kernel int64
+	busy   union
+	// idle is the time in [first, last) when the device ran nothing at
+	// all (stepped inputs), or the window's own activities nothing (the
+	// whole trace): the gaps idleScan splits by cause.
+	idle  int64
+	cats  map[CatID]*catAcc
+	names map[NameID]*nameAcc
+	windowIdle
+}
+
+type catAcc struct {
+	kernel int64
+	n      int64
+	busy   union
+}
+
+type nameAcc struct {
+	cat   CatID
+	n     int64
+	total int64
+}
+
+type winKey struct {
+	proc, device, step int32
+}
+
+// add reduces one input to its windows: one pass over its activities.
+func (t *Table) add(in Input) error {
+	if err := t.checkSums(&in); err != nil {
+		return err
+	}
+	describe(&in)
+	ii := len(t.Inputs)
+	t.Inputs = append(t.Inputs, in)
+	tr := in.Trace
+	firstRank := t.addRanks(ii)
+	rankOf := make([]RankID, max(len(tr.Procs), 1))
+	for _, r := range t.Ranks[firstRank:] {
+		rankOf[r.Proc] = r.ID
+	}
+	// Each name's table name and category, found once: the one per-name
+	// category cache of the analyses.
+	nameOf := make([]NameID, len(tr.Names))
+	catOf := make([]CatID, len(tr.Names))
+	for i := range nameOf {
+		nameOf[i], catOf[i] = -1, -1
+	}
+	for i := range tr.Activities {
+		a := &tr.Activities[i]
+		if nameOf[a.Name] < 0 {
+			s := tr.Names[a.Name]
+			nameOf[a.Name] = t.nameID(s)
+			catOf[a.Name] = t.catID(activityCategory(a, s, t.opt.Classifier))
+			if m, ok := tr.Mangled[a.Name]; ok {
+				if t.mangled == nil {
+					t.mangled = map[NameID]string{}
+				}
+				if _, seen := t.mangled[nameOf[a.Name]]; !seen {
+					t.mangled[nameOf[a.Name]] = m
+				}
+			}
+		}
+	}
+	t.nameOf = append(t.nameOf, nameOf)
+	t.catOf = append(t.catOf, catOf)
+	scan := newIdleScan(t, tr, in.Steps != nil, catOf)
+	m := map[winKey]*win{}
+	var lastKey winKey
+	var last *win
+	var wins []*win
+	for i := range tr.Activities {
+		a := &tr.Activities[i]
+		k := winKey{proc: a.Proc, device: a.Device, step: -1}
+		if in.Steps != nil {
+			k.step = in.Steps.Of[i]
+		}
+		w := last
+		if w == nil || k != lastKey {
+			w = m[k]
+			if w == nil {
+				w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
+					first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[NameID]*nameAcc{}}
+				m[k] = w
+				wins = append(wins, w)
+			}
+			last, lastKey = w, k
+		}
+		scan.add(w, i)
+		end := a.End()
+		w.last = max(w.last, end)
+		w.kernel += a.Dur
+		w.busy.add(a.Start, end)
+		cid := t.fold[catOf[a.Name]]
+		ca := w.cats[cid]
+		if ca == nil {
+			ca = &catAcc{}
+			w.cats[cid] = ca
+		}
+		ca.kernel += a.Dur
+		ca.n++
+		ca.busy.add(a.Start, end)
+		nid := nameOf[a.Name]
+		na := w.names[nid]
+		if na == nil {
+			na = &nameAcc{cat: catOf[a.Name]}
+			w.names[nid] = na
+		}
+		na.n++
+		na.total += a.Dur
+	}
+	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
+	for _, w := range wins {
+		t.Windows = append(t.Windows, w.done(in.Steps))
+	}
+	return nil
+}
+
+// done is the window's final sums.
+func (w *win) done(st *step.Steps) Window {
+	out := Window{Rank: w.rank, Device: w.device, Step: w.step, Class: st.Class(w.step), First: w.first, Last: w.last,
+		KernelNS: w.kernel, BusyNS: w.busy.sum(), IdleNS: w.idle, Idle: w.split,
+		BetweenNS: w.between, From: w.betweenFrom, HasPrev: w.hasPrev}
+	out.Cats = make([]CatSum, 0, len(w.cats))
+	for id, c := range w.cats {
+		out.Cats = append(out.Cats, CatSum{Cat: id, KernelNS: c.kernel, BusyNS: c.busy.sum(), N: c.n})
+	}
+	slices.SortFunc(out.Cats, func(a, b CatSum) int { return cmp.Compare(a.Cat, b.Cat) })
+	out.Names = make([]NameSum, 0, len(w.names))
+	for id, n := range w.names {
+		out.Names = append(out.Names, NameSum{Name: id, Cat: n.cat, N: n.n, TotalNS: n.total})
+	}
+	slices.SortFunc(out.Names, func(a, b NameSum) int { return cmp.Compare(a.Name, b.Name) })
+	if len(w.launches) > 0 {
+		out.Launches = make([]LaunchSum, 0, len(w.launches))
+		for api, l := range w.launches {
+			out.Launches = append(out.Launches, LaunchSum{API: api, Calls: l.calls, CPUNS: l.cpu, LaunchToStart: l.latency})
+		}
+		slices.SortFunc(out.Launches, func(a, b LaunchSum) int { return cmp.Compare(a.API, b.API) })
+	}
+	var busy int64
+	for _, p := range w.comm {
+		busy += int64(p.end - p.start)
+	}
+	out.Comm = CommStat{BusyNS: busy, ExposedNS: busy - w.commHidden}
+	return out
+}
+
+// union accumulates the length of a union of intervals fed in order of
+// start. It is the busy-time counter: overlaps count once.
+type union struct {
+	total      int64
+	start, end trace.Time
+	open       bool
+}
+
+func (u *union) add(s, e trace.Time) {
+	if !u.open {
+		u.start, u.end, u.open = s, e, true
+		return
+	}
+	if s > u.end {
+		u.total += int64(u.end - u.start)
+		u.start, u.end = s, e
+		return
+	}
+	if e > u.end {
+		u.end = e
+	}
+}
+
+// sum returns the union's length so far.
+func (u *union) sum() int64 {
+	if !u.open {
+		return u.total
+	}
+	return u.total + int64(u.end-u.start)
+}
