@@ -152,8 +152,8 @@ func (c *Coverage) add(d Coverage) { c.Weighted += d.Weighted; c.KnownNS += d.Kn
 
 // CategoryRow is one category of one step kind of a run.
 type CategoryRow struct {
-	Run   string
-	Class step.Class
+	Run      string
+	Class    step.Class
 	Category classify.Category
 	// Windows is the step kind's windows (steps × devices) the per-step
 	// figures divide by.

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/opcost"
+	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/trace"
 )
 
