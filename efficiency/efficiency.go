@@ -67,14 +67,16 @@ type Result struct {
 	// Graphs describe, per input with CUDA-graph replays, how many of the
 	// replayed kernels a capture trace priced.
 	Graphs []GraphRow
-	// Kernels sums the priced kernels per name (all inputs), for the
+	// Kernels sums the kernels per name (all inputs, by name), for the
 	// kernels table's columns.
 	Kernels []KernelRow
 }
 
-// KernelRow is one kernel name's priced time and work, over every input.
+// KernelRow is one kernel name over every input: its time, SM coverage,
+// and the time and work of its kernels whose op a model priced.
 type KernelRow struct {
-	Name string
+	Name     string
+	KernelNS int64
 	// ModelledNS is the time of its kernels whose op a model priced;
 	// FLOPs, Bytes and RooflineNS their shares of their ops' work.
 	ModelledNS, FLOPs, Bytes, RooflineNS int64
@@ -450,6 +452,13 @@ func (st *inputState) kernel(act *trace.Activity, cr *CategoryRow, sr *StepRow, 
 		cov = Coverage{Weighted: min(1, float64(blocks)/float64(dev.SMs)) * float64(act.Dur), KnownNS: act.Dur}
 		cr.SM.add(cov)
 	}
+	kr := st.kernels[act.Name]
+	if kr == nil {
+		kr = &KernelRow{Name: st.t.Names[act.Name]}
+		st.kernels[act.Name] = kr
+	}
+	kr.KernelNS += act.Dur
+	kr.SM.add(cov)
 	if inst == nil {
 		return
 	}
@@ -495,16 +504,10 @@ func (st *inputState) kernel(act *trace.Activity, cr *CategoryRow, sr *StepRow, 
 	cr.RooflineNS += rf
 	sr.ModelledNS += act.Dur
 	sr.RooflineNS += rf
-	kr := st.kernels[act.Name]
-	if kr == nil {
-		kr = &KernelRow{Name: st.t.Names[act.Name]}
-		st.kernels[act.Name] = kr
-	}
 	kr.ModelledNS += act.Dur
 	kr.FLOPs += f
 	kr.Bytes += b
 	kr.RooflineNS += rf
-	kr.SM.add(cov)
 }
 
 // replay counts the kernels of one graph launch: matched ones take their
@@ -611,6 +614,7 @@ func (st *inputState) merge() {
 			r = &KernelRow{Name: kr.Name}
 			a.kernels[kr.Name] = r
 		}
+		r.KernelNS += kr.KernelNS
 		r.ModelledNS += kr.ModelledNS
 		r.FLOPs += kr.FLOPs
 		r.Bytes += kr.Bytes

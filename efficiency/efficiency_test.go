@@ -2,6 +2,7 @@ package efficiency
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -206,6 +207,20 @@ func TestAnalyzeByHand(t *testing.T) {
 	// SM coverage of the mm's kernels: 32/132 over 15+12 µs, 1 over 5 µs.
 	if want := (32.0/132*27_000 + 5_000) / 32_000; mmRow != nil && (mmRow.SM.KnownNS != 32_000 || mmRow.SM.Value() != want) {
 		t.Errorf("mm coverage %v over %d, want %v", mmRow.SM.Value(), mmRow.SM.KnownNS, want)
+	}
+	// Per kernel name: the gemm kernel ran 15 µs eager and 12 µs replayed,
+	// all priced (its share of the mm's roofline: 7747 of the eager
+	// call's 10330 split 15:5, and all 10330 of the replayed one); the
+	// paged attention's 14 µs not priced; coverage from every kernel.
+	kernels := map[string]KernelRow{}
+	for _, k := range res.Kernels {
+		kernels[k.Name] = k
+	}
+	if g := kernels[gemmK]; g.KernelNS != 27_000 || g.ModelledNS != 27_000 || g.RooflineNS != 7747+mmRoof || g.SM.KnownNS != 27_000 {
+		t.Errorf("gemm kernel row %+v", g)
+	}
+	if p := kernels[pagedK]; p.KernelNS != 14_000 || p.ModelledNS != 0 || math.Abs(p.SM.Value()-(64.0/132*10_000+128.0/132*4_000)/14_000) > 1e-12 {
+		t.Errorf("paged kernel row %+v", p)
 	}
 	// The paged attention is not modelled, and says why.
 	for _, r := range res.Ops {
