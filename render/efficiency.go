@@ -55,14 +55,33 @@ func Efficiency(w io.Writer, r *efficiency.Result, opt Options) error {
 	for _, l := range hintLines(r) {
 		line(l)
 	}
+	efficiencyTables(&sb, r, opt)
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// EfficiencyTables writes, per class, the categories' efficiency and, per
+// run, the op shapes with the most kernel time (text or markdown): the
+// tables of traceq efficiency, breakdown --detail efficiency and the
+// report.
+func EfficiencyTables(w io.Writer, r *efficiency.Result, opt Options) error {
+	var sb strings.Builder
+	efficiencyTables(&sb, r, opt)
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func efficiencyTables(sb *strings.Builder, r *efficiency.Result, opt Options) {
+	md := opt.Format == "markdown"
+	runs := runsOf(r)
 	for _, s := range r.Steps {
-		title := s.Class.String() + " · per category, ms per step"
+		title := s.Class.String() + " · efficiency per category, ms per step"
 		if runs > 1 {
 			title = s.Run + " · " + title
 		}
 		sb.WriteString("\n")
-		heading(&sb, title, opt)
-		categoryTable(r, &s).Write(&sb, md)
+		heading(sb, title, opt)
+		categoryTable(r, &s).Write(sb, md)
 	}
 	for _, run := range runNames(r) {
 		title := "op shapes, most kernel time first"
@@ -70,15 +89,27 @@ func Efficiency(w io.Writer, r *efficiency.Result, opt Options) error {
 			title = run + " · " + title
 		}
 		sb.WriteString("\n")
-		heading(&sb, title, opt)
+		heading(sb, title, opt)
 		t, more := opTable(r, run, opt.top())
-		t.Write(&sb, md)
+		t.Write(sb, md)
 		if more > 0 {
 			sb.WriteString(fmt.Sprintf("\n(%d more op shapes: --top, or --format json for all)\n", more))
 		}
 	}
-	_, err := io.WriteString(w, sb.String())
-	return err
+}
+
+// Priced reports whether r priced any kernel: what decides whether
+// breakdown and report show efficiency at all.
+func Priced(r *efficiency.Result) bool {
+	if r == nil {
+		return false
+	}
+	for _, s := range r.Steps {
+		if s.ModelledNS > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func kindSuffix(f step.Filter) string {
@@ -115,8 +146,16 @@ func EfficiencyLine(s *efficiency.StepRow, withRun bool) string {
 	if s.Class.Scope == step.InStep {
 		b.WriteString("step " + MSf(s.SpanP50) + " ms (p50), ")
 	}
-	fmt.Fprintf(&b, "kernels %s ms/%s; at the speed of light %s ms/%s (modelled %s of kernel time",
-		MS(stats.PerStep(s.KernelNS, s.Windows)), perWhat(s), MS(stats.PerStep(s.SpeedOfLightNS, s.Windows)), perWhat(s),
+	fmt.Fprintf(&b, "kernels %s ms/%s; %s", MS(stats.PerStep(s.KernelNS, s.Windows)), perWhat(s), SpeedOfLight(s))
+	return b.String()
+}
+
+// SpeedOfLight says a class's speed of light per step and what it rests
+// on: "at the speed of light 0.520 ms/step (modelled 71.0% of kernel
+// time, at 38.2% of its roofline; …)".
+func SpeedOfLight(s *efficiency.StepRow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "at the speed of light %s ms/%s (modelled %s of kernel time", MS(stats.PerStep(s.SpeedOfLightNS, s.Windows)), perWhat(s),
 		Pct(stats.Ratio(s.ModelledNS, s.KernelNS)))
 	if s.ModelledNS > 0 {
 		fmt.Fprintf(&b, ", at %s of its roofline", Pct(efficiency.Efficiency(s.RooflineNS, s.ModelledNS)))
@@ -127,6 +166,19 @@ func EfficiencyLine(s *efficiency.StepRow, withRun bool) string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// stepRow finds the class row of run in r; nil when r has none.
+func stepRow(r *efficiency.Result, run string, c step.Class) *efficiency.StepRow {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Steps {
+		if r.Steps[i].Run == run && r.Steps[i].Class == c {
+			return &r.Steps[i]
+		}
+	}
+	return nil
 }
 
 // perWhat is the unit of a step kind's per-window figures.

@@ -233,3 +233,20 @@ func efficiencyDoc(r *efficiency.Result) jsonEfficiencyDoc {
 	}
 	return doc
 }
+
+// jsonKernelEff is a kernel name's row of the efficiency analysis, in the
+// kernels lists of traceq kernels and breakdown.
+type jsonKernelEff struct {
+	SMCoverage float64 `json:"sm_coverage"`
+	SMKnownNS  int64   `json:"sm_known_ns"`
+	ModelledNS int64   `json:"modelled_ns"`
+	FLOPs      int64   `json:"flops"`
+	Bytes      int64   `json:"bytes"`
+	RooflineNS int64   `json:"roofline_ns"`
+	Efficiency float64 `json:"efficiency"`
+}
+
+func jsonKernelEfficiency(k *efficiency.KernelRow) *jsonKernelEff {
+	return &jsonKernelEff{SMCoverage: k.SM.Value(), SMKnownNS: k.SM.KnownNS, ModelledNS: k.ModelledNS, FLOPs: k.FLOPs, Bytes: k.Bytes,
+		RooflineNS: k.RooflineNS, Efficiency: k.Efficiency()}
+}

@@ -12,11 +12,13 @@ import (
 
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/gpuspec"
 	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
 	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
 )
 
 var captureFlag = &cli.StringSliceFlag{Name: "capture", Usage: "graph-capture trace `FILE` (or directory of them) whose captured launches price the CUDA-graph replays (default: the files of a " + parse.CaptureDir + " folder beside each input)"}
@@ -73,6 +75,39 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return analyzeEfficiency(c, e, tbl, table, gpu, copt)
+}
+
+// efficiencyOf runs the efficiency analysis for a command that shows its
+// figures beside its own (breakdown, kernels, report), when the inputs
+// can be priced at all: some input records launch configurations or CPU
+// ops, or a capture trace is given or found. nil otherwise, at no cost.
+func efficiencyOf(c *cli.Context, e *env, tbl *window.Table) (*efficiency.Result, error) {
+	attrs := false
+	for _, in := range tbl.Inputs {
+		attrs = attrs || len(in.Trace.Attrs) > 0
+	}
+	if !attrs && len(c.StringSlice("capture")) == 0 && !captureFolders(c) {
+		return nil, nil
+	}
+	table, err := gpuTable(c)
+	if err != nil {
+		return nil, err
+	}
+	gpu, err := gpuChoice(c, table)
+	if err != nil {
+		return nil, err
+	}
+	copt, err := collectiveOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	return analyzeEfficiency(c, e, tbl, table, gpu, copt)
+}
+
+// analyzeEfficiency analyses tbl with its captures, joined with the
+// collectives analysis for the link time.
+func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU, copt collectives.Options) (*efficiency.Result, error) {
 	caps, err := loadCaptures(c, e)
 	if err != nil {
 		return nil, err
@@ -138,28 +173,37 @@ func rooflineTitle(r *efficiency.Result) string {
 	return strings.Join(runs, ", ")
 }
 
+// captureFolders lists the capture_traces folders beside the inputs (in
+// an input directory, or beside an input file).
+func captureFolderPaths(c *cli.Context) []string {
+	var paths []string
+	seen := map[string]bool{}
+	for _, a := range c.Args().Slice() {
+		if a == parse.Stdin {
+			continue
+		}
+		dir := a
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			dir = filepath.Dir(a)
+		}
+		d := filepath.Join(dir, parse.CaptureDir)
+		if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
+			seen[d] = true
+			paths = append(paths, d)
+		}
+	}
+	return paths
+}
+
+func captureFolders(c *cli.Context) bool { return len(captureFolderPaths(c)) > 0 }
+
 // loadCaptures reads the graph-capture traces: those --capture names, or
-// else the files of a capture_traces folder beside each input (in an
-// input directory, or beside an input file). They are not inputs: no
-// runs, no steps.
+// else the files of a capture_traces folder beside each input. They are
+// not inputs: no runs, no steps.
 func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 	paths := c.StringSlice("capture")
 	if len(paths) == 0 {
-		seen := map[string]bool{}
-		for _, a := range c.Args().Slice() {
-			if a == parse.Stdin {
-				continue
-			}
-			dir := a
-			if st, err := os.Stat(a); err != nil || !st.IsDir() {
-				dir = filepath.Dir(a)
-			}
-			d := filepath.Join(dir, parse.CaptureDir)
-			if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
-				seen[d] = true
-				paths = append(paths, d)
-			}
-		}
+		paths = captureFolderPaths(c)
 	}
 	if len(paths) == 0 {
 		return nil, nil

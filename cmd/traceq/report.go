@@ -39,7 +39,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
-			bytesPerTokenFlag, linkFlag,
+			bytesPerTokenFlag, linkFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -83,8 +83,12 @@ func reportCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			eff, err := efficiencyOf(c, e, tbl)
+			if err != nil {
+				return err
+			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"), Efficiency: eff}
 			chartDir := out
 			if app != "" {
 				opt.Level, opt.Date = 2, date
