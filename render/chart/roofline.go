@@ -156,7 +156,7 @@ func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer,
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
 	f := &figure{p: p, width: 10 * vg.Inch, height: 6 * vg.Inch}
 	f.legend = categoryLegend(&present)
-	f.legend = append(f.legend, legendEntry{text: "area ∝ kernel time", fill: color.White})
+	f.legend = append(f.legend, legendEntry{text: "circle area: kernel time", fill: color.White})
 	f.caption = append([]string{fmt.Sprintf("%d op shapes with FLOPs on %s; the %d with most kernel time are numbered", len(pts), safeText(spec.Name), l.labels)}, notes...)
 	return f, l, nil
 }
@@ -274,17 +274,37 @@ func (l *rooflineLayer) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillPolygon(fill, circle(ctr, pt.radius))
 		c.StrokeLines(draw.LineStyle{Color: col, Width: vg.Points(0.8)}, append(circle(ctr, pt.radius), circle(ctr, pt.radius)[0]))
 	}
+	// Labels right of their circle (left where that would run past the
+	// plot), moved up or down a line at a time off the labels placed
+	// before them.
+	var placed [][4]vg.Length // x0, x1, y0, y1
+	h := sty.Height("Xg")
 	for i := 0; i < l.labels; i++ {
 		pt := l.points[i]
 		st := sty
 		text := strconv.Itoa(i+1) + ". " + clip(pt.label, 48)
+		w := st.Width(text)
 		st.XAlign, st.YAlign = draw.XLeft, draw.YCenter
-		x := trX(pt.x) + pt.radius + vg.Points(2)
-		if x+st.Width(text) > c.Max.X {
-			// Past the plot's right edge: left of the circle instead.
-			st.XAlign, x = draw.XRight, trX(pt.x)-pt.radius-vg.Points(2)
+		x0 := trX(pt.x) + pt.radius + vg.Points(2)
+		if x0+w > c.Max.X {
+			x0 = trX(pt.x) - pt.radius - vg.Points(2) - w
 		}
-		c.FillText(st, vg.Point{X: x, Y: trY(pt.y)}, text)
+		y := trY(pt.y)
+		for k := 0; k < 12; k++ {
+			dy := vg.Length((k+1)/2) * h
+			if k%2 == 1 {
+				dy = -dy
+			}
+			yy := y + dy
+			if !slices.ContainsFunc(placed, func(b [4]vg.Length) bool {
+				return x0 < b[1] && b[0] < x0+w && yy-h/2 < b[3] && b[2] < yy+h/2
+			}) {
+				y = yy
+				break
+			}
+		}
+		placed = append(placed, [4]vg.Length{x0, x0 + w, y - h/2, y + h/2})
+		c.FillText(st, vg.Point{X: x0, Y: y}, text)
 	}
 }
 
