@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/traceq/traceq/internal/golden"
+	"github.com/traceq/traceq/internal/testenv"
+	"github.com/traceq/traceq/parse"
+)
+
+// priced skips a test whose output depends on op attributes while the
+// Kineto parser fills none (they come with branch parse).
+func priced(t *testing.T, path string) {
+	t.Helper()
+	tr, err := parse.File(path, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.OpSigs) == 0 {
+		t.Skip("the Kineto parser fills no op attributes yet (branch parse)")
+	}
+}
+
+// TestGoldenEfficiency pins traceq efficiency in every format on the
+// bundled vLLM B200 prefill (108 aten::addmm with shapes) and, in text, on
+// the vLLM ROCm decode step replayed from a HIP graph, priced through the
+// capture trace found beside it.
+func TestGoldenEfficiency(t *testing.T) {
+	b200 := "../../testdata/traces/torch/vllm_b200_eager_prefill.json.gz"
+	priced(t, b200)
+	cases := map[string][]string{}
+	for _, f := range []string{"text", "markdown", "csv", "json"} {
+		cases["vllm_b200."+f] = []string{"traceq", "efficiency", "--format", f, b200}
+	}
+	if dir := testenv.SharedIfPresent(t, "traces", "torch", "tracelens", "inference", "vllm_decode_full"); dir != "" {
+		cases["vllm_decode_full.text"] = []string{"traceq", "efficiency", filepath.Join(dir, "graph_execution.json.gz")}
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out1, out2, errb bytes.Buffer
+			if code := run(args, nil, &out1, &errb); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if code := run(args, nil, &out2, &errb); code != 0 || !bytes.Equal(out1.Bytes(), out2.Bytes()) {
+				t.Fatalf("second run differs (exit %d)", code)
+			}
+			got := out1.Bytes()
+			if strings.HasPrefix(name, "vllm_decode_full") {
+				// The reference data's path is not the repository's.
+				got = bytes.ReplaceAll(got, []byte(filepath.Dir(args[len(args)-1])), []byte("$DIR"))
+			}
+			golden.Check(t, filepath.Join("testdata", "efficiency_"+name+".golden"), got)
+		})
+	}
+}
+
+// The efficiency figures beside the other commands: breakdown's speed of
+// light line and kernels' columns appear for a priced trace and nowhere
+// else.
+func TestEfficiencyElsewhere(t *testing.T) {
+	b200 := "../../testdata/traces/torch/vllm_b200_eager_prefill.json.gz"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"traceq", "breakdown", "../../testdata/traces/torch/hta_ns_resolution.json.gz"}, ""},
+		{[]string{"traceq", "breakdown", b200}, "at the speed of light"},
+		{[]string{"traceq", "breakdown", "--detail", "efficiency", b200}, "op shapes, most kernel time first"},
+		{[]string{"traceq", "kernels", "--top", "3", b200}, "TFLOP/s"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, nil, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args[1:], code, errb.String())
+		}
+		if c.want == "" {
+			if strings.Contains(out.String(), "speed of light") {
+				t.Errorf("%v: a speed of light without shapes", c.args[1:])
+			}
+			continue
+		}
+		priced(t, b200)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%v: no %q in\n%s", c.args[1:], c.want, out.String())
+		}
+	}
+}
