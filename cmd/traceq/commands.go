@@ -103,7 +103,7 @@ func breakdownCmd(e *env) *cli.Command {
 			if r.HasCommunication() {
 				ct = collectives.Match(tbl, collectives.Options{Filter: f, NoSizes: true})
 			}
-			eff, err := efficiencyOf(c, e, tbl)
+			eff, err := efficiencyOf(c, e, tbl, false)
 			if err != nil {
 				return err
 			}
@@ -142,7 +142,7 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			eff, err := efficiencyOf(c, e, tbl)
+			eff, err := efficiencyOf(c, e, tbl, true)
 			if err != nil {
 				return err
 			}

@@ -79,15 +79,16 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 }
 
 // efficiencyOf runs the efficiency analysis for a command that shows its
-// figures beside its own (breakdown, kernels, report), when the inputs
-// can be priced at all: some input records launch configurations or CPU
-// ops, or a capture trace is given or found. nil otherwise, at no cost.
-func efficiencyOf(c *cli.Context, e *env, tbl *window.Table) (*efficiency.Result, error) {
-	attrs := false
+// figures beside its own, when they can exist: some input records CPU ops
+// with their shapes, or a capture trace is given or found; for kernels'
+// SM coverage (coverage), also when an input records launch
+// configurations. nil otherwise, at no cost.
+func efficiencyOf(c *cli.Context, e *env, tbl *window.Table, coverage bool) (*efficiency.Result, error) {
+	some := len(c.StringSlice("capture")) > 0 || captureFolders(c)
 	for _, in := range tbl.Inputs {
-		attrs = attrs || len(in.Trace.Attrs) > 0
+		some = some || len(in.Trace.OpSigs) > 0 || (coverage && len(in.Trace.Configs) > 0)
 	}
-	if !attrs && len(c.StringSlice("capture")) == 0 && !captureFolders(c) {
+	if !some {
 		return nil, nil
 	}
 	table, err := gpuTable(c)

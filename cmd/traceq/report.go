@@ -83,7 +83,7 @@ func reportCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			eff, err := efficiencyOf(c, e, tbl)
+			eff, err := efficiencyOf(c, e, tbl, true)
 			if err != nil {
 				return err
 			}
