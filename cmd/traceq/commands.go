@@ -142,7 +142,7 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			eff, err := efficiencyOf(c, e, tbl, true)
+			eff, err := efficiencyFor(c, e, tbl, true, false)
 			if err != nil {
 				return err
 			}

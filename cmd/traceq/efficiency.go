@@ -84,6 +84,13 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 // SM coverage (coverage), also when an input records launch
 // configurations. nil otherwise, at no cost.
 func efficiencyOf(c *cli.Context, e *env, tbl *window.Table, coverage bool) (*efficiency.Result, error) {
+	return efficiencyFor(c, e, tbl, coverage, true)
+}
+
+// efficiencyFor is efficiencyOf; without link, the collectives are not
+// matched for their time at the link (the kernels table shows no speed of
+// light).
+func efficiencyFor(c *cli.Context, e *env, tbl *window.Table, coverage, link bool) (*efficiency.Result, error) {
 	some := len(c.StringSlice("capture")) > 0 || captureFolders(c)
 	for _, in := range tbl.Inputs {
 		some = some || len(in.Trace.OpSigs) > 0 || (coverage && len(in.Trace.Configs) > 0)
@@ -103,11 +110,15 @@ func efficiencyOf(c *cli.Context, e *env, tbl *window.Table, coverage bool) (*ef
 	if err != nil {
 		return nil, err
 	}
+	if !link {
+		copt.Link, copt.BytesPerToken = nil, -1
+	}
 	return analyzeEfficiency(c, e, tbl, table, gpu, copt)
 }
 
 // analyzeEfficiency analyses tbl with its captures, joined with the
-// collectives analysis for the link time.
+// collectives analysis for the link time (not when copt.BytesPerToken is
+// -1).
 func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU, copt collectives.Options) (*efficiency.Result, error) {
 	caps, err := loadCaptures(c, e)
 	if err != nil {
@@ -115,6 +126,9 @@ func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, table *gpuspec
 	}
 	filter, _ := kindFilter(c)
 	opt := efficiency.Options{Filter: filter, Table: table, GPU: gpu, Captures: caps}
+	if copt.BytesPerToken < 0 {
+		return efficiency.Analyze(tbl, opt), nil
+	}
 	// The collectives at the link: --link, else the devices' default.
 	if copt.Link == nil {
 		if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
