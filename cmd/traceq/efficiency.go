@@ -75,7 +75,7 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return analyzeEfficiency(c, e, tbl, table, gpu, copt)
+	return analyzeEfficiency(c, e, tbl, table, gpu, copt, true)
 }
 
 // efficiencyOf runs the efficiency analysis for a command that shows its
@@ -110,23 +110,19 @@ func efficiencyFor(c *cli.Context, e *env, tbl *window.Table, coverage, link boo
 	if err != nil {
 		return nil, err
 	}
-	if !link {
-		copt.Link, copt.BytesPerToken = nil, -1
-	}
-	return analyzeEfficiency(c, e, tbl, table, gpu, copt)
+	return analyzeEfficiency(c, e, tbl, table, gpu, copt, link)
 }
 
-// analyzeEfficiency analyses tbl with its captures, joined with the
-// collectives analysis for the link time (not when copt.BytesPerToken is
-// -1).
-func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU, copt collectives.Options) (*efficiency.Result, error) {
+// analyzeEfficiency analyses tbl with its captures, joined (with link)
+// with the collectives analysis for the link time.
+func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU, copt collectives.Options, link bool) (*efficiency.Result, error) {
 	caps, err := loadCaptures(c, e)
 	if err != nil {
 		return nil, err
 	}
 	filter, _ := kindFilter(c)
 	opt := efficiency.Options{Filter: filter, Table: table, GPU: gpu, Captures: caps}
-	if copt.BytesPerToken < 0 {
+	if !link {
 		return efficiency.Analyze(tbl, opt), nil
 	}
 	// The collectives at the link: --link, else the devices' default.
