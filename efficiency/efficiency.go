@@ -34,7 +34,9 @@ type Options struct {
 
 // Link is the interconnect collectives were timed at, as the output names
 // it: a link name ("nvlink4"; "" for a figure given as a number), its
-// bandwidth per direction in GB/s, and what the figure is.
+// bandwidth per direction in GB/s, and what the figure is. It mirrors
+// collectives.Link, which this package may not import (sibling analyses
+// are joined by their caller, who copies it here).
 type Link struct {
 	Name  string
 	GBps  float64

@@ -85,30 +85,16 @@ func sumByKind(exp *gen.Expected) map[string]*kindSums {
 		k.smW += e.SMWeighted
 		k.smNS += e.GridNS
 		for name, c := range e.ByCat {
-			a := k.cats[name]
-			if a == nil {
-				a = &gen.CatEff{}
-				k.cats[name] = a
+			if k.cats[name] == nil {
+				k.cats[name] = &gen.CatEff{}
 			}
-			a.KernelNS += c.KernelNS
-			a.ModelledNS += c.ModelledNS
-			a.FLOPs += c.FLOPs
-			a.Bytes += c.Bytes
-			a.RooflineNS += c.RooflineNS
-			a.SMWeighted += c.SMWeighted
-			a.GridNS += c.GridNS
+			k.cats[name].Add(c)
 		}
 		for name, o := range e.Ops {
-			a := k.ops[name]
-			if a == nil {
-				a = &gen.OpEff{}
-				k.ops[name] = a
+			if k.ops[name] == nil {
+				k.ops[name] = &gen.OpEff{}
 			}
-			a.Instances += o.Instances
-			a.KernelNS += o.KernelNS
-			a.FLOPs += o.FLOPs
-			a.Bytes += o.Bytes
-			a.RooflineNS += o.RooflineNS
+			k.ops[name].Add(o)
 		}
 	}
 	return out
@@ -185,16 +171,10 @@ func TestGenExact(t *testing.T) {
 	wantOps := map[string]*gen.OpEff{}
 	for _, k := range want {
 		for name, o := range k.ops {
-			a := wantOps[name]
-			if a == nil {
-				a = &gen.OpEff{}
-				wantOps[name] = a
+			if wantOps[name] == nil {
+				wantOps[name] = &gen.OpEff{}
 			}
-			a.Instances += o.Instances
-			a.KernelNS += o.KernelNS
-			a.FLOPs += o.FLOPs
-			a.Bytes += o.Bytes
-			a.RooflineNS += o.RooflineNS
+			wantOps[name].Add(o)
 		}
 	}
 	modelled := 0

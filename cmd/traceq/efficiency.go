@@ -59,15 +59,8 @@ func efficiencyCmd(e *env) *cli.Command {
 // analysis for the link time: the work of efficiency and chart --type
 // roofline.
 func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
-	copt, err := collectiveOptions(c)
-	if err != nil {
-		return nil, err
-	}
-	table, err := gpuTable(c)
-	if err != nil {
-		return nil, err
-	}
-	gpu, err := gpuChoice(c, table)
+	// The flags first: a bad --gpu fails before gigabytes are read.
+	f, err := readEfficiencyFlags(c)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +68,26 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return analyzeEfficiency(c, e, tbl, table, gpu, copt, true)
+	return analyzeEfficiency(c, e, tbl, f, true)
+}
+
+// efficiencyFlags are what --gpu-spec, --gpu, --link and
+// --bytes-per-token say.
+type efficiencyFlags struct {
+	table *gpuspec.Table
+	gpu   *gpuspec.GPU
+	copt  collectives.Options
+}
+
+func readEfficiencyFlags(c *cli.Context) (f efficiencyFlags, err error) {
+	if f.copt, err = collectiveOptions(c); err != nil {
+		return f, err
+	}
+	if f.table, err = gpuTable(c); err != nil {
+		return f, err
+	}
+	f.gpu, err = gpuChoice(c, f.table)
+	return f, err
 }
 
 // efficiencyOf runs the efficiency analysis for a command that shows its
@@ -98,29 +110,22 @@ func efficiencyFor(c *cli.Context, e *env, tbl *window.Table, coverage, link boo
 	if !some {
 		return nil, nil
 	}
-	table, err := gpuTable(c)
+	f, err := readEfficiencyFlags(c)
 	if err != nil {
 		return nil, err
 	}
-	gpu, err := gpuChoice(c, table)
-	if err != nil {
-		return nil, err
-	}
-	copt, err := collectiveOptions(c)
-	if err != nil {
-		return nil, err
-	}
-	return analyzeEfficiency(c, e, tbl, table, gpu, copt, link)
+	return analyzeEfficiency(c, e, tbl, f, link)
 }
 
 // analyzeEfficiency analyses tbl with its captures, joined (with link)
 // with the collectives analysis for the link time.
-func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU, copt collectives.Options, link bool) (*efficiency.Result, error) {
+func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, f efficiencyFlags, link bool) (*efficiency.Result, error) {
 	caps, err := loadCaptures(c, e)
 	if err != nil {
 		return nil, err
 	}
 	filter, _ := kindFilter(c)
+	table, gpu, copt := f.table, f.gpu, f.copt
 	opt := efficiency.Options{Filter: filter, Table: table, GPU: gpu, Captures: caps}
 	if !link {
 		return efficiency.Analyze(tbl, opt), nil

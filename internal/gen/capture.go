@@ -91,13 +91,8 @@ func WriteCapture(out io.Writer, cfg Config, rank int) (*CaptureExpected, error)
 	}
 	w.event("cuda_runtime", "cudaStreamEndCapture", w.pid, tid, t, 3_000, nil)
 	w.event("cuda_runtime", "cudaGraphInstantiateWithFlags", w.pid, tid, t+5_000, 900_000, nil)
-	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \"gen-capture\"\n}\n"...)
-	w.flushBuf()
-	if w.err == nil {
-		w.err = w.w.Flush()
-	}
-	if w.err != nil {
-		return nil, w.err
+	if err := w.close("gen-capture"); err != nil {
+		return nil, err
 	}
 	exp.Bytes = w.n
 	return exp, nil

@@ -343,16 +343,21 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 	var eagerKernel int64
 	var acts []interval
 
+	// placed writes a kernel's device, stream and correlation.
+	placed := func(b []byte, c int64, stream int32, withCorr bool) []byte {
+		b = append(b, `, "device": `...)
+		b = strconv.AppendInt(b, dev, 10)
+		b = append(b, `, "stream": `...)
+		b = strconv.AppendInt(b, int64(stream), 10)
+		if withCorr {
+			b = append(b, `, "correlation": `...)
+			b = strconv.AppendInt(b, c, 10)
+		}
+		return b
+	}
 	kernelArgs := func(c int64, stream int32, withCorr bool) func([]byte) []byte {
 		return func(b []byte) []byte {
-			b = append(b, `, "device": `...)
-			b = strconv.AppendInt(b, dev, 10)
-			b = append(b, `, "stream": `...)
-			b = strconv.AppendInt(b, int64(stream), 10)
-			if withCorr {
-				b = append(b, `, "correlation": `...)
-				b = strconv.AppendInt(b, c, 10)
-			}
+			b = placed(b, c, stream, withCorr)
 			b = append(b, `, "registers per thread": 128, "shared memory": 49152, "blocks per SM": 1.2, "warps per SM": 9.7, "grid": [132, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 12`...)
 			return b
 		}
@@ -361,14 +366,7 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 	// sized collective, the collective args.
 	shapedArgs := func(c int64, stream int32, withCorr bool, g [3]int64, op *opShape) func([]byte) []byte {
 		return func(b []byte) []byte {
-			b = append(b, `, "device": `...)
-			b = strconv.AppendInt(b, dev, 10)
-			b = append(b, `, "stream": `...)
-			b = strconv.AppendInt(b, int64(stream), 10)
-			if withCorr {
-				b = append(b, `, "correlation": `...)
-				b = strconv.AppendInt(b, c, 10)
-			}
+			b = placed(b, c, stream, withCorr)
 			b = append(b, `, "registers per thread": 128, "shared memory": 49152, "grid": `...)
 			b = appendGrid(b, g)
 			b = append(b, `, "block": [256, 1, 1]`...)
@@ -586,14 +584,19 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 			return nil, w.err
 		}
 	}
-	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \"gen\"\n}\n"...)
+	if err := w.close("gen"); err != nil {
+		return nil, err
+	}
+	exp.Bytes = w.n
+	return exp, nil
+}
+
+// close ends the trace document (named traceName) and flushes it.
+func (w *writer) close(traceName string) error {
+	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \""+traceName+"\"\n}\n"...)
 	w.flushBuf()
 	if w.err == nil {
 		w.err = w.w.Flush()
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	exp.Bytes = w.n
-	return exp, nil
+	return w.err
 }

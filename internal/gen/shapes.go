@@ -314,6 +314,26 @@ type OpEff struct {
 	Instances, KernelNS, FLOPs, Bytes, RooflineNS int64
 }
 
+// Add adds x to c (sums over steps).
+func (c *CatEff) Add(x *CatEff) {
+	c.KernelNS += x.KernelNS
+	c.ModelledNS += x.ModelledNS
+	c.FLOPs += x.FLOPs
+	c.Bytes += x.Bytes
+	c.RooflineNS += x.RooflineNS
+	c.SMWeighted += x.SMWeighted
+	c.GridNS += x.GridNS
+}
+
+// Add adds x to o (sums over steps).
+func (o *OpEff) Add(x *OpEff) {
+	o.Instances += x.Instances
+	o.KernelNS += x.KernelNS
+	o.FLOPs += x.FLOPs
+	o.Bytes += x.Bytes
+	o.RooflineNS += x.RooflineNS
+}
+
 func newEff() *EffExpect {
 	return &EffExpect{ByCat: map[string]*CatEff{}, Ops: map[string]*OpEff{}}
 }
