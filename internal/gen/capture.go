@@ -34,15 +34,7 @@ func WriteCapture(out io.Writer, cfg Config, rank int) (*CaptureExpected, error)
 	}
 	w := &writer{w: bufio.NewWriterSize(out, 64<<10), first: true, pid: 851 + int64(rank), device: int32(rank % 8)}
 	exp := &CaptureExpected{}
-	w.buf = fmt.Appendf(w.buf, `{
-  "schemaVersion": 1,
-  "deviceProperties": [
-    {"id": %d, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045706752, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 132}
-  ],
-  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d, "pg_count": 1},
-  "baseTimeNanoseconds": 1700000000000000000,
-  "traceEvents": [
-  `, w.device, rank, ranks)
+	w.open(rank, ranks)
 	tid, dev := w.pid, int64(w.device)
 	t := base - 10_000_000_000 // ten seconds before serving
 	corr := int64(1)

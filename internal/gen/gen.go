@@ -323,15 +323,7 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 		return 0
 	}
 
-	w.buf = fmt.Appendf(w.buf, `{
-  "schemaVersion": 1,
-  "deviceProperties": [
-    {"id": %d, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045706752, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 132}
-  ],
-  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d, "pg_count": 1},
-  "baseTimeNanoseconds": 1700000000000000000,
-  "traceEvents": [
-  `, w.device, rank, ranks)
+	w.open(rank, ranks)
 
 	layers := cfg.layers()
 	twoStreams := cfg.streams() == 2
@@ -589,6 +581,20 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 	}
 	exp.Bytes = w.n
 	return exp, nil
+}
+
+// open starts the trace document of rank of ranks: an H100 SXM, as
+// Kineto describes it.
+func (w *writer) open(rank, ranks int) {
+	w.buf = fmt.Appendf(w.buf, `{
+  "schemaVersion": 1,
+  "deviceProperties": [
+    {"id": %d, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045706752, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 132}
+  ],
+  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d, "pg_count": 1},
+  "baseTimeNanoseconds": 1700000000000000000,
+  "traceEvents": [
+  `, w.device, rank, ranks)
 }
 
 // close ends the trace document (named traceName) and flushes it.
