@@ -84,6 +84,9 @@ func efficiencyTables(sb *strings.Builder, r *efficiency.Result, opt Options) {
 		categoryTable(r, &s).Write(sb, md)
 	}
 	for _, run := range runNames(r) {
+		if !slices.ContainsFunc(r.Ops, func(o efficiency.OpRow) bool { return o.Run == run }) {
+			continue // no kernel of the run has a CPU op: the hint says so
+		}
 		title := "op shapes, most kernel time first"
 		if runs > 1 {
 			title = run + " · " + title

@@ -87,3 +87,45 @@ func TestEfficiencyElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// Bad flags and files: one line each, exit 2 for flags, 1 for files.
+func TestEfficiencyErrors(t *testing.T) {
+	trace := "../../testdata/traces/torch/hta_triton.json.gz"
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"traceq", "efficiency", "--gpu", "H800", trace}, 2, `efficiency: --gpu: unknown GPU "H800" ('traceq gpus' lists the known ones)`},
+		{[]string{"traceq", "efficiency", "--gpu-spec", filepath.Join(dir, "none.txt"), trace}, 1, filepath.Join(dir, "none.txt") + ": no such file or directory"},
+		{[]string{"traceq", "efficiency", "--capture", filepath.Join(dir, "none.json"), trace}, 1, "none.json"},
+		{[]string{"traceq", "efficiency", "--top", "0", trace}, 2, "--top must be at least 1"},
+		{[]string{"traceq", "efficiency", "--format", "xml", trace}, 2, `unknown format "xml"`},
+		{[]string{"traceq", "efficiency", "--kind", "decode", trace}, 1, "decode"},
+		{[]string{"traceq", "efficiency"}, 2, "no input files"},
+		{[]string{"traceq", "chart", "--type", "roofline", "-o", filepath.Join(dir, "r.svg"), trace}, 1, "roofline chart: no op with FLOPs was priced"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(c.args, nil, &out, &errb)
+		msg := strings.TrimSpace(errb.String())
+		if code != c.code || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") > 0 {
+			t.Errorf("%v: exit %d %q, want %d and %q on one line", c.args[1:], code, msg, c.code, c.want)
+		}
+	}
+}
+
+// Without shapes, efficiency says so and how to record them; the GPU is
+// still recognised and every kernel's time is counted.
+func TestEfficiencyWithoutShapes(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"traceq", "efficiency", "../../testdata/traces/torch/hta_triton.json.gz"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"step: step 0.002 ms (p50), kernels 0.002 ms/step; at the speed of light 0.002 ms/step (modelled 0.0% of kernel time)",
+		`device "NVIDIA A100-PG509-200": row A100 SXM 40GB`, "record_shapes=True"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+}
