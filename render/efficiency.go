@@ -164,8 +164,14 @@ func SpeedOfLight(s *efficiency.StepRow) string {
 		fmt.Fprintf(&b, ", at %s of its roofline", Pct(efficiency.Efficiency(s.RooflineNS, s.ModelledNS)))
 	}
 	if s.LinkedNS > 0 {
-		fmt.Fprintf(&b, "; sized collectives %s ms/%s, %s ms/%s at %s", MS(stats.PerStep(s.LinkedNS, s.Windows)), perWhat(s),
-			MS(stats.PerStep(s.LinkNS, s.Windows)), perWhat(s), s.Link.Label())
+		// Collectives under a millisecond a step read in µs: at a
+		// link's bus bandwidth they are often under a microsecond.
+		measured, link := stats.PerStep(s.LinkedNS, s.Windows), stats.PerStep(s.LinkNS, s.Windows)
+		unit, f := "ms", MS
+		if measured < 1e6 {
+			unit, f = "µs", func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
+		}
+		fmt.Fprintf(&b, "; sized collectives %s %s/%s, %s %s/%s at %s", f(measured), unit, perWhat(s), f(link), unit, perWhat(s), s.Link.Label())
 	}
 	b.WriteString(")")
 	return b.String()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -213,13 +214,18 @@ func captureFolderPaths(c *cli.Context) []string {
 
 func captureFolders(c *cli.Context) bool { return len(captureFolderPaths(c)) > 0 }
 
+// vllmCaptureDetails is the file vLLM writes beside its capture traces.
+const vllmCaptureDetails = "execution_details.json"
+
 // loadCaptures reads the graph-capture traces: those --capture names, or
 // else the files of a capture_traces folder beside each input. They are
-// not inputs: no runs, no steps.
+// not inputs: no runs, no steps. A file --capture names must read; one
+// found beside an input that does not is left out with a warning, the
+// analysis going on without it.
 func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
-	paths := c.StringSlice("capture")
+	paths, found := c.StringSlice("capture"), false
 	if len(paths) == 0 {
-		paths = captureFolderPaths(c)
+		paths, found = captureFolderPaths(c), true
 	}
 	if len(paths) == 0 {
 		return nil, nil
@@ -229,14 +235,44 @@ func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 		return nil, err
 	}
 	opt.Steps, opt.Filter = false, step.Filter{}
-	files, err := load.Files(paths, opt)
-	if err != nil {
-		return nil, err
+	warn := func(format string, args ...any) {
+		if opt.Warnings != nil {
+			fmt.Fprintf(opt.Warnings, "traceq: "+format+"\n", args...)
+		}
+	}
+	var files []string
+	for _, p := range paths {
+		// vLLM writes execution_details.json (not a trace) beside its
+		// capture traces: skipped without a word.
+		quiet := opt
+		quiet.Warnings = nil
+		set, err := load.Expand([]string{p}, quiet)
+		if err != nil {
+			if found {
+				warn("warning: no capture trace read: %v", err)
+				continue
+			}
+			_, err = load.Expand([]string{p}, opt) // again, for every error's line
+			return nil, err
+		}
+		for _, s := range set.Skipped {
+			if filepath.Base(s.Path) != vllmCaptureDetails {
+				warn("%s", s)
+			}
+		}
+		for _, r := range set.Repeats {
+			warn("%s", r)
+		}
+		files = append(files, set.Files()...)
 	}
 	var caps []efficiency.Capture
 	for _, p := range files {
 		tbl, err := load.One(p, opt)
 		if err != nil {
+			if found {
+				warn("warning: capture trace not read: %v", err)
+				continue
+			}
 			return nil, err
 		}
 		caps = append(caps, efficiency.Capture{Path: p, Trace: tbl.Inputs[0].Trace})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,8 +12,8 @@ import (
 	"github.com/traceq/traceq/parse"
 )
 
-// priced skips a test whose output depends on op attributes while the
-// Kineto parser fills none (they come with branch parse).
+// priced fails a test whose output depends on op attributes when the
+// Kineto parser fills none.
 func priced(t *testing.T, path string) {
 	t.Helper()
 	tr, err := parse.File(path, parse.Options{})
@@ -20,7 +21,7 @@ func priced(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	if len(tr.OpSigs) == 0 {
-		t.Skip("the Kineto parser fills no op attributes yet (branch parse)")
+		t.Fatal("the Kineto parser filled no op attributes")
 	}
 }
 
@@ -104,7 +105,7 @@ func TestEfficiencyErrors(t *testing.T) {
 		{[]string{"traceq", "efficiency", "--format", "xml", trace}, 2, `unknown format "xml"`},
 		{[]string{"traceq", "efficiency", "--kind", "decode", trace}, 1, "decode"},
 		{[]string{"traceq", "efficiency"}, 2, "no input files"},
-		{[]string{"traceq", "chart", "--type", "roofline", "-o", filepath.Join(dir, "r.svg"), trace}, 1, "roofline chart: no op with FLOPs was priced"},
+		{[]string{"traceq", "chart", "--type", "roofline", "-o", filepath.Join(dir, "r.svg"), trace}, 1, "roofline chart: nothing to draw: no op with FLOPs was priced"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(c.args, nil, &out, &errb)
@@ -119,13 +120,55 @@ func TestEfficiencyErrors(t *testing.T) {
 // still recognised and every kernel's time is counted.
 func TestEfficiencyWithoutShapes(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"traceq", "efficiency", "../../testdata/traces/torch/hta_triton.json.gz"}, nil, &out, &errb); code != 0 {
+	if code := run([]string{"traceq", "efficiency", "../../testdata/traces/torch/hta_ns_resolution.json.gz"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"step: step 0.002 ms (p50), kernels 0.002 ms/step; at the speed of light 0.002 ms/step (modelled 0.0% of kernel time)",
-		`device "NVIDIA A100-PG509-200": row A100 SXM 40GB`, "record_shapes=True"} {
+	for _, want := range []string{"step: step 95.663 ms (p50), kernels 94.491 ms/step; at the speed of light 94.491 ms/step (modelled 0.0% of kernel time)",
+		`device "Tesla V100-SXM2-32GB": row V100 SXM2`, "record_shapes=True"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}
+	}
+}
+
+// A capture_traces folder beside an input is read without a word about
+// vLLM's execution_details.json; a file in it that is no capture trace,
+// or a folder without any, is a warning and the analysis goes on, while
+// the same folder given with --capture is an error.
+func TestCaptureFolderFound(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "hta_triton.json.gz")
+	data, err := os.ReadFile("../../testdata/traces/torch/hta_triton.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := filepath.Join(dir, parse.CaptureDir)
+	for name, body := range map[string]string{in: string(data), filepath.Join(caps, "execution_details.json"): `[{"x":1}]`} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runIt := func(want int, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"traceq", "efficiency"}, args...), nil, &out, &errb); code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", args, code, want, errb.String())
+		}
+		return errb.String()
+	}
+	if msg := runIt(0, in); !strings.Contains(msg, "warning: no capture trace read: ") || strings.Contains(msg, "execution_details") {
+		t.Errorf("folder without capture traces: %q", msg)
+	}
+	if err := os.WriteFile(filepath.Join(caps, "empty.json"), []byte(`{"traceEvents":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg := runIt(0, in); !strings.Contains(msg, "warning: capture trace not read: ") || strings.Contains(msg, "execution_details") || strings.Count(msg, "\n") != 1 {
+		t.Errorf("a capture trace without GPU activity: %q", msg)
+	}
+	if msg := runIt(1, "--capture", caps, in); !strings.Contains(msg, "empty.json") {
+		t.Errorf("--capture: %q", msg)
 	}
 }

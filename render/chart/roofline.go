@@ -2,6 +2,7 @@ package chart
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -49,7 +50,20 @@ type point struct {
 	radius vg.Length
 }
 
-func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer, error) {
+// ErrNoRoofline is the error of Roofline when r has nothing to draw: no
+// device of the inputs in the GPU table, or no op shape with FLOPs.
+var ErrNoRoofline = errors.New("roofline chart: nothing to draw")
+
+// RooflineDrawable reports whether Roofline has something to draw for r.
+func RooflineDrawable(r *efficiency.Result) bool {
+	_, _, _, _, err := rooflinePoints(r)
+	return err == nil
+}
+
+// rooflinePoints picks the device of the chart (the first one with a
+// table row) and the points of its op shapes, with the notes on what
+// was left out and the data types drawn.
+func rooflinePoints(r *efficiency.Result) (*gpuspec.GPU, []point, []string, map[gpuspec.DType]bool, error) {
 	var spec *gpuspec.GPU
 	devs := map[[2]string]bool{} // (run, device) of that row
 	for _, d := range r.Devices {
@@ -59,7 +73,7 @@ func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer,
 		}
 	}
 	if spec == nil {
-		return nil, nil, fmt.Errorf("roofline chart: no device of the inputs is in the GPU table (give --gpu NAME)")
+		return nil, nil, nil, nil, fmt.Errorf("%w: no device of the inputs is in the GPU table (give --gpu NAME)", ErrNoRoofline)
 	}
 	var pts []point
 	var leftNS, memNS int64
@@ -83,7 +97,22 @@ func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer,
 			dtype: o.DType, top: o.Category.Top, label: safeText(o.Name)})
 	}
 	if len(pts) == 0 {
-		return nil, nil, fmt.Errorf("roofline chart: no op with FLOPs was priced (record shapes, see docs/efficiency.md#recording-shapes)")
+		return nil, nil, nil, nil, fmt.Errorf("%w: no op with FLOPs was priced (record shapes, see docs/efficiency.md#recording-shapes)", ErrNoRoofline)
+	}
+	var notes []string
+	if memOnly > 0 {
+		notes = append(notes, fmt.Sprintf("%s (%s ms) without FLOPs (memory-only) not drawn", shapes(memOnly), fmtMS(ms(memNS))))
+	}
+	if left > 0 {
+		notes = append(notes, fmt.Sprintf("%s (%s ms) on devices of other rows left out", shapes(left), fmtMS(ms(leftNS))))
+	}
+	return spec, pts, notes, dtypes, nil
+}
+
+func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer, error) {
+	spec, pts, notes, dtypes, err := rooflinePoints(r)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Largest first, so that small circles are drawn over large ones.
 	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(b.ns, a.ns) })
@@ -92,13 +121,6 @@ func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer,
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	var notes []string
-	if memOnly > 0 {
-		notes = append(notes, fmt.Sprintf("%s (%s ms) without FLOPs (memory-only) not drawn", shapes(memOnly), fmtMS(ms(memNS))))
-	}
-	if left > 0 {
-		notes = append(notes, fmt.Sprintf("%s (%s ms) on devices of other rows left out", shapes(left), fmtMS(ms(leftNS))))
-	}
 	// The notes go under the chart: a long axis label narrows the plot.
 	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
 	p.Y.Label.Text = "achieved TFLOP/s"
@@ -127,15 +149,23 @@ func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer,
 	ymin, ymax = decadeBelow(math.Min(ymin, bw*xmin)), decadeAbove(ymax*1.5)
 	l.xmin, l.xmax, l.ymin, l.ymax = xmin, xmax, ymin, ymax
 	roofColour := color.RGBA{0x30, 0x30, 0x30, 0xff}
-	top := peaks[len(peaks)-1]
 	for _, d := range peaks {
 		peak := spec.Peak[d].Tera()
 		ridge := peak / bw
 		l.roofs = append(l.roofs, roofLine{x0: ridge, y0: peak, x1: xmax, y1: peak, colour: roofColour,
 			label: safeText(fmt.Sprintf("%s peak %s TFLOP/s", d, spec.Peak[d].Text+markText(spec.Peak[d].Marks)))})
 	}
-	topPeak := spec.Peak[top].Tera()
-	l.roofs = append(l.roofs, roofLine{x0: xmin, y0: bw * xmin, x1: topPeak / bw, y1: topPeak, colour: roofColour, dashed: true,
+	// The memory roof runs to the highest compute roof, or across when
+	// the table has no peak for the types drawn.
+	x1, y1 := xmax, bw*xmax
+	if len(peaks) > 0 {
+		topPeak := spec.Peak[peaks[len(peaks)-1]].Tera()
+		x1, y1 = topPeak/bw, topPeak
+	} else {
+		ymax = math.Max(ymax, decadeAbove(y1))
+		l.ymax = ymax
+	}
+	l.roofs = append(l.roofs, roofLine{x0: xmin, y0: bw * xmin, x1: x1, y1: y1, colour: roofColour, dashed: true,
 		label: safeText(fmt.Sprintf("memory %s TB/s", spec.Memory.Text+markText(spec.Memory.Marks)))})
 	var present presentTops
 	maxNS := pts[0].ns
@@ -156,8 +186,8 @@ func rooflineFigure(r *efficiency.Result, opt Options) (*figure, *rooflineLayer,
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
 	f := &figure{p: p, width: 10 * vg.Inch, height: 6 * vg.Inch}
 	f.legend = categoryLegend(&present)
-	f.legend = append(f.legend, legendEntry{text: "circle area: kernel time", fill: color.White})
-	f.caption = append([]string{fmt.Sprintf("%d op shapes with FLOPs on %s; the %d with most kernel time are numbered", len(pts), safeText(spec.Name), l.labels)}, notes...)
+	f.caption = append([]string{fmt.Sprintf("%d op shapes with FLOPs on %s, each circle's area its kernel time; the %d with most are numbered",
+		len(pts), safeText(spec.Name), l.labels)}, notes...)
 	return f, l, nil
 }
 

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,38 @@ func TestRooflinePoints(t *testing.T) {
 	}
 	if _, _, err := rooflineFigure(&efficiency.Result{Devices: []efficiency.Device{{Name: "x"}}}, Options{}); err == nil {
 		t.Error("no device row: no error")
+	}
+}
+
+// Nothing to draw is ErrNoRoofline, and RooflineDrawable says so
+// beforehand; a device row without a peak for the types drawn still gets
+// its memory roof (across the chart) and no panic.
+func TestRooflineNothingOrNoPeak(t *testing.T) {
+	r := rooflineResult(t)
+	if !RooflineDrawable(r) {
+		t.Error("hand-made result: not drawable")
+	}
+	for name, res := range map[string]*efficiency.Result{
+		"no device row": {Devices: []efficiency.Device{{Name: "x"}}},
+		"memory only":   {Devices: r.Devices, Ops: r.Ops[5:6]},
+	} {
+		if RooflineDrawable(res) {
+			t.Errorf("%s: drawable", name)
+		}
+		if err := Roofline(&bytes.Buffer{}, res, Options{}); !errors.Is(err, ErrNoRoofline) {
+			t.Errorf("%s: error %v, want ErrNoRoofline", name, err)
+		}
+	}
+	gpus, err := gpuspec.Parse(strings.NewReader("gpu Bare\nsms 10\nmemory 2\nsource s\n"), "x.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := &efficiency.Result{Devices: []efficiency.Device{{Run: "r", Name: "Bare", Spec: &gpus[0]}}, Ops: r.Ops[:1]}
+	_, l, err := rooflineFigure(bare, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.roofs) != 1 || l.roofs[0].x1 != l.xmax || l.roofs[0].y1 != 2*l.xmax || l.ymax < l.roofs[0].y1 {
+		t.Errorf("memory roof alone: %+v (x %v, y %v)", l.roofs, l.xmax, l.ymax)
 	}
 }

@@ -26,14 +26,24 @@ func (w *writer) speedOfLight() error {
 		sb.WriteString("- " + render.MarkdownCell(render.EfficiencyLine(&s, len(runs) > 1)) + "\n")
 	}
 	sb.WriteString("\n")
-	link, err := w.draw("roofline", "roofline: achieved TFLOP/s by arithmetic intensity", func(out io.Writer) error {
-		return chart.Roofline(out, r, chart.Options{Format: w.format, Title: Title(w.inputs)})
-	})
-	if err != nil {
+	// Memory-only ops, or devices outside the GPU table, leave the
+	// roofline chart nothing to draw: the tables still stand.
+	if chart.RooflineDrawable(r) {
+		link, err := w.draw("roofline", "roofline: achieved TFLOP/s by arithmetic intensity", func(out io.Writer) error {
+			return chart.Roofline(out, r, chart.Options{Format: w.format, Title: Title(w.inputs)})
+		})
+		if err != nil {
+			return err
+		}
+		sb.WriteString(link + "\n\n")
+		sb.WriteString("*One circle per op shape with FLOPs, its area its kernel time; the lines are the device's memory roof and its compute roofs. ")
+	} else {
+		sb.WriteString("*No op with FLOPs was priced on a device of the GPU table: no roofline chart. ")
+	}
+	sb.WriteString("How each figure is defined: docs/definitions.md#efficiency.*\n")
+	if err := render.EfficiencyTables(sb, r, render.Options{Format: "markdown", Level: w.opt.Level + 2, Top: w.opt.Top}); err != nil {
 		return err
 	}
-	sb.WriteString(link + "\n\n")
-	sb.WriteString("*One circle per op shape with FLOPs, its area its kernel time; the lines are the device's memory roof and its compute roofs. " +
-		"How each figure is defined: docs/definitions.md#efficiency.*\n")
-	return render.EfficiencyTables(sb, r, render.Options{Format: "markdown", Level: w.opt.Level + 2, Top: 10})
+	sb.WriteString("\n")
+	return nil
 }

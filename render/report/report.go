@@ -42,7 +42,8 @@ const (
 type Options struct {
 	// Filter restricts the charts and tables to one class of windows.
 	Filter step.Filter
-	// Top is the number of kernels in the top chart and table.
+	// Top is the number of kernels in the top chart and table, and of op
+	// shapes in the speed-of-light section.
 	Top int
 	// Level is the heading level of the report's title: 1 for a report
 	// of its own, 2 for a section appended to a benchmark log.
