@@ -87,7 +87,11 @@ func breakdownCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true, byTop: rollup})
+			el, err := newEffLoad(c, e, false, false)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{steps: true, byTop: rollup, durations: true, collectives: true, reduce: el.reduce})
 			if err != nil {
 				return err
 			}
@@ -103,7 +107,7 @@ func breakdownCmd(e *env) *cli.Command {
 			if r.HasCommunication() {
 				ct = collectives.Match(tbl, collectives.Options{Filter: f, NoSizes: true})
 			}
-			eff, err := efficiencyOf(c, e, tbl, false)
+			eff, err := el.result(tbl, true)
 			if err != nil {
 				return err
 			}
@@ -133,7 +137,11 @@ func kernelsCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{byTop: rollup})
+			el, err := newEffLoad(c, e, true, false)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{byTop: rollup, durations: true, reduce: el.reduce})
 			if err != nil {
 				return err
 			}
@@ -142,7 +150,7 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			eff, err := efficiencyFor(c, e, tbl, true, false)
+			eff, err := el.result(tbl, false)
 			if err != nil {
 				return err
 			}

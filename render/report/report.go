@@ -58,6 +58,9 @@ type Options struct {
 	// groups outside any step that hold almost nothing
 	// (chart.LeaveOutUnattributed).
 	Unattributed bool
+	// Timelines are the inputs' timelines, taken while their models were
+	// held (ChartOptions.Timelines).
+	Timelines *Timelines
 	// Efficiency, when it priced some kernel, adds the speed of light to
 	// the summary, a section with the roofline chart and the efficiency
 	// tables, and the kernels table's columns.
@@ -86,7 +89,7 @@ func New(tbl *window.Table, opt Options) *Report {
 		opt.Level = 1
 	}
 	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
-		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed})
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed, Timelines: opt.Timelines})
 	return &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
 }
 
