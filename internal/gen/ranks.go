@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -125,6 +126,9 @@ type OpExpect struct {
 	// Per rank: kernel time, wait and last arrivals (ties to the lowest
 	// rank).
 	KernelNS, WaitNS, LastArrivals []int64
+	// LeadNS sums, per rank, its arrival after the next-to-last rank's
+	// over the instances where it arrived last.
+	LeadNS []int64
 	// Sizes: instances and transfer per message size in bytes, and where
 	// the size comes from ("args", "cpu_op", "bytes_per_token").
 	Sizes map[SizeKey]*SizeExpect
@@ -201,7 +205,7 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 		o := ops[kind]
 		if o == nil {
 			o = &OpExpect{Kind: kind, Op: "allreduce", KernelNS: make([]int64, n), WaitNS: make([]int64, n),
-				LastArrivals: make([]int64, n), Sizes: map[SizeKey]*SizeExpect{}}
+				LastArrivals: make([]int64, n), LeadNS: make([]int64, n), Sizes: map[SizeKey]*SizeExpect{}}
 			if kind == "prefill" {
 				o.Group = "0"
 			}
@@ -378,6 +382,15 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 			op.TransferNS += transfer
 			op.BusBytes += busBytes
 			op.LastArrivals[last]++
+			if n > 1 {
+				second := trace.Time(math.MinInt64)
+				for r := range arr {
+					if r != last {
+						second = max(second, arr[r])
+					}
+				}
+				op.LeadNS[last] += int64(arr[last] - second)
+			}
 			src := "bytes_per_token"
 			if prefill {
 				src = "args"
