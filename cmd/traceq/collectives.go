@@ -7,30 +7,6 @@ import (
 	"github.com/traceq/traceq/render"
 )
 
-// Flags of collectives (and report).
-var (
-	bytesPerTokenFlag = &cli.Int64Flag{Name: "bytes-per-token", Usage: "size collectives without args as `N` bytes × the step's token count (from its marker); e.g. hidden size × 2 for a bf16 all-reduce"}
-	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + collectives.LinkNames() + ") or GB/s per direction"}
-)
-
-// collectiveOptions reads --bytes-per-token and --link.
-func collectiveOptions(c *cli.Context) (collectives.Options, error) {
-	var opt collectives.Options
-	if n := c.Int64("bytes-per-token"); n < 0 {
-		return opt, usagef("%s: --bytes-per-token must be positive", c.Command.Name)
-	} else {
-		opt.BytesPerToken = n
-	}
-	if s := c.String("link"); s != "" {
-		l, err := collectives.ParseLink(s)
-		if err != nil {
-			return opt, usagef("%s: --link: %v", c.Command.Name, err)
-		}
-		opt.Link = &l
-	}
-	return opt, nil
-}
-
 func collectivesCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "collectives",
@@ -44,7 +20,11 @@ func collectivesCmd(e *env) *cli.Command {
 			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			opt, err := collectiveOptions(c)
+			set, err := deployment(c, e, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			opt, err := collectiveOptions(c, set)
 			if err != nil {
 				return err
 			}
@@ -53,7 +33,7 @@ func collectivesCmd(e *env) *cli.Command {
 				return err
 			}
 			opt.Filter, _ = kindFilter(c)
-			return render.Collectives(e.stdout, collectives.Match(tbl, opt), render.Options{Format: c.String("format")})
+			return render.Collectives(e.stdout, collectives.Match(tbl, opt), set, render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -39,7 +39,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
-			bytesPerTokenFlag, linkFlag,
+			bytesPerTokenFlag, linkFlag, minFindingFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -75,16 +75,18 @@ func reportCmd(e *env) *cli.Command {
 					return err
 				}
 			}
-			copt, err := collectiveOptions(c)
+			a, err := answerOptions(c, e)
 			if err != nil {
 				return err
 			}
+			copt := a.coll
 			tbl, err := loadInputs(c, e, selection{steps: true})
 			if err != nil {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"),
+				Findings: a.findings, Settings: a.set}
 			chartDir := out
 			if app != "" {
 				opt.Level, opt.Date = 2, date
