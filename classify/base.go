@@ -16,7 +16,19 @@ import "strings"
 // says nothing about the kernel.
 func BaseName(name string) string {
 	s := strings.TrimSpace(name)
+	// ROCm tools may name a kernel by its code-object descriptor symbol,
+	// the kernel's symbol plus ".kd" ("_permute_kernel.kd").
+	s = strings.TrimSuffix(s, ".kd")
 	s = strings.TrimPrefix(s, "void ")
+	// nsys prints a SFINAE return type with its comparison unbracketed
+	// ("std::enable_if<T2>(int)0&&vllm::_typeConvert<T1>::exists,
+	// void>::type vllm::fused_add_rms_norm_kernel<…>"), so its brackets do
+	// not balance; the return type ends at its "::type ".
+	if strings.HasPrefix(s, "std::enable_if<") {
+		if i := strings.Index(s, ">::type "); i >= 0 {
+			s = s[i+len(">::type "):]
+		}
+	}
 	var (
 		b     strings.Builder
 		open  []byte // the brackets open at this point: '<' or '('

@@ -14,6 +14,12 @@ func TestBaseName(t *testing.T) {
 		// A return type other than void; a '>' inside parentheses compares.
 		{"std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long)", "vllm::fused_add_rms_norm_kernel"},
 		{"std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float>(cublasGemvParams<float>)", "internal::gemvx::kernel"},
+		// nsys's spelling, its comparison unbracketed, cut short by nsys stats.
+		{"std::enable_if<T2>(int)0&&vllm::_typeConvert<T1>::exists, void>::type vllm::fused_add_rms_norm_kern…", "vllm::fused_add_rms_norm_kern…"},
+		{"std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, __half, __half, __half, float, (b…", "internal::gemvx::kernel"},
+		// ROCm's kernel-descriptor symbol.
+		{"_permute_kernel.kd", "_permute_kernel"},
+		{"triton_poi_fused__to_copy_mul_silu_split_0.kd", "triton_poi_fused__to_copy_mul_silu_split_0"},
 		// Nested names with template arguments in the middle.
 		{"void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 1, 128, 1>(float*)", "at::native::(anonymous namespace)::CatArrayBatchedCopy"},
 		{"void foo<int>::bar<float>::baz(int)", "foo::bar::baz"},

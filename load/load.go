@@ -120,15 +120,12 @@ func check(f step.Filter, inputs []window.Input) error {
 	return f.Check(steps)
 }
 
-// Files lists the files the arguments name, writing the warnings about
-// what directories hold besides traces: for commands that read one input
-// at a time (One).
-func Files(args []string, opt Options) ([]string, error) {
-	set, err := expand(args, opt)
-	if err != nil {
-		return nil, err
-	}
-	return set.Files(), nil
+// Expand lists the files the arguments name, grouped by argument,
+// writing the warnings about what directories hold besides traces: for
+// commands that read one input at a time (One) and name runs by argument
+// (export).
+func Expand(args []string, opt Options) (*parse.Inputs, error) {
+	return expand(args, opt)
 }
 
 // expand is parse.Expand, the warnings about what it skipped written.

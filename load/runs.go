@@ -42,7 +42,7 @@ func assignRuns(inputs []window.Input, sources []source) {
 	for i := 0; i < len(sources); i++ {
 		s := sources[i]
 		if s.Dir {
-			set(s.Inputs, name(filepath.Base(filepath.Clean(s.Arg))))
+			set(s.Inputs, name(DirRun(s.Arg)))
 			continue
 		}
 		// A file: extend over the following files while they are further
@@ -60,6 +60,10 @@ func assignRuns(inputs []window.Input, sources []source) {
 		i = j - 1
 	}
 }
+
+// DirRun is the name of the run a directory argument stands for: the
+// directory's own name.
+func DirRun(arg string) string { return filepath.Base(filepath.Clean(arg)) }
 
 // rankSet reports whether inputs idx are distinct ranks of one world.
 func rankSet(inputs []window.Input, idx []int) bool {

@@ -1,8 +1,18 @@
 // Package outfile writes output files so that a failed or interrupted run
-// never leaves a partial file and never changes an existing one: a file
-// is written to a temporary name in its own directory and renamed into
-// place only when complete. It also keeps the list of temporary files a
-// run holds, so that a signal handler can remove them all.
+// never leaves a partial file and never changes what it does not own:
+//
+//   - a Group is a set of files (a report and its charts, a chart, a
+//     slice) written to temporary names beside their targets and renamed
+//     into place together by Commit, which puts the old files back if any
+//     step fails; it also appends to a log in place (Group.Append);
+//   - a Tree is a directory tree of new files (a dataset's partitions)
+//     staged in a hidden directory and moved into place a directory at a
+//     time;
+//   - a link is followed, never replaced, and nothing the run did not
+//     create is removed;
+//   - the temporary files and directories a run holds are registered, so
+//     that a signal handler removes them all (RemoveTemps), after waiting
+//     for a commit in progress to end.
 //
 // It imports only the standard library and sits beside package trace at
 // the bottom of the house: parsers use it for their temporary copies,
@@ -13,50 +23,108 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"unicode/utf8"
 )
 
-// temps is the set of temporary files alive in this process.
-var temps struct {
+// reg is what this process holds that a signal handler must remove.
+var reg struct {
 	sync.Mutex
-	names map[string]bool
+	temps  map[string]bool // temporary files
+	stages map[string]bool // staging directories, removed with their content
+	made   []string        // directories made for outputs, in order; removed innermost first, when empty
 }
 
+// commitMu is held while outputs are put in place. RemoveTemps takes it,
+// so a signal waits for a commit in progress (renames: short) to end or
+// roll back instead of cutting it in half.
+var commitMu sync.Mutex
+
 func track(name string) {
-	temps.Lock()
-	defer temps.Unlock()
-	if temps.names == nil {
-		temps.names = map[string]bool{}
+	reg.Lock()
+	defer reg.Unlock()
+	if reg.temps == nil {
+		reg.temps = map[string]bool{}
 	}
-	temps.names[name] = true
+	reg.temps[name] = true
 }
 
 func untrack(name string) {
-	temps.Lock()
-	defer temps.Unlock()
-	delete(temps.names, name)
+	reg.Lock()
+	defer reg.Unlock()
+	delete(reg.temps, name)
 }
 
-// RemoveTemps removes every temporary file still alive, and every
-// directory MkdirNew made and nobody kept: what a signal handler calls
-// before the process exits.
-func RemoveTemps() {
-	temps.Lock()
-	for name := range temps.names {
-		os.Remove(name)
-		delete(temps.names, name)
+func trackStage(dir string) {
+	reg.Lock()
+	defer reg.Unlock()
+	if reg.stages == nil {
+		reg.stages = map[string]bool{}
 	}
-	temps.Unlock()
-	removeDirs()
+	reg.stages[dir] = true
 }
 
-// Temps returns the number of temporary files alive (for tests).
+func untrackStage(dir string) {
+	reg.Lock()
+	defer reg.Unlock()
+	delete(reg.stages, dir)
+}
+
+func trackDir(dir string) {
+	reg.Lock()
+	defer reg.Unlock()
+	reg.made = append(reg.made, dir)
+}
+
+func untrackDirs(dirs []string) {
+	reg.Lock()
+	defer reg.Unlock()
+	for _, d := range dirs {
+		for i := len(reg.made) - 1; i >= 0; i-- {
+			if reg.made[i] == d {
+				reg.made = append(reg.made[:i], reg.made[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// RemoveTemps removes every temporary file and staging directory still
+// alive, and every directory made for outputs that is still empty: what a
+// signal handler calls before the process exits. It first waits for a
+// commit in progress to end, and no commit starts after it: call it only
+// on the way out.
+func RemoveTemps() {
+	commitMu.Lock() // never unlocked: the process exits
+	removeAll()
+}
+
+func removeAll() {
+	reg.Lock()
+	defer reg.Unlock()
+	for name := range reg.temps {
+		os.Remove(name)
+		delete(reg.temps, name)
+	}
+	for dir := range reg.stages {
+		os.RemoveAll(dir)
+		delete(reg.stages, dir)
+	}
+	for i := len(reg.made) - 1; i >= 0; i-- {
+		os.Remove(reg.made[i]) // fails, and keeps it, when something else is inside
+	}
+	reg.made = nil
+}
+
+// Temps returns the number of temporary files and staging directories
+// alive (for tests).
 func Temps() int {
-	temps.Lock()
-	defer temps.Unlock()
-	return len(temps.names)
+	reg.Lock()
+	defer reg.Unlock()
+	return len(reg.temps) + len(reg.stages)
 }
 
 // Temp creates a temporary file as os.CreateTemp does and tracks it until
@@ -77,119 +145,44 @@ func Remove(name string) error {
 	return err
 }
 
-// File is an output being written. Write to it, then Commit to put it in
-// place, or Abort (safe to call after Commit, so it can be deferred).
-type File struct {
-	*os.File
-	path   string
-	direct bool // the target is not a regular file (a device, a FIFO): written in place
-	done   bool
-}
-
-// Create starts writing the file at path. When path names an existing
-// non-regular file (/dev/null, a FIFO, a terminal) there is nothing to
-// replace atomically, and it is written directly.
-func Create(path string) (*File, error) {
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		if st.IsDir() {
-			return nil, &os.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, err
-		}
-		return &File{File: f, path: path, direct: true}, nil
-	}
-	f, err := Temp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	return &File{File: f, path: path}, nil
-}
-
-// Path returns the final path of the file.
-func (f *File) Path() string { return f.path }
-
-// Commit flushes the file to disk and renames it into place, keeping the
-// mode of the file it replaces (0644 for a new one).
-func (f *File) Commit() error {
-	if f.done {
-		return errors.New("outfile: commit after commit or abort")
-	}
-	f.done = true
-	if f.direct {
-		return f.File.Close()
-	}
-	tmp := f.File.Name()
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(f.path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	err := complete(f.File, mode)
-	if err == nil {
-		err = os.Rename(tmp, f.path)
-	}
-	if err != nil {
-		Remove(tmp)
-		return &os.PathError{Op: "write", Path: f.path, Err: unwrap(err)}
-	}
-	untrack(tmp)
-	return nil
-}
-
-// complete gives a temporary file its final mode, flushes it to disk and
-// closes it, ready to be renamed into place.
-func complete(f *os.File, mode os.FileMode) error {
-	err := f.Chmod(mode)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// Abort discards what was written. It does nothing after Commit.
-func (f *File) Abort() {
-	if f.done {
-		return
-	}
-	f.done = true
-	f.File.Close()
-	if !f.direct {
-		Remove(f.File.Name())
-	}
-}
-
-// WriteFile writes data to path atomically.
-func WriteFile(path string, data []byte) error {
-	return WriteWith(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
 // WriteWith writes what write writes to path atomically: nothing is put
-// in place when write fails.
+// in place when write fails. A path naming a device or a FIFO is written
+// directly; a symlink is followed.
 func WriteWith(path string, write func(io.Writer) error) error {
-	f, err := Create(path)
+	var g Group
+	defer g.Abort()
+	w, err := g.Create(path)
 	if err != nil {
 		return err
 	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return err
-		}
-		return &os.PathError{Op: "write", Path: path, Err: err}
+	if err := write(w); err != nil {
+		return pathError(path, err)
 	}
-	return f.Commit()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return g.Commit()
 }
 
-// unwrap drops an *os.PathError's own path (the temporary name), so the
-// error names the file the user asked for.
+// pathError is err naming path: an *os.PathError as it is (it names the
+// target already: this package's writers wrap theirs), anything else
+// wrapped in one.
+func pathError(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &os.PathError{Op: "write", Path: path, Err: err}
+}
+
+// targetError is err from an operation on a temporary or staged file,
+// reported as an error writing path, the file the user asked for.
+func targetError(path string, err error) error {
+	return &os.PathError{Op: "write", Path: path, Err: unwrap(err)}
+}
+
+// unwrap drops an *os.PathError's or *os.LinkError's own path (the
+// temporary name), so the error names the file the user asked for.
 func unwrap(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -218,6 +211,43 @@ func SameFile(path string, others []string) (string, bool) {
 	return "", false
 }
 
+// SameTarget reports whether a and b name the same file, whether or not
+// it exists yet: the same file when both exist, else the same path once
+// links are followed (so R/report.md and LINK/report.md, LINK a symlink
+// to R, are the same target before either exists).
+func SameTarget(a, b string) bool {
+	sa, erra := os.Stat(a)
+	sb, errb := os.Stat(b)
+	if erra == nil && errb == nil {
+		return os.SameFile(sa, sb)
+	}
+	return canonical(a) == canonical(b)
+}
+
+// canonical is path absolute, with every link followed, including links
+// to what does not exist yet.
+func canonical(path string) string {
+	return canonicalLinks(path, 0)
+}
+
+func canonicalLinks(path string, links int) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	if r, err := resolve(abs); err == nil && r != abs && links < maxLinks {
+		return canonicalLinks(r, links+1) // a link to nothing
+	}
+	parent := filepath.Dir(abs)
+	if parent == abs {
+		return abs
+	}
+	return filepath.Join(canonicalLinks(parent, links), filepath.Base(abs))
+}
+
 // Describe is fmt-friendly: "FILE (the same file as INPUT)".
 func Describe(path, same string) string {
 	if path == same {
@@ -226,68 +256,35 @@ func Describe(path, same string) string {
 	return fmt.Sprintf("%s (the same file as %s)", path, same)
 }
 
-// dirs are directories this run created and removes on a signal.
-var dirs struct {
-	sync.Mutex
-	names map[string]bool
-	tops  map[string]string // dir -> the topmost directory created for it
+// MaxName is the longest name ClipName leaves: room, within the 255
+// bytes most file systems allow, for a -N suffix, an extension and this
+// package's temporary names (".NAME.tmp-" and ten digits).
+const MaxName = 200
+
+// ClipName clips a file name to MaxName bytes, on a UTF-8 boundary.
+func ClipName(name string) string {
+	if len(name) <= MaxName {
+		return name
+	}
+	n := MaxName
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
 
-// MkdirNew creates dir (and its missing parents) and reports whether it
-// created dir itself; a directory it created is removed, with what is in
-// it, by RemoveTemps until Keep.
-func MkdirNew(dir string) (created bool, err error) {
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return false, &os.PathError{Op: "mkdir", Path: dir, Err: errors.New("not a directory")}
-		}
-		return false, nil
-	}
-	// The topmost directory that does not exist yet is the one to remove.
-	top := filepath.Clean(dir)
-	for {
-		parent := filepath.Dir(top)
-		if _, err := os.Stat(parent); err == nil || parent == top {
-			break
-		}
-		top = parent
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	dirs.Lock()
-	defer dirs.Unlock()
-	if dirs.names == nil {
-		dirs.names, dirs.tops = map[string]bool{}, map[string]string{}
-	}
-	dirs.names[dir] = true
-	dirs.tops[dir] = top
-	return true, nil
-}
+// isNotExist is errors.Is(err, fs.ErrNotExist).
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
-// Keep stops tracking a directory made by MkdirNew: the run succeeded.
-func Keep(dir string) {
-	dirs.Lock()
-	defer dirs.Unlock()
-	delete(dirs.names, dir)
-}
+// testHook, set by tests, runs at each step of a commit ("rename TARGET"
+// before a group's file is renamed into place, "append PATH" before an
+// append, "leaf LEAF" after a tree's leaf is in place); an error it
+// returns fails the commit there, as a failing file system would.
+var testHook func(step string) error
 
-// RemoveDir removes a directory made by MkdirNew, with its content: the
-// run failed.
-func RemoveDir(dir string) {
-	dirs.Lock()
-	defer dirs.Unlock()
-	if dirs.names[dir] {
-		os.RemoveAll(dirs.tops[dir])
-		delete(dirs.names, dir)
+func hookAt(step string) error {
+	if testHook == nil {
+		return nil
 	}
-}
-
-func removeDirs() {
-	dirs.Lock()
-	defer dirs.Unlock()
-	for d := range dirs.names {
-		os.RemoveAll(dirs.tops[d])
-		delete(dirs.names, d)
-	}
+	return testHook(step)
 }

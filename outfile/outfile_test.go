@@ -5,7 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func entries(t *testing.T, dir string) []string {
@@ -19,6 +23,13 @@ func entries(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+func writeFile(path string, data []byte) error {
+	return WriteWith(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 func TestFailedWriteKeepsOldFile(t *testing.T) {
@@ -52,7 +63,7 @@ func TestCommitReplacesAndKeepsMode(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(p, []byte("new")); err != nil {
+	if err := writeFile(p, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)
@@ -61,7 +72,7 @@ func TestCommitReplacesAndKeepsMode(t *testing.T) {
 		t.Errorf("got %q mode %v, want \"new\" mode 0600", b, st.Mode().Perm())
 	}
 	q := filepath.Join(dir, "fresh.txt")
-	if err := WriteFile(q, []byte("x")); err != nil {
+	if err := writeFile(q, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(q); st.Mode().Perm() != 0o644 {
@@ -72,8 +83,36 @@ func TestCommitReplacesAndKeepsMode(t *testing.T) {
 	}
 }
 
+// TestWriteFollowsSymlink: an output named by a symlink replaces the file
+// the link points at (made when it does not exist); the link stays.
+func TestWriteFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	for _, tc := range []struct{ link, target string }{
+		{"l1", "real/a.svg"}, // exists
+		{"l2", "real/b.svg"}, // does not exist yet
+	} {
+		link := filepath.Join(dir, tc.link)
+		if tc.link == "l1" {
+			os.WriteFile(filepath.Join(dir, tc.target), []byte("old"), 0o644)
+		}
+		if err := os.Symlink(tc.target, link); err != nil {
+			t.Skip(err)
+		}
+		if err := writeFile(link, []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: the link was replaced", tc.link)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, tc.target)); string(b) != "new" {
+			t.Errorf("%s: target holds %q", tc.target, b)
+		}
+	}
+}
+
 func TestDeviceWrittenDirectly(t *testing.T) {
-	if err := WriteFile(os.DevNull, []byte("x")); err != nil {
+	if err := writeFile(os.DevNull, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(os.DevNull)
@@ -82,25 +121,96 @@ func TestDeviceWrittenDirectly(t *testing.T) {
 	}
 }
 
-func TestRemoveTemps(t *testing.T) {
+// TestErrorsNameTarget: creating, writing and committing errors name the
+// file asked for, not its temporary name (issue 19 item 16).
+func TestErrorsNameTarget(t *testing.T) {
 	dir := t.TempDir()
-	f, err := Create(filepath.Join(dir, "a"))
-	if err != nil {
-		t.Fatal(err)
+	p := filepath.Join(dir, "missing", "x.svg")
+	err := writeFile(p, []byte("x"))
+	var pe *os.PathError
+	if !errors.As(err, &pe) || pe.Path != p || strings.Contains(err.Error(), ".tmp-") {
+		t.Errorf("create in a missing directory: %v, want an error naming %s", err, p)
 	}
-	g, err := Temp(dir, "x-*")
-	if err != nil {
-		t.Fatal(err)
+	q := filepath.Join(dir, "y.svg")
+	err = WriteWith(q, func(w io.Writer) error {
+		w.(*file).f.Close() // any write now fails
+		_, err := w.Write([]byte("data"))
+		return err
+	})
+	if !errors.As(err, &pe) || pe.Path != q || strings.Contains(err.Error(), ".tmp-") {
+		t.Errorf("write: %v, want an error naming %s", err, q)
 	}
-	g.Close()
-	if Temps() != 2 {
-		t.Fatalf("tracking %d, want 2", Temps())
-	}
-	RemoveTemps()
 	if got := entries(t, dir); len(got) != 0 {
 		t.Errorf("left %v", got)
 	}
-	f.Abort() // after the handler ran: harmless
+}
+
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	var g Group
+	if err := g.MkdirAll(filepath.Join(dir, "made", "deeper")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Create(filepath.Join(dir, "made", "deeper", "a")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Temp(dir, "x-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	tr, err := NewTree(filepath.Join(dir, "ds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Create("t/p=1/f"); err != nil {
+		t.Fatal(err)
+	}
+	if Temps() != 3 {
+		t.Fatalf("tracking %d, want 3", Temps())
+	}
+	removeAll() // what RemoveTemps does, without keeping commits out
+	if got := entries(t, dir); len(got) != 0 {
+		t.Errorf("left %v", got)
+	}
+	g.Abort() // after the handler ran: harmless
+	tr.Abort()
+}
+
+// TestRemoveTempsWaitsForCommit: a signal during a commit waits for it to
+// end, so that it leaves the new files or the old, never half of them.
+func TestRemoveTempsWaitsForCommit(t *testing.T) {
+	dir := t.TempDir()
+	tr, err := NewTree(filepath.Join(dir, "ds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"a/p=1/f", "b/p=1/f"} {
+		w, _ := tr.Create(rel)
+		w.Close()
+	}
+	var removed atomic.Bool
+	done := make(chan bool)
+	testHook = func(step string) error {
+		if step == "leaf a/p=1" {
+			go func() { RemoveTemps(); removed.Store(true); done <- true }()
+			time.Sleep(50 * time.Millisecond) // time enough to remove everything, were it not waiting
+			if removed.Load() {
+				t.Error("RemoveTemps ran in the middle of the commit")
+			}
+		}
+		return nil
+	}
+	defer func() { testHook = nil }()
+	if err := tr.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	commitMu.Unlock() // RemoveTemps keeps it: let the other tests commit
+	want := []string{"a/p=1/f", "b/p=1/f"}
+	if got := tree(t, filepath.Join(dir, "ds")); !slices.Equal(filesOf(got), want) {
+		t.Errorf("after a signal during the commit: %v, want %v", got, want)
+	}
 }
 
 func TestSameFile(t *testing.T) {
@@ -125,27 +235,31 @@ func TestSameFile(t *testing.T) {
 	}
 }
 
-func TestMkdirNew(t *testing.T) {
-	base := t.TempDir()
-	d := filepath.Join(base, "a", "b")
-	created, err := MkdirNew(d)
-	if err != nil || !created {
-		t.Fatalf("MkdirNew = %v, %v", created, err)
+func TestSameTarget(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "r"), 0o755)
+	os.Symlink("r", filepath.Join(dir, "l"))
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"r/report.md", "l/report.md", true},
+		{"r/report.md", "r/../r/report.md", true},
+		{"r/report.md", "r/other.md", false},
+	} {
+		if got := SameTarget(filepath.Join(dir, tc.a), filepath.Join(dir, tc.b)); got != tc.want {
+			t.Errorf("SameTarget(%s, %s) = %v", tc.a, tc.b, got)
+		}
 	}
-	os.WriteFile(filepath.Join(d, "x"), []byte("x"), 0o644)
-	if again, _ := MkdirNew(d); again {
-		t.Error("an existing directory reported as created")
+}
+
+func TestClipName(t *testing.T) {
+	long := strings.Repeat("é", 150) // 300 bytes
+	got := ClipName(long)
+	if len(got) > MaxName || len(got) < MaxName-1 || !strings.HasPrefix(long, got) || strings.ToValidUTF8(got, "?") != got {
+		t.Errorf("ClipName: %d bytes %q", len(got), got)
 	}
-	RemoveTemps()
-	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
-		t.Errorf("created directories still there: %v", err)
-	}
-	d2 := filepath.Join(base, "kept")
-	MkdirNew(d2)
-	Keep(d2)
-	RemoveTemps()
-	RemoveDir(d2)
-	if _, err := os.Stat(d2); err != nil {
-		t.Errorf("kept directory removed: %v", err)
+	if ClipName("short") != "short" {
+		t.Error("a short name changed")
 	}
 }

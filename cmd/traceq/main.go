@@ -86,7 +86,10 @@ func isTerminal(w io.Writer) bool {
 
 // arrange checks the command name and moves flags written after the
 // inputs ("traceq kernels t.json --format json") in front of them, where
-// the flag parser looks; everything after "--" stays an argument.
+// the flag parser looks; everything after "--" stays an argument. The
+// arguments follow a "--" of their own, so that the flag parser takes
+// none of them for a flag (./-x.json before "--", -y.json after it) and
+// the "--" the user wrote is not taken for an input.
 func arrange(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		return args, nil
@@ -112,7 +115,7 @@ func arrange(app *cli.App, args []string) ([]string, error) {
 		a := rest[i]
 		switch {
 		case a == "--":
-			pos = append(pos, rest[i:]...)
+			pos = append(pos, rest[i+1:]...)
 			i = len(rest)
 		case len(a) > 1 && a[0] == '-':
 			flags = append(flags, a)
@@ -125,7 +128,7 @@ func arrange(app *cli.App, args []string) ([]string, error) {
 			pos = append(pos, a)
 		}
 	}
-	return slices.Concat(args[:2], flags, pos), nil
+	return slices.Concat(args[:2], flags, []string{"--"}, pos), nil
 }
 
 func newApp(e *env) *cli.App {

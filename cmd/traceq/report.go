@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -74,6 +72,9 @@ func reportCmd(e *env) *cli.Command {
 				if err := checkAppendTarget(app); err != nil {
 					return err
 				}
+				if out != "" && outfile.SameTarget(app, filepath.Join(out, "report.md")) {
+					return usagef("report: --append %s is the report --out writes: append to another file", app)
+				}
 			}
 			a, err := answerOptions(c, e)
 			if err != nil {
@@ -87,36 +88,54 @@ func reportCmd(e *env) *cli.Command {
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
 				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"),
 				Findings: a.findings, Settings: a.set}
+			// The report's files, and the section appended to the log,
+			// appear together or not at all.
+			var files outfile.Group
+			defer files.Abort()
 			chartDir := out
 			if app != "" {
 				opt.Level, opt.Date = 2, date
-				if out == "" {
-					chartDir = freshDir(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(tbl.Inputs)))
+			}
+			if out == "" {
+				// A directory of its own, so that two appends, even at
+				// once, never share one.
+				if chartDir, err = files.MkdirNew(filepath.Join(filepath.Dir(app), "traceq-"+date+"-"+report.DirName(tbl.Inputs))); err != nil {
+					return err
+				}
+			} else {
+				if err := refuseInputs("report", "the report file", filepath.Join(out, "report.md"), ins); err != nil {
+					return err
+				}
+				if err := files.MkdirAll(out); err != nil {
+					return err
 				}
 			}
 			whole := filepath.Join(chartDir, "report.md")
-			if err := refuseInputs("report", "the report file", whole, ins); err != nil {
-				return err
-			}
 			_, replaces := os.Stat(whole)
-			set := &outputSet{}
-			defer set.abort()
-			created, err := outfile.MkdirNew(chartDir)
-			if err != nil {
-				return err
+			write := func(path string, draw func(io.Writer) error) error {
+				w, err := files.Create(path)
+				if err != nil {
+					return err
+				}
+				if err := draw(w); err != nil {
+					return err
+				}
+				return w.Close()
 			}
-			set.dir(chartDir, created)
 			// Each chart file is written once, whichever document links
 			// it; links are relative to the document's directory.
 			written := map[string]bool{}
 			charts := func(docDir string) report.ChartFunc {
 				return func(name string, draw func(io.Writer) error) (string, error) {
-					p := filepath.Join(chartDir, name+"."+format)
+					p := filepath.Join(chartDir, outfile.ClipName(name)+"."+format)
 					if !written[p] {
 						if err := refuseInputs("report", "the chart", p, ins); err != nil {
 							return "", err
 						}
-						if err := set.write(p, draw); err != nil {
+						if app != "" && outfile.SameTarget(app, p) {
+							return "", usagef("report: --append %s is a chart of the report: append to another file", app)
+						}
+						if err := write(p, draw); err != nil {
 							return "", err
 						}
 						written[p] = true
@@ -126,7 +145,7 @@ func reportCmd(e *env) *cli.Command {
 			}
 			r := report.New(tbl, opt)
 			writeMD := func(path string, md []byte) error {
-				return set.write(path, func(w io.Writer) error { _, err := w.Write(md); return err })
+				return write(path, func(w io.Writer) error { _, err := w.Write(md); return err })
 			}
 			var md bytes.Buffer
 			lines := 0
@@ -156,11 +175,9 @@ func reportCmd(e *env) *cli.Command {
 			}
 			if app != "" {
 				lines = bytes.Count(md.Bytes(), []byte("\n"))
-				if err := set.write(app, func(w io.Writer) error { return appendTo(w, app, md.Bytes()) }); err != nil {
-					return err
-				}
+				files.Append(app, func(tail []byte) []byte { return appendSection(tail, md.Bytes()) })
 			}
-			if err := set.commit(); err != nil {
+			if err := files.Commit(); err != nil {
 				return err
 			}
 			switch {
@@ -189,20 +206,6 @@ func relLink(dir, path string) string {
 	return filepath.ToSlash(rel)
 }
 
-// freshDir returns dir, or dir-2, dir-3… the first that does not exist, so
-// a second report the same day does not overwrite the first one's charts.
-func freshDir(dir string) string {
-	for i := 1; ; i++ {
-		p := dir
-		if i > 1 {
-			p = dir + "-" + strconv.Itoa(i)
-		}
-		if _, err := os.Lstat(p); os.IsNotExist(err) {
-			return p
-		}
-	}
-}
-
 // checkAppendTarget refuses what report --append must not read whole: a
 // device, a FIFO or anything not a regular file, and a file too big to be
 // a benchmark log.
@@ -223,95 +226,17 @@ func checkAppendTarget(path string) error {
 	return nil
 }
 
-// appendTo writes to w what path holds (nothing when absent), a blank line
-// and md: the new content of a benchmark log, put in place whole by the
-// caller.
-func appendTo(w io.Writer, path string, md []byte) error {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		_, err := w.Write(md)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	size := st.Size()
-	if _, err := io.Copy(w, io.LimitReader(f, size)); err != nil {
-		return err
-	}
+// appendSection is what appending the section md to a log ending in
+// tail adds: a blank line between what the log holds and the section.
+func appendSection(tail, md []byte) []byte {
 	var sep []byte
-	if size > 0 {
-		var tail [2]byte
-		n, _ := f.ReadAt(tail[:min(2, size)], size-min(2, size))
-		switch {
-		case n == 2 && tail[0] == '\n' && tail[1] == '\n':
-		case n >= 1 && tail[n-1] == '\n':
-			sep = []byte("\n")
-		default:
-			sep = []byte("\n\n")
-		}
+	switch n := len(tail); {
+	case n == 0:
+	case n == 2 && tail[0] == '\n' && tail[1] == '\n':
+	case tail[n-1] == '\n':
+		sep = []byte("\n")
+	default:
+		sep = []byte("\n\n")
 	}
-	_, err = w.Write(append(sep, md...))
-	return err
-}
-
-// outputSet writes a command's output files as one: each to a temporary
-// file next to it, all put in place by commit; abort (deferred) removes the
-// temporary files and any directory the command created.
-type outputSet struct {
-	files   []*outfile.File
-	created []string
-	done    bool
-}
-
-func (s *outputSet) dir(d string, created bool) {
-	if created {
-		s.created = append(s.created, d)
-	}
-}
-
-func (s *outputSet) write(path string, write func(io.Writer) error) error {
-	f, err := outfile.Create(path)
-	if err != nil {
-		return err
-	}
-	s.files = append(s.files, f)
-	if err := write(f); err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return err
-		}
-		return &os.PathError{Op: "write", Path: path, Err: err}
-	}
-	return nil
-}
-
-func (s *outputSet) commit() error {
-	for _, f := range s.files {
-		if err := f.Commit(); err != nil {
-			return err
-		}
-	}
-	for _, d := range s.created {
-		outfile.Keep(d)
-	}
-	s.done = true
-	return nil
-}
-
-func (s *outputSet) abort() {
-	if s.done {
-		return
-	}
-	for _, f := range s.files {
-		f.Abort()
-	}
-	for _, d := range s.created {
-		outfile.RemoveDir(d)
-	}
+	return append(sep, md...)
 }

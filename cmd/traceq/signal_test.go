@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +19,12 @@ import (
 // tests can run the command as a process of its own (to signal it).
 func TestMain(m *testing.M) {
 	if os.Getenv("TRACEQ_TEST_MAIN") == "1" {
+		// A file size limit stands for a full disk (TestErrorsNameTarget).
+		if n, err := strconv.ParseUint(os.Getenv("TRACEQ_TEST_FSIZE"), 10, 64); err == nil {
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				panic(err)
+			}
+		}
 		main()
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,10 +58,24 @@ func sliceCmd(e *env) *cli.Command {
 			if err := refuseInputs("slice", "-o", out, []string{in}); err != nil {
 				return err
 			}
-			if err := checkChrome(in); err != nil {
+			if err := oneFile(in); err != nil {
 				return err
 			}
-			open := func() (io.ReadCloser, error) { return os.Open(in) }
+			// Slicing reads the input more than once: standard input is
+			// copied to a temporary file first.
+			src := in
+			if in == parse.Stdin {
+				spool, err := spoolStdin(e)
+				if err != nil {
+					return err
+				}
+				defer outfile.Remove(spool)
+				src = spool
+			}
+			if err := checkChrome(in, src); err != nil {
+				return err
+			}
+			open := func() (io.ReadCloser, error) { return os.Open(src) }
 			var sel *slice.Selection
 			var what string
 			if r := c.String("time"); r != "" {
@@ -163,17 +178,63 @@ func writeSlice(open slice.Opener, sel *slice.Selection, path string) (*slice.St
 }
 
 // checkChrome refuses an nsys export early, with a clear message, rather
-// than as malformed JSON.
-func checkChrome(path string) error {
+// than as malformed JSON. name is the input as the user named it, path
+// where it is read from (a spool of standard input).
+func checkChrome(name, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return &parse.FileError{Path: path, Err: err}
+		return &parse.FileError{Path: name, Err: err}
 	}
 	defer f.Close()
 	head := make([]byte, 16)
 	n, _ := io.ReadFull(f, head)
 	if nsyssqlite.Sniff(head[:n]) {
-		return &parse.FileError{Path: path, Err: errors.New("an nsys export: slice reads Chrome traces (torch.profiler JSON) only")}
+		return &parse.FileError{Path: name, Err: errors.New("an nsys export: slice reads Chrome traces (torch.profiler JSON) only")}
 	}
 	return nil
+}
+
+// oneFile refuses a directory: slice cuts one trace file, and the message
+// names the trace files the directory holds, to pick from.
+func oneFile(in string) error {
+	st, err := os.Stat(in)
+	if err != nil || !st.IsDir() {
+		return nil // read, and reported, as the input
+	}
+	var names []string
+	if set, err := parse.Expand([]string{in}); err == nil {
+		for _, f := range set.Files() {
+			names = append(names, filepath.Base(f))
+		}
+	}
+	holds := "holds no trace file"
+	switch n := len(names); {
+	case n > 8:
+		holds = fmt.Sprintf("holds %d trace files (%s, …, %s)", n, strings.Join(names[:3], ", "), names[n-1])
+	case n > 0:
+		holds = "holds " + strings.Join(names, ", ")
+	}
+	return usagef("slice: %s is a directory: slice takes one trace file, and %s %s", in, in, holds)
+}
+
+// spoolStdin copies standard input to a temporary file and returns its
+// name; the caller removes it (outfile.Remove), and so does a signal.
+func spoolStdin(e *env) (string, error) {
+	f, err := outfile.Temp("", "traceq-stdin-*")
+	if err != nil {
+		return "", fmt.Errorf("copying standard input to a temporary file: %w", err)
+	}
+	var in io.Reader = e.stdin
+	if in == nil {
+		in = strings.NewReader("")
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		outfile.Remove(f.Name())
+		return "", fmt.Errorf("copying standard input to a temporary file: %w", err)
+	}
+	return f.Name(), nil
 }

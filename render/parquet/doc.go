@@ -19,7 +19,8 @@
 // computes no figure beyond the per-step ones; it lays the model out.
 //
 // Files are written through a function the caller gives (the command
-// makes them atomic with outfile.Group); the writer streams: rows go out
+// stages them with outfile.Tree, which puts a run's partitions in place
+// together); the writer streams: rows go out
 // in row groups as they are produced, and only one row group per open
 // file is held.
 package parquet

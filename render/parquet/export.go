@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -29,7 +30,6 @@ const NullRank = "__HIVE_DEFAULT_PARTITION__"
 
 // Options configures an Exporter.
 type Options struct {
-	Run     string // the run partition; see CheckRun
 	Version string // inputs.traceq_version
 }
 
@@ -41,27 +41,28 @@ type CreateFunc func(rel string) (io.WriteCloser, error)
 type Exporter struct {
 	create CreateFunc
 	opt    Options
-	next   map[string]int // per rank partition: the next part number
+	next   map[string]int // per run and rank partition: the next part number
 }
 
 var runName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$`)
 
 // CheckRun reports whether run can name a run partition: letters, digits
 // and . _ + - (no escaping needed in a path or by a reader), not starting
-// with . or _ (names Spark and Hive skip as hidden).
+// with . or _ (names Spark and Hive skip as hidden), and not null in any
+// letter case (DuckDB's hive partitioning reads run=null as SQL NULL).
 func CheckRun(run string) error {
 	if !runName.MatchString(run) {
 		return fmt.Errorf("run name %q: use letters, digits and . _ + - (not first), at most 200", run)
+	}
+	if strings.EqualFold(run, "null") {
+		return fmt.Errorf("run name %q: readers take a partition named null for a missing value (SQL NULL): choose another", run)
 	}
 	return nil
 }
 
 // New returns an Exporter writing through create.
-func New(create CreateFunc, opt Options) (*Exporter, error) {
-	if err := CheckRun(opt.Run); err != nil {
-		return nil, err
-	}
-	return &Exporter{create: create, opt: opt, next: map[string]int{}}, nil
+func New(create CreateFunc, opt Options) *Exporter {
+	return &Exporter{create: create, opt: opt, next: map[string]int{}}
 }
 
 // codec is shared by every writer: it pools its encoders. The fastest
@@ -134,6 +135,7 @@ func (t *table[T]) wrap(err error) error {
 
 // rankPart is what one input writes into one rank partition.
 type rankPart struct {
+	run     string
 	label   string // the rank, or NullRank
 	part    int    // N of part-N.parquet
 	acts    *table[Activity]
@@ -141,21 +143,24 @@ type rankPart struct {
 	devices []int32
 }
 
-func (p *rankPart) dir(table, run string) string {
-	return table + "/run=" + run + "/rank=" + p.label
+func (p *rankPart) dir(table string) string {
+	return table + "/run=" + p.run + "/rank=" + p.label
 }
 
-// Add writes the rows of the one input of tbl: its path as the user gave
-// it, its trace, its steps and categories. Rows go out as they are made;
-// what Add holds besides the table is the input's step table and one
-// buffered row group per rank.
-func (x *Exporter) Add(tbl *window.Table) error {
+// Add writes the rows of the one input of tbl into run (see CheckRun):
+// its path as the user gave it, its trace, its steps and categories. Rows
+// go out as they are made; what Add holds besides the table is the
+// input's step table and one buffered row group per rank.
+func (x *Exporter) Add(run string, tbl *window.Table) error {
+	if err := CheckRun(run); err != nil {
+		return err
+	}
 	in := &tbl.Inputs[0]
 	path, t := in.Path, in.Trace
-	parts, partOf, pids := x.partitions(tbl)
+	parts, partOf, pids := x.partitions(run, tbl)
 	for _, p := range parts {
 		var err error
-		if p.acts, err = openTable[Activity](x, p.dir("activities", x.opt.Run), p.part); err != nil {
+		if p.acts, err = openTable[Activity](x, p.dir("activities"), p.part); err != nil {
 			return err
 		}
 	}
@@ -175,7 +180,7 @@ func (x *Exporter) Add(tbl *window.Table) error {
 // partitions maps each rank of the table (each process that has
 // activities or launches) to its rank partition, the rank breakdown
 // reports, and gives each process's pid.
-func (x *Exporter) partitions(tbl *window.Table) (parts, partOf []*rankPart, pids []int64) {
+func (x *Exporter) partitions(run string, tbl *window.Table) (parts, partOf []*rankPart, pids []int64) {
 	partOf = make([]*rankPart, max(len(tbl.Inputs[0].Trace.Procs), 1))
 	pids = make([]int64, len(partOf))
 	byLabel := map[string]*rankPart{}
@@ -188,7 +193,7 @@ func (x *Exporter) partitions(tbl *window.Table) (parts, partOf []*rankPart, pid
 		}
 		rp := byLabel[label]
 		if rp == nil {
-			rp = &rankPart{label: label}
+			rp = &rankPart{run: run, label: label}
 			byLabel[label] = rp
 			parts = append(parts, rp)
 		}
@@ -196,8 +201,9 @@ func (x *Exporter) partitions(tbl *window.Table) (parts, partOf []*rankPart, pid
 	}
 	slices.SortFunc(parts, func(a, b *rankPart) int { return compareRanks(a.label, b.label) })
 	for _, rp := range parts {
-		rp.part = x.next[rp.label]
-		x.next[rp.label]++
+		key := run + "/" + rp.label
+		rp.part = x.next[key]
+		x.next[key]++
 	}
 	return parts, partOf, pids
 }

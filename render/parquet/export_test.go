@@ -81,11 +81,8 @@ func ptr[T any](v T) *T { return &v }
 func TestAddWritesEveryTable(t *testing.T) {
 	tr, st := smallTrace()
 	m := memFS{}
-	x, err := New(m.create, Options{Run: "r1", Version: "v9"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := add(x, "in.sqlite", tr, st); err != nil {
+	x := New(m.create, Options{Version: "v9"})
+	if err := add(x, "r1", "in.sqlite", tr, st); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
@@ -171,8 +168,8 @@ func TestAddWritesEveryTable(t *testing.T) {
 func TestNoSteps(t *testing.T) {
 	tr, _ := smallTrace()
 	m := memFS{}
-	x, _ := New(m.create, Options{Run: "r", Version: "v"})
-	if err := add(x, "in", tr, nil); err != nil {
+	x := New(m.create, Options{Version: "v"})
+	if err := add(x, "r", "in", tr, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range readRows[Activity](t, m, "activities/run=r/rank=0/part-0.parquet") {
@@ -185,19 +182,27 @@ func TestNoSteps(t *testing.T) {
 	}
 }
 
-// TestPartsNumbered: a second input of the same rank in one run is part-1.
+// TestPartsNumbered: a second input of the same rank in one run is part-1;
+// the same rank in another run starts at part-0.
 func TestPartsNumbered(t *testing.T) {
 	tr, st := smallTrace()
 	m := memFS{}
-	x, _ := New(m.create, Options{Run: "r", Version: "v"})
+	x := New(m.create, Options{Version: "v"})
 	for _, in := range []string{"a", "b"} {
-		if err := add(x, in, tr, st); err != nil {
+		if err := add(x, "r", in, tr, st); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rows := readRows[Input](t, m, "inputs/run=r/rank=1/part-1.parquet")
 	if len(rows) != 1 || rows[0].Path != "b" {
 		t.Errorf("part-1 of rank 1: %+v, want the second input", rows)
+	}
+	if err := add(x, "r2", "c", tr, st); err != nil {
+		t.Fatal(err)
+	}
+	rows = readRows[Input](t, m, "inputs/run=r2/rank=1/part-0.parquet")
+	if len(rows) != 1 || rows[0].Path != "c" {
+		t.Errorf("part-0 of rank 1 of run r2: %+v, want the third input", rows)
 	}
 }
 
@@ -207,8 +212,8 @@ func TestDeterministic(t *testing.T) {
 	for i := range runs {
 		tr, st := smallTrace()
 		runs[i] = memFS{}
-		x, _ := New(runs[i].create, Options{Run: "r", Version: "v"})
-		if err := add(x, "in", tr, st); err != nil {
+		x := New(runs[i].create, Options{Version: "v"})
+		if err := add(x, "r", "in", tr, st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -227,6 +232,7 @@ func TestCheckRun(t *testing.T) {
 		{"run-2026.05.01", true}, {"A", true}, {"tp8+ep2_b", true},
 		{"", false}, {".hidden", false}, {"_tmp", false}, {"a/b", false}, {"a=b", false},
 		{"with space", false}, {NullRank, false}, {string(make([]byte, 201)), false},
+		{"null", false}, {"NULL", false}, {"Null", false}, {"nulls", true}, {"null2", true},
 	} {
 		if err := CheckRun(tc.run); (err == nil) != tc.ok {
 			t.Errorf("CheckRun(%q) = %v, want ok %v", tc.run, err, tc.ok)
@@ -247,8 +253,8 @@ func TestRowGroups(t *testing.T) {
 		tr.Activities[i] = trace.Activity{Start: trace.Time(i * 1000), Dur: int64(500 + i%97), Corr: int64(i + 1), Name: 1, Stream: 7}
 	}
 	m := memFS{}
-	x, _ := New(m.create, Options{Run: "r", Version: "v"})
-	if err := add(x, "in", tr, nil); err != nil {
+	x := New(m.create, Options{Version: "v"})
+	if err := add(x, "r", "in", tr, nil); err != nil {
 		t.Fatal(err)
 	}
 	b := m["activities/run=r/rank=3/part-0.parquet"]
@@ -269,11 +275,12 @@ func TestRowGroups(t *testing.T) {
 	}
 }
 
-// add writes one input as the command does: through its window table.
-func add(x *Exporter, path string, t *trace.Trace, st *step.Steps) error {
+// add writes one input into run as the command does: through its window
+// table.
+func add(x *Exporter, run, path string, t *trace.Trace, st *step.Steps) error {
 	tbl, err := window.Build([]window.Input{{Path: path, Trace: t, Steps: st}}, window.Options{})
 	if err != nil {
 		return err
 	}
-	return x.Add(tbl)
+	return x.Add(run, tbl)
 }

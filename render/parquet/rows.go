@@ -81,7 +81,7 @@ var (
 func (x *Exporter) launches(path string, t *trace.Trace, parts, partOf []*rankPart, pids []int64) error {
 	tabs := map[*rankPart]*table[Launch]{}
 	for _, p := range parts {
-		tab, err := openTable[Launch](x, p.dir("launches", x.opt.Run), p.part)
+		tab, err := openTable[Launch](x, p.dir("launches"), p.part)
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (x *Exporter) launches(path string, t *trace.Trace, parts, partOf []*rankPa
 func (x *Exporter) steps(path string, rows []analyze.StepRow, parts, partOf []*rankPart) error {
 	tabs := map[*rankPart]*table[Step]{}
 	for _, p := range parts {
-		tab, err := openTable[Step](x, p.dir("steps", x.opt.Run), p.part)
+		tab, err := openTable[Step](x, p.dir("steps"), p.part)
 		if err != nil {
 			return err
 		}
@@ -152,7 +152,7 @@ func (x *Exporter) inputs(path string, t *trace.Trace, parts []*rankPart) error 
 		if t.Truncated != nil {
 			row.Truncated = &t.Truncated.Reason
 		}
-		tab, err := openTable[Input](x, p.dir("inputs", x.opt.Run), p.part)
+		tab, err := openTable[Input](x, p.dir("inputs"), p.part)
 		if err != nil {
 			return err
 		}

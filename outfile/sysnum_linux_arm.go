@@ -1,0 +1,3 @@
+package outfile
+
+const sysRenameat2 = 382 // arch/arm/tools/syscall.tbl
