@@ -171,7 +171,9 @@ func verdict(o *collectives.Op, link *collectives.Link, labels map[window.RankID
 			at = " at ≥ "
 		}
 		sb.WriteString(at + GBps(*o.BusGBps) + " GB/s busbw")
-		if o.LinkShare != nil {
+		if o.LinkShare != nil && link.Measured() {
+			sb.WriteString(" = " + Pct(*o.LinkShare) + " of what " + link.Label() + " reached at these sizes")
+		} else if o.LinkShare != nil {
 			sb.WriteString(" = " + Pct(*o.LinkShare) + " of " + link.Label())
 		}
 		if o.SizedInstances < o.Instances {
