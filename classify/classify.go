@@ -2,12 +2,14 @@ package classify
 
 import (
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
 	"unicode"
+	"unsafe"
 )
 
 // Classifier maps kernel and activity names to categories with an ordered
@@ -20,9 +22,20 @@ type Classifier struct {
 	// A trace has a few hundred to a few thousand distinct names but
 	// millions of events, so Classify remembers every answer. A map behind an
 	// RWMutex rather than a sync.Map: the hit path then converts nothing to
-	// an interface and allocates nothing.
+	// an interface and allocates nothing. The key is a 128-bit hash of the
+	// name, not a copy of it: a trace of 100k distinct 2 KB names would
+	// otherwise be held twice (issue 19); two names colliding is a 2^-128
+	// chance.
 	mu    sync.RWMutex
-	cache map[string]Category
+	cache map[nameKey]Category
+	seeds [2]maphash.Seed
+}
+
+// nameKey is the cache key of a name.
+type nameKey [2]uint64
+
+func (c *Classifier) key(name string) nameKey {
+	return nameKey{maphash.String(c.seeds[0], name), maphash.String(c.seeds[1], name)}
 }
 
 // New returns a classifier for rules, tried in order. Rules from Parse are
@@ -37,7 +50,7 @@ func New(rules []Rule) *Classifier {
 			}
 		}
 	}
-	c := &Classifier{rules: rs, cache: make(map[string]Category)}
+	c := &Classifier{rules: rs, cache: make(map[nameKey]Category), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	c.plan = c.lits.build(rs)
 	return c
 }
@@ -49,8 +62,9 @@ func (c *Classifier) Rules() []Rule { return slices.Clone(c.rules) }
 // activity name: that of the first rule that matches, or Unknown. It never
 // returns "". Answers are cached per distinct name.
 func (c *Classifier) Classify(name string) Category {
+	k := c.key(name)
 	c.mu.RLock()
-	cat, ok := c.cache[name]
+	cat, ok := c.cache[k]
 	c.mu.RUnlock()
 	if ok {
 		return cat
@@ -60,9 +74,7 @@ func (c *Classifier) Classify(name string) Category {
 		cat = c.rules[i].Category
 	}
 	c.mu.Lock()
-	// Clone the key: callers may pass a view into a large decoded trace
-	// buffer, which the cache must neither pin nor see change.
-	c.cache[strings.Clone(name)] = cat
+	c.cache[k] = cat // the name itself is neither kept nor pinned
 	c.mu.Unlock()
 	return cat
 }
@@ -94,9 +106,18 @@ func (s subjects) of(scope Scope) string {
 
 // first returns the index of the first rule matching its subject in s, or -1.
 func (c *Classifier) first(s subjects) int {
-	lowerFull, exactFull := lowerASCII(s.full)
-	lowerBase, exactBase := lowerASCII(s.base)
-	if !exactFull || !exactBase {
+	// The lower-cased copies live for this call only: their buffer is
+	// pooled, so classifying a trace of many long names leaves no garbage
+	// the size of the names (issue 19).
+	bp := lowerBufs.Get().(*[]byte)
+	defer lowerBufs.Put(bp)
+	b := appendLowerASCII((*bp)[:0], s.full)
+	nf := len(b)
+	b = appendLowerASCII(b, s.base)
+	*bp = b
+	lowerFull := unsafe.String(unsafe.SliceData(b), nf)
+	lowerBase := unsafe.String(unsafe.SliceData(b[nf:]), len(b)-nf)
+	if !asciiExact(s.full) || !asciiExact(s.base) {
 		for i := range c.rules {
 			if c.rules[i].re.MatchString(s.of(c.rules[i].Scope)) {
 				return i
@@ -276,20 +297,38 @@ var foldsToASCII = func() string {
 	return b.String()
 }()
 
+// lowerBufs holds the buffers first lower-cases names into.
+var lowerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
 // lowerASCII lower-cases the ASCII letters of s and reports whether
 // substring tests on the result are exact for case-insensitive matching of
 // ASCII literals.
 func lowerASCII(s string) (string, bool) {
-	ascii := true
-	b := []byte(s)
-	for i, c := range b {
+	return string(appendLowerASCII(nil, s)), asciiExact(s)
+}
+
+// appendLowerASCII appends s to b with its ASCII letters lower-cased.
+func appendLowerASCII(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		} else if c >= 0x80 {
-			ascii = false
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// asciiExact reports whether substring tests on s lower-cased are exact
+// for case-insensitive matching of ASCII literals: s has no rune that
+// folds to an ASCII letter.
+func asciiExact(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return !strings.ContainsAny(s, foldsToASCII)
 		}
 	}
-	return string(b), ascii || !strings.ContainsAny(s, foldsToASCII)
+	return true
 }
 
 // required returns groups of lower-case strings such that every match of re

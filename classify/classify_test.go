@@ -1,6 +1,8 @@
 package classify
 
 import (
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -567,4 +569,32 @@ func TestClassifyCacheAndConcurrency(t *testing.T) {
 	if len(c2.cache) != 1 {
 		t.Fatalf("cache has %d entries, want 1", len(c2.cache))
 	}
+}
+
+// TestCacheKeepsNoNames: the cache holds no copy of the names it has seen
+// (issue 19: 100k distinct 2 KB kernel names were held twice, once by the
+// trace and once here). Retained bytes, measured after collections.
+func TestCacheKeepsNoNames(t *testing.T) {
+	c := Default()
+	names := make([]string, 2000)
+	for i := range names {
+		names[i] = strings.Repeat("void at::native::elementwise_kernel<", 120) + strconv.Itoa(i)
+	}
+	live := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := live()
+	for _, n := range names {
+		c.Classify(n)
+	}
+	retained := int64(live()) - int64(before)
+	bytes := int64(len(names) * len(names[0]))
+	t.Logf("cache of %d names of %d bytes: %d bytes retained", len(names), len(names[0]), retained)
+	if retained > bytes/10 {
+		t.Errorf("the cache retained %d bytes for %d bytes of names: it keeps copies", retained, bytes)
+	}
+	runtime.KeepAlive(names)
 }

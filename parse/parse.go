@@ -123,7 +123,14 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		}
 		return gpu(nsyssqlite.Open(in.path, nsyssqlite.Options{Names: opt.Names}))
 	case trace.FormatChrome:
-		return gpu(chrometrace.Parse(progress(br), chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(in, head)}))
+		copt := chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(in, head)}
+		if in.at != nil {
+			// A file can be read again: the parser may then read it in
+			// speculative chunks on every core (and again, should a
+			// guess fail).
+			copt.Reopen = func() (io.Reader, error) { return progress(io.NewSectionReader(in.at, 0, in.size)), nil }
+		}
+		return gpu(chrometrace.Parse(progress(br), copt))
 	}
 	return nil, fmt.Errorf("unknown input format %q (want %s or %s)", format, trace.FormatChrome, trace.FormatNsys)
 }

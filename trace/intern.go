@@ -53,6 +53,19 @@ func (in *Interner) ID(s string) NameID {
 	return id
 }
 
+// Adopt is ID for a string the caller owns and never changes (another
+// interner's, say): it is kept as it is, not copied. A parser that interns
+// in parallel and merges the workers' names stores each name once.
+func (in *Interner) Adopt(s string) NameID {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	id := NameID(len(in.names))
+	in.ids[s] = id
+	in.names = append(in.names, s)
+	return id
+}
+
 // IDBytes is ID for a byte slice, without allocating when b is known.
 func (in *Interner) IDBytes(b []byte) NameID {
 	if id, ok := in.ids[string(b)]; ok {

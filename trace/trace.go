@@ -219,9 +219,13 @@ type Meta struct {
 	// TARGET_INFO_SYSTEM_ENV Hostname; Kineto traces do not record it);
 	// "" when unknown.
 	Host string
-	// ProcessGroups are the communicators of a distributed run
-	// (Kineto's distributedInfo.pg_config), in the trace's order.
-	ProcessGroups []ProcessGroup
+	// ProcessGroups are the communicators of a distributed run as
+	// Kineto's distributedInfo.pg_config lists them, in the trace's order
+	// (the ones this rank belongs to, in the traces seen), and
+	// ProcessGroupCount is its pg_count (-1 when absent): 71 groups in a
+	// vLLM run on 8 GPUs whose rank 0 lists 15.
+	ProcessGroups     []ProcessGroup
+	ProcessGroupCount int
 	// RankSource says what told Rank and each Proc's Rank.
 	RankSource RankSource
 }

@@ -283,3 +283,15 @@ func TestCompareByAttr(t *testing.T) {
 		t.Errorf("launches differing only in Attr compare equal")
 	}
 }
+
+func TestInternerAdopt(t *testing.T) {
+	in := NewInterner()
+	s := strings.Repeat("x", 100)
+	id := in.Adopt(s)
+	if got := in.Names()[id]; unsafe.StringData(got) != unsafe.StringData(s) {
+		t.Errorf("Adopt copied the string")
+	}
+	if in.ID(strings.Repeat("x", 100)) != id || in.Adopt(s) != id {
+		t.Errorf("Adopt and ID disagree on the id of one string")
+	}
+}

@@ -53,7 +53,7 @@ func TestFleet(t *testing.T) {
 		{run: "vllm-decode", args: []string{"testdata/traces/torch/vllm_decode_full_graph.json.gz"}, ranks: 1, pids: 1, kinds: []string{"decode"}, steps: true},
 		// Two processes (torchrun, 2 GPUs) whose ranks nsys does not give:
 		// both in the null rank partition, told apart by pid.
-		{run: "nsys-2gpu", args: []string{"testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"}, ranks: 1, pids: 2, kinds: []string{"all"}},
+		{run: "nsys-2gpu", args: []string{"testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"}, ranks: 2, pids: 2, kinds: []string{"all"}},
 	}
 	fleet := filepath.Join(tmp, "fleet")
 	for _, c := range cases {

@@ -3,6 +3,7 @@ package chrometrace
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 	"unsafe"
 
@@ -90,6 +91,7 @@ func knownPhase(ph string) bool { return len(ph) == 1 && phaseTable[ph[0]] }
 type fields struct {
 	ph, cat, name, pid, tid, ts, dur, id gjson.Result
 	device, stream, corr                 gjson.Result
+	attr                                 attrFields
 	seen                                 uint32 // seen* bits: keys read so far
 	// past is set once done() held: keys read after it (by a Reader,
 	// which reads every key) must not change the decoding.
@@ -132,13 +134,20 @@ func (k EventKind) String() string {
 }
 
 // record is what the decoder made of its last event: the field that its
-// EventKind names, and a collective when hasColl is set.
+// EventKind names, a collective when hasColl is set, and a CPU op when
+// hasOp is set. pend holds the attributes of an activity or launch as
+// read (Attr is 1 when there are any, to be replaced by an index of the
+// batch's table).
 type record struct {
 	act     trace.Activity
 	launch  trace.Launch
 	rng     trace.Range
 	coll    trace.Collective
 	hasColl bool
+	op      rawOp
+	hasOp   bool
+	pend    pendAttr
+	pid     int64 // the event's pid, read as threadID reads a tid
 }
 
 // decoder turns batches of raw events into model records. Each parallel
@@ -163,25 +172,56 @@ type decoder struct {
 
 	lastActs int          // activities of the previous batch: a size hint
 	free     chan *result // results the merger is done with
+	loc      *localTables // the worker's configs, signatures and pids
+	key      []byte       // a signature key being built
 }
 
 type result struct {
 	seq       int
-	bytes     int // size of the batch's JSON
+	bytes     int   // size of the batch's JSON
+	events    int64 // elements of a chunk (0 for a batch: its indices are absolute)
 	worker    int
 	newNames  []string
+	newLocals locals // the worker's configs, signatures and pids first seen in the batch
 	acts      []trace.Activity
 	launches  []trace.Launch
 	ranges    []trace.Range
 	colls     []trace.Collective
+	ops       []rawOp
+	// pend holds the attributes of acts and launches: a record's Attr
+	// is 1 + its index here (0: none).
+	pend      []pendAttr
 	anomalies []trace.Anomaly
-	anomIdx   map[string]int // index of anomalies by What, once there are many
-	cpuPID    int64
-	hasPID    bool
+	// anomAt is, per anomaly, its first event: the example, formatted by
+	// whoever merges the result (examples), who knows where the batch's
+	// events start.
+	anomAt  []evPos
+	anomIdx map[string]int // index of anomalies by What, once there are many
+	// A chunk's result (chunk.go): the chunk, how it ends (chunk*), where
+	// its tail starts when it closed the array, and the end of its last
+	// complete element.
+	chunk    *batch
+	endState int
+	tail     int
+	lastGood int64
+}
+
+// evPos is an event's index (in its batch or chunk, plus the batch's
+// first index when known) and byte offset.
+type evPos struct{ idx, off int64 }
+
+// examples returns r's anomalies with their examples written, the
+// event indices counted from base.
+func (r *result) examples(base int64) []trace.Anomaly {
+	for i := range r.anomalies {
+		p := r.anomAt[i]
+		r.anomalies[i].Example = fmt.Sprintf("event %d at byte %d", base+p.idx, p.off)
+	}
+	return r.anomalies
 }
 
 func newDecoder(worker int) *decoder {
-	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}}
+	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables()}
 	d.onKey = d.eventKey
 	d.onArg = d.argKey
 	return d
@@ -192,37 +232,24 @@ func newDecoder(worker int) *decoder {
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func (d *decoder) decode(b *batch) *result {
+	if b.chunk {
+		return d.decodeChunk(b)
+	}
 	// Size the records like the previous batch's: the blocks are alike.
 	d.res = d.result()
 	d.res.seq, d.res.worker, d.res.bytes = b.seq, d.worker, len(b.data)
 	before := d.names.Len()
-	r := d.res
+	mark := d.loc.mark()
 	for i, sp := range b.spans {
 		d.idx = b.first + int64(i)
 		d.off = b.base + int64(sp.start)
-		switch d.event(unsafeString(b.data[sp.start:sp.end])) {
-		case KindSkipped:
-			continue
-		case KindActivity:
-			r.acts = append(r.acts, d.out.act)
-		case KindLaunch:
-			r.launches = append(r.launches, d.out.launch)
-			if !r.hasPID {
-				if pid, ok := num(d.f.pid); ok {
-					r.cpuPID, r.hasPID = pid, true
-				}
-			}
-		case KindRange:
-			r.ranges = append(r.ranges, d.out.rng)
-		}
-		if d.out.hasColl {
-			r.colls = append(r.colls, d.out.coll)
-		}
+		d.keep(d.event(unsafeString(b.data[sp.start:sp.end])))
 	}
 	d.lastActs = len(d.res.acts)
 	if n := d.names.Len(); n > before {
 		d.res.newNames = append([]string(nil), d.names.Names()[before:n]...)
 	}
+	d.res.newLocals = d.loc.since(mark)
 	return d.res
 }
 
@@ -241,9 +268,8 @@ func (d *decoder) anomaly(what string) {
 			}
 		}
 	}
-	r.anomalies = append(r.anomalies, trace.Anomaly{
-		What: what, Count: 1, Example: fmt.Sprintf("event %d at byte %d", d.idx, d.off),
-	})
+	r.anomalies = append(r.anomalies, trace.Anomaly{What: what, Count: 1})
+	r.anomAt = append(r.anomAt, evPos{d.idx, d.off})
 	// Past a few kinds, index them: thousands of distinct unknown phases
 	// or categories would otherwise take quadratic time.
 	if n := len(r.anomalies); n > 8 {
@@ -310,13 +336,40 @@ func streamID(v gjson.Result) (int64, bool) {
 
 // event decodes one event into d.out and says what it is.
 func (d *decoder) event(ev string) EventKind {
-	d.out.hasColl = false
+	d.out.hasColl, d.out.hasOp = false, false
 	d.f = fields{}
 	if len(ev) == 0 || ev[0] != '{' {
 		d.anomaly(anomNotObject)
 		return KindSkipped
 	}
 	scanObject(ev, d.onKey) // fills d.f, args included
+	return d.interpret()
+}
+
+// eventAt decodes the event object starting at s[i] ('{') and returns
+// what it is and the index just past it, finding its end in the same
+// pass that reads its keys (the speculative chunks of Parse have no
+// splitter that found it first): the keys it needs, then the rest of the
+// object skipped by its brackets and strings alone, as compositeEnd would.
+// An object the key scanner cannot read (malformed inside) is measured by
+// compositeEnd and decoded as event does, so the outcome is the
+// splitter's. end is -1 when s ends inside the object.
+func (d *decoder) eventAt(s string, i int) (EventKind, int) {
+	d.out.hasColl, d.out.hasOp = false, false
+	d.f = fields{}
+	if e := scanObjectEnd(s[i:], d.onKey); e >= 0 {
+		return d.interpret(), i + e
+	}
+	e := compositeEnd(s, i)
+	if e < 0 {
+		return KindSkipped, -1
+	}
+	return d.event(s[i:e]), e
+}
+
+// interpret decides what the event whose keys were just scanned is, and
+// fills d.out.
+func (d *decoder) interpret() EventKind {
 	f := &d.f
 	ph := f.ph.Str
 	if !knownPhase(ph) {
@@ -337,11 +390,10 @@ func (d *decoder) event(ev string) EventKind {
 		}
 		return KindSkipped
 	}
-	commOp := false
+	commOp, isOp := false, false
 	if kind == catOp && !strings.HasPrefix(f.name.Str, "ProfilerStep#") {
-		if commOp = f.name.Str == commsOp && d.hasCollective(); !commOp {
-			return KindSkipped
-		}
+		commOp = f.name.Str == commsOp && d.hasCollective()
+		isOp = true
 	}
 	if ph != "X" {
 		if kind == catGPU {
@@ -371,10 +423,18 @@ func (d *decoder) event(ev string) EventKind {
 		d.anomaly("GPU activity longer than 1 h skipped")
 		return KindSkipped
 	}
-	if commOp {
-		// The op itself is not kept (it is no step marker); its args are.
-		d.collective(trace.CollectiveOnCPUOp, trace.Time(ts), dur, 0, threadID(f.tid))
-		return KindCollective
+	d.out.pid = threadID(f.pid)
+	if isOp {
+		// The op is not a range (it is no step marker); it is kept for
+		// the activities it launched, and a record_param_comms op's args
+		// are a collective.
+		thread := threadID(f.tid)
+		d.op(trace.Time(ts), dur, thread)
+		if commOp {
+			d.collective(trace.CollectiveOnCPUOp, trace.Time(ts), dur, 0, thread)
+			return KindCollective
+		}
+		return KindSkipped
 	}
 	if f.name.Type != gjson.String {
 		d.anomaly("event without a name")
@@ -383,23 +443,26 @@ func (d *decoder) event(ev string) EventKind {
 	switch kind {
 	case catGPU:
 		a := trace.Activity{Start: trace.Time(ts), Dur: dur, Name: name, Kind: akind, Device: -1, Stream: -1}
-		if n, ok := num(f.device); ok {
-			a.Device = int32(n)
-		} else if n, ok := num(f.pid); ok {
-			a.Device = int32(n)
+		dev, ok := d.device(f.device, f.pid)
+		if !ok {
+			return KindSkipped
 		}
+		a.Device = dev
 		if n, ok := num(f.stream); ok {
-			a.Stream = int32(n)
+			a.Stream = d.stream(n)
 		} else if n, ok := streamID(f.tid); ok {
-			a.Stream = int32(n)
+			a.Stream = d.stream(n)
 		}
 		if n, ok := num(f.corr); ok && n != 0 {
 			a.Corr = n
 		} else {
 			d.anomaly("GPU activity without correlation id")
 		}
+		if d.attrs(akind == trace.KindKernel, false) {
+			a.Attr = 1
+		}
 		d.out.act = a
-		if d.hasCollective() {
+		if mayBeCollective(f.name.Str) && d.hasCollective() {
 			d.collective(trace.CollectiveOnKernel, a.Start, 0, a.Corr, 0)
 		}
 		return KindActivity
@@ -417,6 +480,9 @@ func (d *decoder) event(ev string) EventKind {
 			return KindSkipped
 		}
 		d.out.launch = trace.Launch{Start: trace.Time(ts), Dur: dur, Corr: corr, Thread: threadID(f.tid), Name: name}
+		if d.attrs(true, true) {
+			d.out.launch.Attr = 1
+		}
 		return KindLaunch
 	case catCPURange, catOp:
 		d.out.rng = trace.Range{
@@ -427,15 +493,52 @@ func (d *decoder) event(ev string) EventKind {
 	default: // catGPURange
 		r := trace.Range{Start: trace.Time(ts), Dur: dur, Name: name, Device: -1, Stream: -1,
 			Kind: trace.RangeGPU, Domain: d.names.ID(f.cat.Str)}
-		if n, ok := num(f.pid); ok {
-			r.Device = int32(n)
+		dev, ok := d.device(gjson.Result{}, f.pid)
+		if !ok {
+			return KindSkipped
 		}
+		r.Device = dev
 		if n, ok := streamID(f.tid); ok {
-			r.Stream = int32(n)
+			r.Stream = d.stream(n)
 		}
 		d.out.rng = r
 		return KindRange
 	}
+}
+
+// anomBadDevice is the anomaly of a GPU event whose device id is not an
+// int32 ordinal.
+const anomBadDevice = "GPU event with an unreadable or out-of-range device id skipped"
+
+// device reads a GPU event's device: args.device, else its pid (Kineto
+// writes the device there). Neither present is device -1 (unknown); one
+// present but not an integer ordinal up to 2^31-1 ("gpu 3", 1e30,
+// 99999999999, -2) makes the event odd: it is skipped and counted rather
+// than put on a made-up device.
+func (d *decoder) device(dev, pid gjson.Result) (int32, bool) {
+	v := dev
+	if !v.Exists() {
+		v = pid
+	}
+	if !v.Exists() {
+		return -1, true
+	}
+	n, ok := num(v)
+	if !ok || n < 0 || n > math.MaxInt32 {
+		d.anomaly(anomBadDevice)
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// stream converts a stream id, -1 (unknown) when it does not fit an
+// int32, with an anomaly: nsys does the same.
+func (d *decoder) stream(n int64) int32 {
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		d.anomaly("stream id out of range; set to -1")
+		return -1
+	}
+	return int32(n)
 }
 
 // maxName is trace.MaxNameLen, the longest name kept.

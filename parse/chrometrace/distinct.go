@@ -9,6 +9,9 @@ import "slices"
 // with a size hint (a file), it is sized once and that is rare.
 type distinct[T comparable] struct {
 	cmp func(a, b T) int
+	// eq says whether two records are duplicates; nil means ==. Records
+	// eq holds for must be adjacent in cmp's order.
+	eq  func(a, b T) bool
 	n   int64 // duplicates dropped
 	min T     // the first of them in the model's order (for the example)
 	// done is the length of the prefix of the slice that is sorted and
@@ -47,7 +50,7 @@ func (d *distinct[T]) compact(s []T) []T {
 	}
 	out := s[:from]
 	for i := from; i < len(s); i++ {
-		if s[i] != out[len(out)-1] {
+		if !d.same(s[i], out[len(out)-1]) {
 			out = append(out, s[i])
 			continue
 		}
@@ -58,4 +61,11 @@ func (d *distinct[T]) compact(s []T) []T {
 	}
 	d.done = len(out)
 	return out
+}
+
+func (d *distinct[T]) same(a, b T) bool {
+	if d.eq != nil {
+		return d.eq(a, b)
+	}
+	return a == b
 }

@@ -135,6 +135,26 @@ func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) in
 	}
 }
 
+// scanObjectEnd is scanObject that, when fn says no more, skips the rest
+// of the object by its brackets and strings and returns the index just
+// past it: fn reads what it needs, and the end is found in the same pass.
+// It returns -1 when the object is malformed where fn read it or s ends
+// inside it.
+func scanObjectEnd(s string, fn func(key, s string, i int) (end int, more bool)) int {
+	stop := -1
+	e := scanObject(s, func(key, s string, i int) (int, bool) {
+		end, more := fn(key, s, i)
+		if !more && end >= 0 {
+			stop = end
+		}
+		return end, more
+	})
+	if e >= 0 || stop < 0 {
+		return e
+	}
+	return objectRestEnd(s, stop)
+}
+
 // Bits of fields.seen: which keys of the event have been read.
 const (
 	seenPh uint32 = 1 << iota
@@ -156,13 +176,27 @@ const (
 	seenDType
 	seenGroup
 	seenRanks
+	seenArgsEnd // the args object was read to its end
+	seenExt
+	seenGrid
+	seenBlock
+	seenRegs
+	seenSmem
+	seenKernel
+	seenDims
+	seenTypes
+	seenConcrete
+	seenStrides
 
 	seenTop = seenPh | seenCat | seenName | seenPid | seenTid | seenTs | seenDur
 )
 
 // done reports whether every key that the event's kind uses has been
-// read, so that the rest of it (for a kernel, half its bytes: occupancy,
-// grid and block sizes) need not be.
+// read, so that the rest of it need not be: skipped categories after
+// their first keys, step markers and annotations after their top-level
+// keys. GPU activities, launch calls and CPU ops are read to the end of
+// their args, where the attributes are (a kernel's launch configuration
+// comes after its correlation id, an op's shapes anywhere).
 func (f *fields) done() bool {
 	if f.seen&(seenPh|seenCat) != seenPh|seenCat || f.ph.Type != gjson.String || f.cat.Type != gjson.String {
 		return false
@@ -175,21 +209,16 @@ func (f *fields) done() bool {
 	case catIgnore:
 		return true
 	case catOp:
-		if f.seen&seenName != 0 && f.name.Type == gjson.String && !strings.HasPrefix(f.name.Str, "ProfilerStep#") &&
-			f.name.Str != commsOp {
-			return true
+		if f.seen&seenName == 0 || f.name.Type != gjson.String {
+			return false
 		}
-		if f.name.Str == commsOp {
-			return false // its collective args may come anywhere
+		if strings.HasPrefix(f.name.Str, "ProfilerStep#") {
+			need = seenTop
+		} else {
+			need = seenTop | seenArgsEnd
 		}
-		need = seenTop
-	case catGPU:
-		if f.seen&seenName != 0 && mayBeCollective(f.name.Str) {
-			return false // its collective args come last
-		}
-		need = seenTop | seenDevice | seenStream | seenCorr
-	case catLaunch:
-		need = seenTop | seenCorr
+	case catGPU, catLaunch:
+		need = seenTop | seenArgsEnd
 	default: // ranges use no args
 		need = seenTop
 	}
@@ -198,7 +227,7 @@ func (f *fields) done() bool {
 
 // stop reports whether the scanner may stop after a key: Parse stops as
 // soon as the event's kind has what it uses; a Reader reads on but marks
-// the rest past (collective args read then are not the event's).
+// the rest past (args read then are not the event's).
 func (d *decoder) stop() bool {
 	if d.f.past {
 		return false
@@ -222,6 +251,7 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 		if e < 0 {
 			return -1, false // done, or malformed
 		}
+		f.seen |= seenArgsEnd
 		return i + e, !d.stop()
 	}
 	v, e := readValue(s, i)
@@ -246,28 +276,48 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 	return e, !d.stop()
 }
 
-// argKey keeps the args the decoder uses: device, stream, correlation and
-// the collective args.
+// argKey keeps the args the decoder uses: device, stream, correlation,
+// the attributes and the collective args.
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
 	f := &d.f
+	var bit uint32
+	var dst *gjson.Result
 	switch key {
 	case "device":
-		v, e := readValue(s, i)
-		f.set(seenDevice, &f.device, v)
-		return e, !d.stop()
+		bit, dst = seenDevice, &f.device
 	case "stream":
-		v, e := readValue(s, i)
-		f.set(seenStream, &f.stream, v)
-		return e, !d.stop()
+		bit, dst = seenStream, &f.stream
 	case "correlation":
-		v, e := readValue(s, i)
-		f.set(seenCorr, &f.corr, v)
-		return e, !d.stop()
-	}
-	if !f.past {
-		if e, ok := d.collArg(key, s, i); ok {
-			return e, true
+		bit, dst = seenCorr, &f.corr
+	case "External id", "external id": // "external id" before 2022
+		bit, dst = seenExt, &f.attr.ext
+	case "grid":
+		bit, dst = seenGrid, &f.attr.grid
+	case "block":
+		bit, dst = seenBlock, &f.attr.block
+	case "registers per thread":
+		bit, dst = seenRegs, &f.attr.regs
+	case "shared memory":
+		bit, dst = seenSmem, &f.attr.smem
+	case "kernel":
+		bit, dst = seenKernel, &f.attr.kernel
+	case "Input Dims":
+		bit, dst = seenDims, &f.attr.dims
+	case "Input type":
+		bit, dst = seenTypes, &f.attr.types
+	case "Concrete Inputs":
+		bit, dst = seenConcrete, &f.attr.concrete
+	case "Input Strides":
+		bit, dst = seenStrides, &f.attr.strides
+	default:
+		if !f.past {
+			if e, ok := d.collArg(key, s, i); ok {
+				return e, true
+			}
 		}
+		return skipValue(s, i), true
 	}
-	return skipValue(s, i), true
+	v, e := readValue(s, i)
+	f.set(bit, dst, v)
+	return e, true
 }

@@ -37,8 +37,9 @@ func readTrace(tb testing.TB, name string) []byte {
 
 // FuzzParse checks that no input makes Parse panic, that every trace it
 // returns is valid, that the parallel path (two workers, blocks so small
-// that events straddle them) gives exactly the sequential result, and
-// that a Reader's records are Parse's.
+// that events straddle them) gives exactly the sequential result, that
+// speculative chunks give the splitter's result, and that a Reader's
+// records are Parse's.
 //
 // The committed corpus in testdata/fuzz/FuzzParse holds small real traces,
 // slices of the big ones and hand-written odd cases; f.Add adds the small
@@ -66,6 +67,13 @@ func FuzzParse(f *testing.F) {
 		par, perr := Parse(bytes.NewReader(data), Options{Workers: 2, BlockSize: 61})
 		if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {
 			t.Fatalf("sequential error %v, parallel error %v", serr, perr)
+		}
+		split, xerr := Parse(bytes.NewReader(data), Options{Workers: 1, BlockSize: 1 << 16, NoChunks: true})
+		if (serr == nil) != (xerr == nil) || (serr != nil && serr.Error() != xerr.Error()) {
+			t.Fatalf("chunks error %v, splitter error %v", serr, xerr)
+		}
+		if !reflect.DeepEqual(seq, split) {
+			t.Fatalf("chunks and the splitter give different traces:\nchunks   %+v\nsplitter %+v", seq, split)
 		}
 		sameAsParse(t, "input", data)
 		if serr != nil {

@@ -2,7 +2,9 @@ package chrometrace
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,5 +69,44 @@ func TestLongNameMemory(t *testing.T) {
 	small, large := alloc(1<<20), alloc(3<<20)
 	if large > small+256<<10 {
 		t.Errorf("Parse allocated %d bytes for a 1 MiB name, %d for a 3 MiB name: more than the cap's worth", small, large)
+	}
+}
+
+// TestDistinctNamesStoredOnce: a trace of many distinct long kernel names
+// (issue 19: 100k names of 2 KB took 1.07 GB in breakdown) holds each
+// name once while it is parsed: what Parse allocates is about one copy of
+// the names, not one per worker's table and one for the trace's.
+func TestDistinctNamesStoredOnce(t *testing.T) {
+	const n, size = 2000, 4096
+	var b strings.Builder
+	b.WriteString(`{"traceEvents": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		name := strings.Repeat("k", size-8) + strconv.Itoa(10_000_000+i)
+		fmt.Fprintf(&b, `{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "ts": %d, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": %d}}`, name, i*10, i+1)
+	}
+	b.WriteString("]}")
+	data := []byte(b.String())
+	for _, workers := range []int{1, 2} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr, err := Parse(bytes.NewReader(data), Options{Workers: workers, BlockSize: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if len(tr.Names) != n+1 {
+			t.Fatalf("%d names", len(tr.Names))
+		}
+		names := float64(n * size)
+		copies := float64(after.TotalAlloc-before.TotalAlloc) / names
+		t.Logf("%d workers: Parse allocated %.2f times the bytes of the names", workers, copies)
+		if copies > 1.5 {
+			t.Errorf("%d workers: Parse allocated %.2f times the bytes of the names: they are copied more than once", workers, copies)
+		}
+		runtime.KeepAlive(tr)
 	}
 }

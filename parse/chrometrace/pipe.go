@@ -162,7 +162,7 @@ func (d *decoder) result() *result {
 // recycle empties r and hands it back to the decoders.
 func (r *result) recycle(free chan *result) {
 	*r = result{acts: r.acts[:0], launches: r.launches[:0], ranges: r.ranges[:0], colls: r.colls[:0],
-		anomalies: r.anomalies[:0]}
+		ops: r.ops[:0], pend: r.pend[:0], anomalies: r.anomalies[:0], anomAt: r.anomAt[:0]}
 	select {
 	case free <- r:
 	default:

@@ -25,7 +25,9 @@ type Event struct {
 
 	// The decoding, as Parse puts it in the model (before it sorts the
 	// records and drops exact duplicates). Names are ids of the Reader's
-	// table (Reader.Name); Proc is 0, the trace's one process.
+	// table (Reader.Name); Proc is 0 (a Reader does not tell the
+	// processes of a file that holds several apart) and Attr is 0: the
+	// attributes are below, as read.
 	Activity   trace.Activity // KindActivity
 	Launch     trace.Launch   // KindLaunch
 	Range      trace.Range    // KindRange
@@ -48,6 +50,15 @@ type Event struct {
 	// ID is the raw text of the event's "id" (flow and async events), ""
 	// when absent.
 	ID string
+
+	// The attributes of a KindActivity or KindLaunch record, as read
+	// (which op they link to is decided on the whole trace, by Parse):
+	// ExtID is args "External id" (0 when absent), Config the launch
+	// configuration (trace.NoConfig when absent) and Kernel, on a launch
+	// call, the kernel it names (args.kernel).
+	ExtID  int64
+	Config trace.Config
+	Kernel string
 }
 
 // Reader reads a Chrome trace (plain or gzip JSON) one event at a time, in
@@ -139,11 +150,20 @@ func (r *Reader) decode() Event {
 	raw := r.b.data[sp.start:sp.end]
 	ev := Event{Kind: d.event(unsafeString(raw)), Raw: raw, Offset: d.off, Index: d.idx}
 	d.fill(&ev)
+	ev.Config = trace.NoConfig
 	switch ev.Kind {
 	case KindActivity:
 		ev.Activity = d.out.act
+		if ev.Activity.Attr != 0 {
+			ev.Activity.Attr = 0
+			d.fillAttrs(&ev)
+		}
 	case KindLaunch:
 		ev.Launch = d.out.launch
+		if ev.Launch.Attr != 0 {
+			ev.Launch.Attr = 0
+			d.fillAttrs(&ev)
+		}
 	case KindRange:
 		ev.Range = d.out.rng
 	case KindSkipped:
@@ -207,10 +227,10 @@ func (r *Reader) Anomalies() []trace.Anomaly {
 
 // mergeAnomalies moves the decoder's counts into the Reader's.
 func (r *Reader) mergeAnomalies() {
-	for _, a := range r.d.res.anomalies {
+	for _, a := range r.d.res.examples(0) {
 		r.anoms.add(a)
 	}
-	r.d.res.anomalies, r.d.res.anomIdx = r.d.res.anomalies[:0], nil
+	r.d.res.anomalies, r.d.res.anomAt, r.d.res.anomIdx = r.d.res.anomalies[:0], r.d.res.anomAt[:0], nil
 }
 
 // TruncatedError is a Reader's last error for input that ended early,
@@ -227,6 +247,15 @@ func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 // ErrTruncated is matched (errors.Is) by a Reader's error for input that
 // ends before the document closes.
 var ErrTruncated = errors.New("truncated trace")
+
+// fillAttrs copies the attributes read into ev.
+func (d *decoder) fillAttrs(ev *Event) {
+	p := d.out.pend
+	ev.ExtID, ev.Config = p.ext, d.loc.configs[p.config]
+	if p.kernel != 0 {
+		ev.Kernel = d.names.Names()[p.kernel]
+	}
+}
 
 // fill copies what the scanned event says of itself into ev.
 func (d *decoder) fill(ev *Event) {

@@ -99,12 +99,37 @@ func sameAsParse(t testing.TB, name string, data []byte) {
 	if werr != nil {
 		return
 	}
+	if len(want.Procs) > 1 {
+		// A Reader does not tell the processes of a file that holds
+		// several apart (its records are all in process 0), so its
+		// records, and which of them are duplicates, differ.
+		return
+	}
+	stripAttrs(t, want, len(got.Names))
 	got.Procs = want.Procs
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: the Reader's records differ from Parse's model: %d/%d activities, %d/%d launches, %d/%d ranges, %d/%d collectives, %d/%d names\nanomalies %v\n     want %v\ntruncated %+v\n     want %+v",
 			name, len(got.Activities), len(want.Activities), len(got.Launches), len(want.Launches), len(got.Ranges), len(want.Ranges),
 			len(got.Collectives), len(want.Collectives), len(got.Names), len(want.Names), got.Anomalies, want.Anomalies, got.Truncated, want.Truncated)
 	}
+}
+
+// stripAttrs removes from a Parse model what a Reader does not return:
+// the attribute tables and ids, and the names only they use (interned
+// after the records', so that the records' name ids are the same).
+func stripAttrs(t testing.TB, tr *trace.Trace, names int) {
+	t.Helper()
+	for i := range tr.Activities {
+		tr.Activities[i].Attr = 0
+	}
+	for i := range tr.Launches {
+		tr.Launches[i].Attr = 0
+	}
+	tr.Attrs, tr.Configs, tr.Ops, tr.OpSigs = nil, nil, nil, nil
+	if len(tr.Names) > names {
+		tr.Names = tr.Names[:names]
+	}
+	tr.Sort()
 }
 
 // dropDuplicates drops the exact duplicates from the sorted s, noting each

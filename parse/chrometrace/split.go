@@ -30,12 +30,19 @@ type batch struct {
 	blk   *block // holds data's block; release after decoding (nil: not pooled)
 	// spanFree takes spans back for the splitter's next batches.
 	spanFree chan []span
+	// A chunk (Parse's fast path, chunk.go) has no spans: its decoder
+	// finds its elements. firstChunk starts right after '[', lastChunk
+	// ends at the end of the input.
+	chunk, firstChunk, lastChunk bool
 }
 
 // release gives the batch's block and spans back once its events are
 // decoded: a long input reuses them instead of allocating more.
 func (b *batch) release() {
 	b.blk.release()
+	if b.chunk {
+		return
+	}
 	select {
 	case b.spanFree <- b.spans[:0]:
 	default:
@@ -446,4 +453,6 @@ var metaKeys = map[string]bool{
 	"pytorch_version":      true,
 	"torch_version":        true,
 	"traceName":            true,
+	"host_name":            true, // Meta's internal builds of Kineto write it
+	"hostname":             true,
 }

@@ -83,8 +83,11 @@ var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true
 
 // compositeEnd returns the index just past the object or array starting at
 // s[i], or -1 when s ends first.
-func compositeEnd(s string, i int) int {
-	depth := 0
+func compositeEnd(s string, i int) int { return nestEnd(s, i, 0) }
+
+// nestEnd returns the index just past the bracket that brings the nesting
+// depth, depth at s[i], to 0, or -1 when s ends first.
+func nestEnd(s string, i, depth int) int {
 	for j := i; j < len(s); {
 		if j+8 <= len(s) {
 			// SWAR, as in stringEnd: x|0x20 folds '[' and ']' onto '{'
@@ -125,6 +128,12 @@ func compositeEnd(s string, i int) int {
 	}
 	return -1
 }
+
+// objectRestEnd returns the index just past the '}' that closes the
+// object s[i] is inside of (at depth 1: past a member, or inside its
+// members), or -1 when s ends first: compositeEnd for an object whose
+// start was already read.
+func objectRestEnd(s string, i int) int { return nestEnd(s, i, 1) }
 
 // delim marks the bytes that end a literal (number, true, false, null).
 var delim = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}

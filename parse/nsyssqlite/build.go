@@ -302,6 +302,15 @@ type builder struct {
 	memcpyKind map[int64]string // copyKind → label
 	// kernelCols names the kernel columns read, for anomaly examples.
 	kernelCols []string
+	// procKeys and procGPU are, per process of the trace, its globalPid
+	// key and whether it ran GPU work (set by finish).
+	procKeys []int64
+	procGPU  []bool
+	// attrs holds the kernels' launch configurations; lastCfg and
+	// lastAttr the last one read.
+	attrs    *trace.AttrInterner
+	lastCfg  [nConfigCols]int64
+	lastAttr trace.AttrID
 	// kernelRows and kernelBad count kernel rows read and skipped as
 	// unreadable: a table of unreadable rows is a damaged file.
 	kernelRows, kernelBad int64
@@ -318,6 +327,7 @@ func newBuilder(gpuHint, nvtxHint int) *builder {
 		droppedAPI:  map[int64]int64{},
 		memcpyKind:  builtinMemcpyKinds(),
 		kernelCols:  append(slices.Clip(activityCols), "demangledName"),
+		attrs:       trace.NewAttrInterner(),
 	}
 }
 
@@ -340,36 +350,88 @@ func clampInt32(v int64) int32 {
 	return int32(v)
 }
 
+// Anomalies of odd device and stream ids, worded as the Chrome parser's.
+const (
+	anomBadDevice = "GPU event with an unreadable or out-of-range device id skipped"
+	anomBadStream = "stream id out of range; set to -1"
+)
+
+// deviceOK reports whether a row's device id is an int32 ordinal; a row
+// whose id is not is skipped and counted, never put on a made-up device.
+func (b *builder) deviceOK(r *activityRow, table string, row int64) bool {
+	if r.device >= 0 && r.device <= math.MaxInt32 {
+		return true
+	}
+	if !b.counted(anomBadDevice) {
+		b.t.AddAnomaly(anomBadDevice, 1, fmt.Sprintf("%s row %d: deviceId %d", table, row, r.device))
+	}
+	return false
+}
+
 // activity converts the fields common to kernels, memcpys and memsets of
-// a row whose duration gpuDur accepted.
+// a row whose duration gpuDur and device deviceOK accepted.
 func (b *builder) activity(r *activityRow, dur int64, table string, kind trace.Kind, name uint32) trace.Activity {
 	p := b.procs.get(r.globalPid & pidMask)
 	b.procs.nact[p]++
 	if r.corr != 0 {
 		b.procs.corrs[p].add(r.corr)
 	}
-	dev, stream := clampInt32(r.device), clampInt32(r.stream)
-	if int64(dev) != r.device || int64(stream) != r.stream {
-		const what = "device or stream id out of range; set to -1"
-		if !b.counted(what) {
-			b.t.AddAnomaly(what, 1, fmt.Sprintf("%s: deviceId %d streamId %d", table, r.device, r.stream))
+	stream := clampInt32(r.stream)
+	if int64(stream) != r.stream {
+		if !b.counted(anomBadStream) {
+			b.t.AddAnomaly(anomBadStream, 1, fmt.Sprintf("%s: streamId %d", table, r.stream))
 		}
 	}
 	return trace.Activity{Start: trace.Time(r.start), Dur: dur, Corr: r.corr, Name: trace.NameID(name),
-		Device: dev, Stream: stream, Proc: p, Kind: kind}
+		Device: int32(r.device), Stream: stream, Proc: p, Kind: kind}
 }
 
-func (b *builder) kernel(r *activityRow, row int64) {
+func (b *builder) kernel(r *activityRow, cfg *configRow, row int64) {
 	dur, ok := b.gpuDur(tableKernel, row, r.start, r.end)
-	if !ok {
+	if !ok || !b.deviceOK(r, tableKernel, row) {
 		return
 	}
-	b.kernels = append(b.kernels, b.activity(r, dur, tableKernel, trace.KindKernel, b.names.kernelName(r.name)))
+	a := b.activity(r, dur, tableKernel, trace.KindKernel, b.names.kernelName(r.name))
+	a.Attr = b.kernelAttr(cfg, row)
+	b.kernels = append(b.kernels, a)
+}
+
+// kernelAttr returns the attributes of a kernel's launch configuration
+// (0 when the export has none). Kernels of one name share a few
+// configurations: the last one is remembered.
+func (b *builder) kernelAttr(cfg *configRow, row int64) trace.AttrID {
+	if cfg == nil || !cfg.present {
+		return 0
+	}
+	if cfg.vals == b.lastCfg && b.lastAttr != 0 {
+		return b.lastAttr
+	}
+	v := &cfg.vals
+	for _, x := range v {
+		if x < 0 || x > math.MaxInt32 {
+			const what = "kernel launch configuration out of range ignored"
+			if !b.counted(what) {
+				b.t.AddAnomaly(what, 1, fmt.Sprintf("%s row %d: grid %d×%d×%d, block %d×%d×%d, %d registers, shared memory %d+%d",
+					tableKernel, row, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]))
+			}
+			return 0
+		}
+	}
+	c := trace.Config{
+		Grid:  [3]int32{int32(v[0]), int32(v[1]), int32(v[2])},
+		Block: [3]int32{int32(v[3]), int32(v[4]), int32(v[5])}, Registers: int32(v[6]),
+		SharedMem: -1, DynamicSharedMem: int32(v[8]),
+	}
+	if sum := v[7] + v[8]; sum <= math.MaxInt32 {
+		c.SharedMem = int32(sum)
+	}
+	b.lastCfg, b.lastAttr = cfg.vals, b.attrs.Attr(trace.Attr{Config: b.attrs.Config(c)})
+	return b.lastAttr
 }
 
 func (b *builder) memcpy(r *activityRow, copyKind, row int64) {
 	dur, ok := b.gpuDur(tableMemcpy, row, r.start, r.end)
-	if !ok {
+	if !ok || !b.deviceOK(r, tableMemcpy, row) {
 		return
 	}
 	label, ok := b.memcpyKind[copyKind]
@@ -383,7 +445,7 @@ func (b *builder) memcpy(r *activityRow, copyKind, row int64) {
 
 func (b *builder) memset(r *activityRow, row int64) {
 	dur, ok := b.gpuDur(tableMemset, row, r.start, r.end)
-	if !ok {
+	if !ok || !b.deviceOK(r, tableMemset, row) {
 		return
 	}
 	b.mem = append(b.mem, b.activity(r, dur, tableMemset, trace.KindMemset, b.names.literal("[CUDA memset]")))
@@ -545,6 +607,8 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 		perm[p] = int32(i)
 		k := b.procs.keys[p]
 		t.Procs[i] = trace.Proc{PID: decodePID(k), Name: procName[k], Rank: -1}
+		b.procKeys = append(b.procKeys, k)
+		b.procGPU = append(b.procGPU, b.procs.nact[p] > 0)
 	}
 
 	// Activities: rename, then merge the two runs.
@@ -627,6 +691,7 @@ func (b *builder) finish(lookup func(ids []int64) (map[int64]string, error), pro
 	b.rangeDomain = nil
 
 	t.Names = in.Names()
+	t.Attrs, t.Configs, t.OpSigs = b.attrs.Tables()
 	for i := range t.Activities {
 		if strings.HasPrefix(t.Names[t.Activities[i].Name], "nccl") {
 			t.Meta.Backend = "nccl"

@@ -4,7 +4,9 @@
 // Open reads:
 //
 //   - kernels from CUPTI_ACTIVITY_KIND_KERNEL, named by demangledName (or
-//     shortName with Options.Names "short") through StringIds;
+//     shortName with Options.Names "short") through StringIds, with their
+//     launch configuration (grid, block, registers, static and dynamic
+//     shared memory) as trace attributes where the columns exist;
 //   - memcpys and memsets from CUPTI_ACTIVITY_KIND_MEMCPY and _MEMSET, named
 //     as nsys's cuda_gpu_sum prints them ("[CUDA memcpy Host-to-Device]",
 //     "[CUDA memset]"), from ENUM_CUDA_MEMCPY_OPER or a built-in copy of it;
@@ -23,8 +25,10 @@
 //   - processes: one trace.Proc per process with GPU activity or NVTX
 //     ranges, sorted by PID, named from PROCESSES; PID and thread id are
 //     decoded from globalPid/globalTid (vm<<48 | pid<<24 | tid);
-//   - devices from TARGET_INFO_GPU when present, and the nsys and schema
-//     versions from META_DATA_EXPORT (EXPORT_META_DATA before 2023.3).
+//   - devices from TARGET_INFO_GPU when present (name, chip, SMs, memory,
+//     clock, bandwidth, L2, compute capability, per-SM limits), and the
+//     nsys and schema versions from META_DATA_EXPORT (EXPORT_META_DATA
+//     before 2023.3).
 //
 // Tables are found by name in sqlite_master and columns by name with
 // PRAGMA table_info, never by nsys version: tables are created lazily,

@@ -127,7 +127,13 @@ func FuzzRows(f *testing.F) {
 				row := int64(i + 1)
 				switch r.kind {
 				case 0:
-					b.kernelRow(r.v[:7], row)
+					if r.v[7] == nil {
+						b.kernelRow(r.v[:7], row)
+						break
+					}
+					// With a launch configuration made of the row's values.
+					v := append(r.v[:7:7], r.v[7], r.v[0], r.v[1], r.v[2], r.v[3], r.v[4], r.v[5], r.v[6], r.v[7])
+					b.kernelRow(v, row)
 				case 1:
 					b.memcpyRow(r.v[:7], row)
 				case 2:

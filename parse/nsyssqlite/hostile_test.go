@@ -158,8 +158,8 @@ func TestRowids(t *testing.T) {
 func canonical(tr *trace.Trace) []string {
 	var out []string
 	for i, a := range tr.Activities {
-		a.Name = 0
-		out = append(out, fmt.Sprintf("A %+v %s", a, tr.Names[tr.Activities[i].Name]))
+		a.Name, a.Attr = 0, 0 // ids follow the row order: spelt out
+		out = append(out, fmt.Sprintf("A %+v %s %+v", a, tr.Names[tr.Activities[i].Name], tr.ConfigOf(tr.AttrOf(tr.Activities[i].Attr).Config)))
 	}
 	for i, l := range tr.Launches {
 		l.Name = 0
@@ -333,6 +333,55 @@ func TestOddValueExamples(t *testing.T) {
 	for _, tt := range tests {
 		if got := describeValue(tt.v); got != tt.want {
 			t.Errorf("describeValue(%#v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
+
+// TestOddDeviceAndConfig: a device id beyond int32 (or negative) is an
+// odd row, skipped and counted, never wrapped or set to another device
+// (issue 19: it became -1, a device that ran nothing); a stream beyond
+// int32 reads as -1, counted; a launch configuration out of range or not
+// integers is ignored, counted, and the kernel kept.
+func TestOddDeviceAndConfig(t *testing.T) {
+	base := mustOpen(t, filepath.Join(fixtureDir, hostileFixture), Options{})
+	path := tmpFixture(t)
+	const first = `(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)`
+	editDB(t, path,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 99999999999 WHERE rowid = `+first,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = -3 WHERE rowid = `+first+` + 1`,
+		`UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 4294967296 WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_MEMCPY)`,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = 99999999999 WHERE rowid = `+first+` + 2`,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridY = -1 WHERE rowid = `+first+` + 3`,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET blockZ = 1.5 WHERE rowid = `+first+` + 4`,
+		`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET registersPerThread = 'x' WHERE rowid = `+first+` + 5`)
+	tr := mustOpen(t, path, Options{})
+	if got, want := len(tr.Activities), len(base.Activities)-3; got != want {
+		t.Errorf("%d activities, want %d (three on impossible devices skipped)", got, want)
+	}
+	for _, a := range tr.Activities {
+		if a.Device != 0 {
+			t.Errorf("activity on device %d", a.Device)
+		}
+	}
+	streams, noConfig := 0, 0
+	for _, a := range tr.Activities {
+		if a.Stream == -1 {
+			streams++
+		}
+		if a.Kind == trace.KindKernel && tr.AttrOf(a.Attr).Config == 0 {
+			noConfig++
+		}
+	}
+	if streams != 1 || noConfig != 3 {
+		t.Errorf("%d activities on stream -1 (want 1), %d kernels without a configuration (want 3)", streams, noConfig)
+	}
+	for what, want := range map[string]int64{
+		anomBadDevice: 3, anomBadStream: 1,
+		"kernel launch configuration out of range ignored":                     1,
+		"kernel launch configuration with a NULL or non-integer value ignored": 2,
+	} {
+		if got := anomalyCount(tr, what); got != want {
+			t.Errorf("%q: %d, want %d", what, got, want)
 		}
 	}
 }

@@ -480,21 +480,33 @@ func TestFixtureFacts(t *testing.T) {
 		domains           []string // distinct non-default NVTX domains
 		backend           string
 		anomaly           string // substring of some anomaly, "" for none expected
+		host              string
+		ranks             []string // per process: rank and rank name
+		source            trace.RankSource
 	}{
 		{"nsys2022.1.3_dlprof-rtx2070-cudnn.sqlite", "2022.1.3.3", "2.9.1", 46, 62, 82, []int64{9908},
-			[]string{"NVIDIA GeForce RTX 2070 SUPER/40"}, nil, "", ""},
+			[]string{"NVIDIA GeForce RTX 2070 SUPER/40"}, nil, "", "", "mohanadodema", []string{"-1 "}, trace.RankUnknown},
+		// Its thread is named "MPI Rank 0".
 		{"nsys2022.2.1_saxpy-mpi-a100-nonlazy.sqlite", "2022.2.1.31", "2.9.1", 5, 40, 22, []int64{1230493},
-			[]string{"NVIDIA A100-SXM4-40GB/108"}, []string{"MPI"}, "", "several cuda api calls share a correlation id"},
+			[]string{"NVIDIA A100-SXM4-40GB/108"}, []string{"MPI"}, "", "several cuda api calls share a correlation id",
+			"nid001608", []string{"0 MPI Rank 0"}, trace.RankFromThreadName},
 		{"nsys2023.1.2_memfusion-rtx3090-tensorrt.sqlite", "2023.1.2.43", "3.1.2", 36, 40, 59, []int64{24129},
-			[]string{"NVIDIA GeForce RTX 3090/82"}, []string{"TensorRT"}, "", ""},
+			[]string{"NVIDIA GeForce RTX 3090/82"}, []string{"TensorRT"}, "", "", "69fcf9e4442f", []string{"-1 "}, trace.RankUnknown},
+		// torchrun's two processes: no NCCL payload, thread name or
+		// environment names them; each used its own device.
 		{"nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite", "2026.2.1.210", "3.25.0", 3587, 4717, 17113, []int64{148, 149},
-			[]string{"/0", "/0"}, nil, "nccl", "nvtx domain without a name"},
+			[]string{"/0", "/0"}, nil, "nccl", "nvtx domain without a name", "modal", []string{"0 cuda:0", "1 cuda:1"}, trace.RankFromDevice},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			tr := mustOpen(t, filepath.Join(fixtureDir, tt.file), Options{})
 			m := tr.Meta
-			if m.Format != trace.FormatNsys || m.ToolVersion != tt.version || m.SchemaVersion != tt.schema || m.Rank != -1 || m.WorldSize != -1 {
+			wantRank := -1
+			if len(tt.ranks) == 1 {
+				fmt.Sscan(tt.ranks[0], &wantRank)
+			}
+			if m.Format != trace.FormatNsys || m.ToolVersion != tt.version || m.SchemaVersion != tt.schema || m.Rank != wantRank || m.WorldSize != -1 ||
+				m.Host != tt.host || m.RankSource != tt.source {
 				t.Errorf("Meta = %+v", m)
 			}
 			if m.BaseTime == 0 {
@@ -514,11 +526,16 @@ func TestFixtureFacts(t *testing.T) {
 					kernels, len(tr.Launches), len(tr.Ranges), tt.kernels, tt.launches, tt.ranges)
 			}
 			var pids []int64
+			var ranks []string
 			for _, p := range tr.Procs {
 				pids = append(pids, p.PID)
-				if p.Rank != -1 || p.Name == "" {
+				ranks = append(ranks, fmt.Sprintf("%d %s", p.Rank, p.RankName))
+				if p.Name == "" {
 					t.Errorf("proc %+v", p)
 				}
+			}
+			if !slices.Equal(ranks, tt.ranks) {
+				t.Errorf("ranks %q, want %q", ranks, tt.ranks)
 			}
 			if !slices.Equal(pids, tt.procs) {
 				t.Errorf("procs %v, want %v", pids, tt.procs)
@@ -577,6 +594,80 @@ func TestShared(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%d activities, %d launches, %d ranges, %d anomalies", len(tr.Activities), len(tr.Launches), len(tr.Ranges), len(tr.Anomalies))
+		})
+	}
+}
+
+// TestConfigsMatchSQL: every kernel's launch configuration is the row's
+// grid, block, registers and shared memory, as SQL on the file reads
+// them: the multiset of (name, start, configuration) is the same.
+func TestConfigsMatchSQL(t *testing.T) {
+	for _, path := range oracleFiles(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			tr := mustOpen(t, path, Options{})
+			db := sqlDB(t, path)
+			rows, err := db.Query(`SELECT s.value, k.start, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread,
+				staticSharedMemory + dynamicSharedMemory, dynamicSharedMemory
+				FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var want []string
+			for rows.Next() {
+				var name string
+				var v [10]int64
+				if err := rows.Scan(&name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, fmt.Sprintf("%s@%d grid %d %d %d block %d %d %d regs %d smem %d dyn %d", name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]))
+			}
+			var got []string
+			for _, a := range tr.Activities {
+				if a.Kind != trace.KindKernel {
+					continue
+				}
+				c := tr.ConfigOf(tr.AttrOf(a.Attr).Config)
+				got = append(got, fmt.Sprintf("%s@%d grid %d %d %d block %d %d %d regs %d smem %d dyn %d", tr.Name(a.Name), a.Start,
+					c.Grid[0], c.Grid[1], c.Grid[2], c.Block[0], c.Block[1], c.Block[2], c.Registers, c.SharedMem, c.DynamicSharedMem))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%d kernels, want %d; configurations differ from SQL's", len(got), len(want))
+			}
+			if len(tr.Configs) < 2 {
+				t.Errorf("no configuration read")
+			}
+		})
+	}
+}
+
+// TestDevicesMatchSQL: each device's properties are TARGET_INFO_GPU's.
+func TestDevicesMatchSQL(t *testing.T) {
+	for _, path := range oracleFiles(t) {
+		db := sqlDB(t, path)
+		if !tableExists(t, db, "TARGET_INFO_GPU") {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			tr := mustOpen(t, path, Options{})
+			for _, d := range tr.Meta.Devices {
+				var want trace.Device
+				var warps int64
+				err := db.QueryRow(`SELECT id, name, chipName, smCount, totalMemory, clockRate, memoryBandwidth, l2CacheSize,
+					computeMajor, computeMinor, threadsPerWarp, maxWarpsPerSm, maxRegistersPerSm, maxShmemPerSm
+					FROM TARGET_INFO_GPU WHERE id = ? ORDER BY vmId LIMIT 1`, d.ID).Scan(&want.ID, &want.Name, &want.Chip, &want.SMs,
+					&want.MemoryBytes, &want.ClockHz, &want.MemoryBandwidth, &want.L2Bytes, &want.ComputeMajor, &want.ComputeMinor,
+					&want.WarpSize, &warps, &want.RegistersPerSM, &want.SharedMemPerSM)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want.MaxThreadsPerSM = int(warps) * want.WarpSize
+				if d != want || d.SMs == 0 || d.ClockHz == 0 {
+					t.Errorf("device %d: %+v\n want %+v", d.ID, d, want)
+				}
+			}
 		})
 	}
 }

@@ -273,7 +273,7 @@ func (r *reader) read() (*trace.Trace, error) {
 	r.b = newBuilder(int(nk+nmem), int(nnvtx))
 	r.b.kernelCols = append(slices.Clip(activityCols), r.nameCol)
 	t := r.b.t
-	t.Meta = trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: -1}
+	t.Meta = trace.Meta{Format: trace.FormatNsys, Rank: -1, WorldSize: -1, ProcessGroupCount: -1}
 
 	prepare := func() error { r.b.prepareLaunches(); return nil }
 	steps := []func() error{r.readMemcpyKinds, r.readKernels, r.readMemcpy, r.readMemset, prepare,
@@ -303,6 +303,12 @@ func (r *reader) read() (*trace.Trace, error) {
 	if err := r.readDevices(); err != nil {
 		return nil, err
 	}
+	if err := r.readHost(); err != nil {
+		return nil, err
+	}
+	if err := r.nameRanks(); err != nil {
+		return nil, err
+	}
 	t.SortAnomalies()
 	if err := t.CheckValid(); err != nil {
 		return nil, fmt.Errorf("internal error: invalid trace: %w", err) // a bug in this package
@@ -323,11 +329,11 @@ func (r *reader) readMemcpyKinds() error {
 }
 
 func (r *reader) readKernels() error {
-	cols, err := r.selectList(tableKernel, r.b.kernelCols, nil)
+	cols, err := r.selectList(tableKernel, r.b.kernelCols, configCols)
 	if err != nil {
 		return err
 	}
-	err = r.scanRows(tableKernel, "SELECT "+cols+` FROM "`+r.tables[tableKernel]+`"`, len(r.b.kernelCols), r.b.kernelRow)
+	err = r.scanRows(tableKernel, "SELECT "+cols+` FROM "`+r.tables[tableKernel]+`"`, len(r.b.kernelCols)+len(configCols), r.b.kernelRow)
 	if err != nil {
 		return err
 	}
@@ -506,6 +512,11 @@ func (r *reader) readMeta() error {
 	return nil
 }
 
+// gpuCols are the TARGET_INFO_GPU columns readDevices reads after id,
+// each optional (columns come and go across nsys versions).
+var gpuCols = []string{"name", "chipName", "smCount", "totalMemory", "clockRate", "memoryBandwidth", "l2CacheSize",
+	"computeMajor", "computeMinor", "threadsPerWarp", "maxWarpsPerSm", "maxRegistersPerSm", "maxShmemPerSm"}
+
 // readDevices describes each device that ran GPU work. TARGET_INFO_GPU is
 // absent in some exports (containerised 2026.2 captures): the devices are
 // then listed with their ids only.
@@ -514,7 +525,7 @@ func (r *reader) readDevices() error {
 	ids := t.DeviceIDs()
 	info := map[int32]trace.Device{}
 	if r.has(tableGPU) {
-		cols, err := r.selectList(tableGPU, []string{"id"}, []string{"name", "smCount", "totalMemory"})
+		cols, err := r.selectList(tableGPU, []string{"id"}, gpuCols)
 		if err != nil {
 			return err
 		}
@@ -522,19 +533,29 @@ func (r *reader) readDevices() error {
 		if c, _ := r.columns(tableGPU); c["vmId"] {
 			order = " ORDER BY vmId"
 		}
-		err = r.scanRows(tableGPU, "SELECT "+cols+` FROM "`+r.tables[tableGPU]+`"`+order, 4, func(v []driver.Value, _ int64) {
+		err = r.scanRows(tableGPU, "SELECT "+cols+` FROM "`+r.tables[tableGPU]+`"`+order, 1+len(gpuCols), func(v []driver.Value, _ int64) {
 			id, ok := v[0].(int64)
-			if !ok {
+			if !ok || id < 0 || id > math.MaxInt32 {
 				return
 			}
-			d := trace.Device{ID: clampInt32(id)}
+			d := trace.Device{ID: int32(id)}
 			if _, dup := info[d.ID]; dup {
 				return
 			}
+			// A non-negative integer, else 0 (unknown).
+			n := func(i int) int64 {
+				x, _ := v[1+i].(int64)
+				return max(x, 0)
+			}
+			small := func(i int) int { return int(min(n(i), math.MaxInt32)) }
 			d.Name, _ = v[1].(string)
-			sm, _ := v[2].(int64)
-			mem, _ := v[3].(int64)
-			d.SMs, d.MemoryBytes = int(clampInt32(sm)), mem
+			d.Chip, _ = v[2].(string)
+			d.SMs, d.MemoryBytes, d.ClockHz, d.MemoryBandwidth, d.L2Bytes = small(2), n(3), n(4), n(5), n(6)
+			d.ComputeMajor, d.ComputeMinor, d.WarpSize = small(7), small(8), small(9)
+			if w := n(10) * n(9); w <= math.MaxInt32 {
+				d.MaxThreadsPerSM = int(w) // warps per SM × threads per warp
+			}
+			d.RegistersPerSM, d.SharedMemPerSM = small(11), n(12)
 			info[d.ID] = d
 		})
 		if err != nil {

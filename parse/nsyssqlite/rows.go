@@ -23,8 +23,15 @@ var (
 	activityCols = []string{"start", "end", "deviceId", "streamId", "correlationId", "globalPid"}
 	memcpyCols   = append(slices.Clip(activityCols), "copyKind")
 	apiCols      = []string{"start", "end", "globalTid", "correlationId", "nameId"}
-	nvtxCols     = []string{"start", "end", "eventType", "globalTid", "text", "textId", "domainId"}
+	// configCols follow the name in a kernel row; each is optional (read
+	// as NULL where an export lacks it).
+	configCols = []string{"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
+		"staticSharedMemory", "dynamicSharedMemory"}[:nConfigCols]
+	nvtxCols = []string{"start", "end", "eventType", "globalTid", "text", "textId", "domainId"}
 )
+
+// nConfigCols is len(configCols).
+const nConfigCols = 9
 
 // Anomalies for skipped rows, one per kind of row.
 const (
@@ -139,7 +146,17 @@ func decodeActivity(d *rowDecoder) activityRow {
 	return r
 }
 
-// kernelRow reads activityCols and the kernel-name column.
+// configRow is a kernel's launch configuration columns (configCols);
+// present is false when they are all NULL (absent from the export).
+type configRow struct {
+	vals    [nConfigCols]int64
+	present bool
+}
+
+// kernelRow reads activityCols, the kernel-name column and, when the row
+// has them, configCols. A configuration with a NULL among values that are
+// set, or a value that is not an integer, is ignored and counted; the
+// kernel is kept.
 func (b *builder) kernelRow(v []driver.Value, row int64) {
 	b.kernelRows++
 	d := decoder(v)
@@ -150,7 +167,30 @@ func (b *builder) kernelRow(v []driver.Value, row int64) {
 		b.skip(badGPU, tableKernel, b.kernelCols, row, &d)
 		return
 	}
-	b.kernel(&r, row)
+	var cfg *configRow
+	if len(v) >= 7+len(configCols) {
+		var c configRow
+		nulls := 0
+		cd := decoder(v[7:])
+		for i := range c.vals {
+			x, ok := cd.opt(i)
+			if !ok && cd.bad < 0 {
+				nulls++
+			}
+			c.vals[i] = x
+		}
+		switch {
+		case cd.bad >= 0 || nulls > 0 && nulls < len(c.vals):
+			const what = "kernel launch configuration with a NULL or non-integer value ignored"
+			if !b.counted(what) {
+				b.t.AddAnomaly(what, 1, fmt.Sprintf("%s row %d", tableKernel, row))
+			}
+		case nulls == 0:
+			c.present = true
+			cfg = &c
+		}
+	}
+	b.kernel(&r, cfg, row)
 }
 
 // memcpyRow reads memcpyCols.

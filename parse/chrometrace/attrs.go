@@ -1,0 +1,351 @@
+package chrometrace
+
+import (
+	"math"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/traceq/traceq/trace"
+)
+
+// Attributes (trace.Attr): a kernel's launch configuration from its args
+// ("grid", "block", "registers per thread", "shared memory"), a launch
+// call's (HIP runtime calls and CUDA-graph capture traces name their
+// kernel in args.kernel, with grid, block and shared memory), and the CPU
+// op each links to by its "External id", with the op's shapes
+// ("Input Dims", "Input type", "Concrete Inputs", "Input Strides").
+//
+// Decoders read them raw; each worker numbers configurations, signatures
+// and pids in tables of its own (localTables), which the merger maps to
+// the trace's, as it does names. Which op an activity belongs to is
+// decided once the whole trace is read (link.go): an op may come after
+// its kernels in the file, and the fallback (the op containing the
+// launch call) needs every op.
+
+// attrFields are the raw attribute args of one event.
+type attrFields struct {
+	ext, grid, block, regs, smem, kernel gjson.Result
+	dims, types, concrete, strides       gjson.Result
+}
+
+// pendAttr is an activity's or launch's attributes before the op is
+// known: its External id and, in the decoder, the worker's ids of its
+// configuration and kernel name (the merger's ids after the merge).
+type pendAttr struct {
+	ext    int64
+	config trace.ConfigID
+	kernel trace.NameID
+}
+
+// rawOp is a CPU op as read: its External id, interval, thread, process
+// (pid table index) and signature (table index).
+type rawOp struct {
+	ext    int64
+	start  trace.Time
+	dur    int64
+	thread int64
+	proc   int32
+	sig    trace.SigID
+}
+
+// localTables numbers one worker's configurations, op signatures and pids
+// in order of first sight; since reports what was added after a mark, for
+// the merger.
+type localTables struct {
+	configs   []trace.Config
+	configIDs map[trace.Config]trace.ConfigID
+	sigs      []string // signature keys (sigKey)
+	sigIDs    map[string]trace.SigID
+	pids      []int64
+	pidIDs    map[int64]int32
+	// The last configuration read and its id: a kernel's is usually
+	// its predecessor's.
+	lastRaw [4]string
+	lastCfg trace.ConfigID
+}
+
+// locals are a batch's additions to a worker's tables.
+type locals struct {
+	configs []trace.Config
+	sigs    []string
+	pids    []int64
+}
+
+type localMark struct{ configs, sigs, pids int }
+
+func newLocalTables() *localTables {
+	return &localTables{configs: []trace.Config{trace.NoConfig}, configIDs: map[trace.Config]trace.ConfigID{trace.NoConfig: 0},
+		sigs: []string{""}, sigIDs: map[string]trace.SigID{"": 0}, pidIDs: map[int64]int32{}}
+}
+
+func (lt *localTables) mark() localMark {
+	return localMark{len(lt.configs), len(lt.sigs), len(lt.pids)}
+}
+
+func (lt *localTables) since(m localMark) locals {
+	var l locals
+	if len(lt.configs) > m.configs {
+		l.configs = append(l.configs, lt.configs[m.configs:]...)
+	}
+	if len(lt.sigs) > m.sigs {
+		l.sigs = append(l.sigs, lt.sigs[m.sigs:]...)
+	}
+	if len(lt.pids) > m.pids {
+		l.pids = append(l.pids, lt.pids[m.pids:]...)
+	}
+	return l
+}
+
+func (lt *localTables) config(c trace.Config) trace.ConfigID {
+	if id, ok := lt.configIDs[c]; ok {
+		return id
+	}
+	id := trace.ConfigID(len(lt.configs))
+	lt.configs = append(lt.configs, c)
+	lt.configIDs[c] = id
+	return id
+}
+
+func (lt *localTables) sig(key string) trace.SigID {
+	if id, ok := lt.sigIDs[key]; ok {
+		return id
+	}
+	key = strings.Clone(key)
+	id := trace.SigID(len(lt.sigs))
+	lt.sigs = append(lt.sigs, key)
+	lt.sigIDs[key] = id
+	return id
+}
+
+func (lt *localTables) pid(p int64) int32 {
+	if id, ok := lt.pidIDs[p]; ok {
+		return id
+	}
+	id := int32(len(lt.pids))
+	lt.pids = append(lt.pids, p)
+	lt.pidIDs[p] = id
+	return id
+}
+
+// anomBadConfig counts launch configurations that are not what Kineto
+// writes (three non-negative int32 counts, and so on); the event is kept
+// without one.
+const anomBadConfig = "unreadable kernel launch configuration (grid, block, registers or shared memory) ignored"
+
+// attrs reads the attributes of the GPU activity or launch call just
+// scanned into d.out.pend, and says whether it has any. cfg says whether
+// a launch configuration may be read (kernels and launch calls, not
+// memcpys); kernel whether args.kernel names the kernel (launch calls).
+func (d *decoder) attrs(cfg, kernel bool) bool {
+	f := &d.f
+	a := &f.attr
+	p := pendAttr{}
+	if f.seen&seenExt != 0 {
+		if n, ok := num(a.ext); ok && n > 0 {
+			p.ext = n
+		}
+	}
+	if cfg && f.seen&(seenGrid|seenBlock|seenRegs|seenSmem) != 0 {
+		p.config = d.config()
+	}
+	if kernel && f.seen&seenKernel != 0 && a.kernel.Type == gjson.String && a.kernel.Str != "" {
+		p.kernel = d.intern(a.kernel.Str)
+	}
+	d.out.pend = p
+	return p != pendAttr{}
+}
+
+// config reads a launch configuration, or 0 with an anomaly when it is
+// malformed.
+func (d *decoder) config() trace.ConfigID {
+	a := &d.f.attr
+	raw := [4]string{a.grid.Raw, a.block.Raw, a.regs.Raw, a.smem.Raw}
+	if raw == d.loc.lastRaw && d.loc.lastCfg != 0 {
+		return d.loc.lastCfg
+	}
+	c := trace.NoConfig
+	ok := true
+	if a.grid.Exists() {
+		ok = dim3(a.grid, &c.Grid) && ok
+	}
+	if a.block.Exists() {
+		ok = dim3(a.block, &c.Block) && ok
+	}
+	if a.regs.Exists() {
+		n, good := num(a.regs)
+		ok = ok && good && n >= 0 && n <= math.MaxInt32
+		c.Registers = int32(n)
+	}
+	if a.smem.Exists() {
+		n, good := num(a.smem)
+		ok = ok && good && n >= 0 && n <= math.MaxInt32
+		c.SharedMem = int32(n)
+	}
+	if !ok {
+		d.anomaly(anomBadConfig)
+		return 0
+	}
+	id := d.loc.config(c)
+	d.loc.lastRaw, d.loc.lastCfg = [4]string{strings.Clone(raw[0]), strings.Clone(raw[1]), strings.Clone(raw[2]), strings.Clone(raw[3])}, id
+	return id
+}
+
+// dim3 reads "[x, y, z]" (non-negative int32 counts) into dst.
+func dim3(v gjson.Result, dst *[3]int32) bool {
+	if v.Type != gjson.JSON || len(v.Raw) == 0 || v.Raw[0] != '[' {
+		return false
+	}
+	n := 0
+	ok := true
+	eachElem(v.Raw, func(e gjson.Result) {
+		x, good := num(e)
+		if n >= 3 || !good || x < 0 || x > math.MaxInt32 {
+			ok = false
+		} else {
+			dst[n] = int32(x)
+		}
+		n++
+	})
+	return ok && n == 3
+}
+
+// eachElem calls fn with each element of the JSON array raw, read by the
+// event scanner's rules (numbers stay text).
+func eachElem(raw string, fn func(gjson.Result)) {
+	i := skipSpace(raw, 1)
+	for i < len(raw) && raw[i] != ']' {
+		v, e := readValue(raw, i)
+		if e < 0 {
+			return
+		}
+		fn(v)
+		i = skipSpace(raw, e)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+}
+
+// op records the CPU op just scanned: its External id and signature
+// (name and the recorded shapes, by their text).
+func (d *decoder) op(start trace.Time, dur, thread int64) {
+	f := &d.f
+	a := &f.attr
+	o := rawOp{start: start, dur: dur, thread: thread}
+	if n, ok := num(a.ext); ok && n > 0 {
+		o.ext = n
+	}
+	name, cut := trace.CutName(f.name.Str)
+	if cut {
+		d.anomaly(trace.AnomLongName)
+	}
+	d.key = appendSigKey(d.key[:0], name, a.dims.Raw, a.types.Raw, a.concrete.Raw, a.strides.Raw)
+	o.sig = d.loc.sig(unsafeString(d.key))
+	d.out.op, d.out.hasOp = o, true
+}
+
+// sigSep separates the parts of a signature key; JSON text holds no NUL.
+const sigSep = "\x00"
+
+// appendSigKey appends the text that identifies an op's signature: its
+// name and the raw JSON of its recorded shapes.
+func appendSigKey(b []byte, name, dims, types, concrete, strides string) []byte {
+	for i, s := range [...]string{name, dims, types, concrete, strides} {
+		if i > 0 {
+			b = append(b, sigSep...)
+		}
+		b = append(b, s...)
+	}
+	return b
+}
+
+// buildSig decodes a signature key into a trace.OpSig, interning its
+// strings with id.
+func buildSig(key string, id func(string) trace.NameID) trace.OpSig {
+	parts := strings.SplitN(key, sigSep, 5)
+	for len(parts) < 5 {
+		parts = append(parts, "")
+	}
+	sig := trace.OpSig{Name: id(parts[0])}
+	dims, types, concrete, strides := elems(parts[1]), elems(parts[2]), elems(parts[3]), elems(parts[4])
+	n := max(len(dims), len(types), len(concrete), len(strides))
+	if n == 0 {
+		return sig
+	}
+	sig.Args = make([]trace.OpArg, n)
+	for i := range sig.Args {
+		arg := &sig.Args[i]
+		if i < len(types) && types[i].Type == gjson.String {
+			arg.Type = id(cutArg(types[i].Str))
+		}
+		if i < len(concrete) && concrete[i].Type == gjson.String {
+			arg.Value = id(cutArg(concrete[i].Str))
+		}
+		if i < len(dims) {
+			if list, nested := ints2(dims[i]); nested {
+				arg.List = list
+			} else {
+				arg.Dims = ints(dims[i])
+			}
+		}
+		if i < len(strides) {
+			if _, nested := ints2(strides[i]); !nested {
+				arg.Strides = ints(strides[i])
+			}
+		}
+	}
+	return sig
+}
+
+// cutArg bounds a recorded argument's text (a concrete input can be a
+// long list) to what a name may hold.
+func cutArg(s string) string {
+	s, _ = trace.CutName(s)
+	return s
+}
+
+// elems returns the elements of the JSON array raw, nil when raw is not
+// one.
+func elems(raw string) []gjson.Result {
+	raw = strings.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil
+	}
+	var out []gjson.Result
+	eachElem(raw, func(v gjson.Result) { out = append(out, v) })
+	return out
+}
+
+// ints reads an array of integers ([] included); nil when v is not one.
+func ints(v gjson.Result) []int64 {
+	es := elems(v.Raw)
+	if v.Type != gjson.JSON || es == nil && strings.TrimSpace(v.Raw) != "[]" {
+		return nil
+	}
+	out := make([]int64, 0, len(es))
+	for _, e := range es {
+		n, ok := num(e)
+		if !ok || e.Type != gjson.Number {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// ints2 reads an array of integer arrays (a TensorList's dims); nested
+// is false when v is not a non-empty array of arrays.
+func ints2(v gjson.Result) (list [][]int64, nested bool) {
+	es := elems(v.Raw)
+	if len(es) == 0 {
+		return nil, false
+	}
+	for _, e := range es {
+		if e.Type != gjson.JSON || !strings.HasPrefix(e.Raw, "[") {
+			return nil, false
+		}
+		list = append(list, ints(e))
+	}
+	return list, true
+}
