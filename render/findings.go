@@ -39,9 +39,6 @@ func Findings(w io.Writer, tbl *window.Table, rep *findings.Report, set *setting
 			sb.WriteByte('\n')
 		}
 		heading(&sb, findingsTitle(kf), opt)
-		if md {
-			sb.WriteByte('\n')
-		}
 		findingList(&sb, kf, rep.MinShare, true, md, "  ")
 	}
 	if len(rep.Kinds) == 0 {
@@ -113,6 +110,9 @@ func findingList(sb *strings.Builder, kf *findings.KindFindings, minShare float6
 		sb.WriteString(indent + "- nothing to fix above " + Pct(minShare) + " of the step\n")
 	}
 	if kf.Below > 0 && long {
+		if md {
+			sb.WriteByte('\n') // a paragraph, not part of the last item
+		}
 		sb.WriteString(indent + fmt.Sprintf("(%s under %s of the step: %s ms/step in all; --min-finding 0 lists them)\n",
 			countOf(kf.Below, "more finding"), Pct(minShare), MS(kf.BelowNS)))
 	}
