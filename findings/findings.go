@@ -11,6 +11,7 @@ import (
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -176,10 +177,12 @@ const (
 	OneRank                           // collectives on one rank: wait cannot be told from transfer
 	NoCurveForOp                      // the nccl-tests output did not measure this collective
 	UnmatchedInstances                // collective instances not found on every rank
+	WholeGraphs                       // nsys traced CUDA graphs whole: their kernels are missing
 )
 
 var gapNames = [...]string{NoStepMarkers: "no_step_markers", NoMessageSizes: "no_message_sizes", NoLink: "no_link",
-	MissingRanks: "missing_ranks", OneRank: "one_rank", NoCurveForOp: "no_nccl_tests_curve", UnmatchedInstances: "unmatched_instances"}
+	MissingRanks: "missing_ranks", OneRank: "one_rank", NoCurveForOp: "no_nccl_tests_curve", UnmatchedInstances: "unmatched_instances",
+	WholeGraphs: "whole_graphs"}
 
 func (g Gap) String() string {
 	if g >= NoStepMarkers && int(g) < len(gapNames) {
@@ -564,6 +567,23 @@ func (f *finder) gaps() {
 	}
 	if int64(world) > present {
 		add(GapEvidence{Gap: MissingRanks, Count: present, Of: int64(world)}, "give every rank's trace: the straggler and the waiting are measured across the ranks of a collective")
+	}
+	// CUDA graphs whose kernels the capture left out (nsys without
+	// --cuda-graph-trace=node): the run's inputs' anomalies.
+	var graphs int64
+	for i := range f.g.Table.Inputs {
+		in := &f.g.Table.Inputs[i]
+		if in.Run != f.kf.Run || in.Trace == nil {
+			continue
+		}
+		for _, a := range in.Trace.Anomalies {
+			if a.What == trace.AnomalyWholeGraphs || a.What == trace.AnomalyGraphsWithoutWork {
+				graphs += a.Count
+			}
+		}
+	}
+	if graphs > 0 {
+		add(GapEvidence{Gap: WholeGraphs, Count: graphs}, "capture with nsys profile --cuda-graph-trace=node: traced whole, a graph's kernels are missing from every figure")
 	}
 	if f.ct == nil {
 		return

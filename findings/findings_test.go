@@ -2,12 +2,14 @@ package findings
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -125,6 +127,19 @@ func TestCaptureGaps(t *testing.T) {
 		{Op: "broadcast", Factor: 1, Points: []collectives.Point{{Bytes: 1 << 20, TimeNS: 1e5}}}}}
 	if got := gaps(collectives.Match(tbl, collectives.Options{BytesPerToken: cfg.BytesPerToken(), Link: &l})); !got[NoCurveForOp] {
 		t.Errorf("nccl-tests without all-reduce: %v", got)
+	}
+	// CUDA graphs nsys traced whole: their kernels are missing.
+	tbl.Inputs[1].Trace.AddAnomaly(trace.AnomalyWholeGraphs, 5, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE: 1 ns")
+	kf0 := Find(g, nil, Options{}).Of("run", step.ClassOf(step.Decode))
+	tbl.Inputs[1].Trace.Anomalies = nil
+	var wg *Finding
+	for i := range kf0.Findings {
+		if f := &kf0.Findings[i]; f.Gap != nil && f.Gap.Gap == WholeGraphs {
+			wg = f
+		}
+	}
+	if wg == nil || wg.Gap.Count != 5 || !strings.Contains(wg.Remedy, "--cuda-graph-trace=node") {
+		t.Errorf("whole graphs: %v", kinds(kf0.Findings))
 	}
 	// Two of the four ranks: the world size promises more.
 	two := tbl.Select([]int{0, 1})

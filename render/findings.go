@@ -279,6 +279,8 @@ func gapWords(g *findings.GapEvidence) string {
 		what = "the nccl-tests output did not measure " + op
 	case findings.UnmatchedInstances:
 		what = fmt.Sprintf("%d of %d %s instances are not on every rank", g.Count, g.Of, op)
+	case findings.WholeGraphs:
+		what = fmt.Sprintf("%d CUDA graph executions traced whole: their kernels are missing", g.Count)
 	default:
 		what = g.Gap.String()
 	}
