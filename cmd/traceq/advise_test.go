@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/internal/golden"
+	"github.com/traceq/traceq/internal/testenv"
 )
 
 // scenario is the motivating run of issue 23 at a test's size: TP-4
@@ -212,6 +213,23 @@ func TestMinFinding(t *testing.T) {
 	for _, bad := range []string{"5", "-1%", "x%", "101%"} {
 		if code, _, errs := stepsRun(t, "advise", "--min-finding", bad, dir); code != exitUsage || !strings.Contains(errs, "--min-finding") {
 			t.Errorf("--min-finding %s: exit %d, %s", bad, code, errs)
+		}
+	}
+}
+
+// TestFirstScreenOutliers: breakdown's first screen names the outlier
+// steps, as traceq steps flags them (a real HTA trace whose step 1 is
+// 1.06× the median).
+func TestFirstScreenOutliers(t *testing.T) {
+	p := testenv.Shared(t, "traces", "torch", "hta", "df_index_resolver", "df_index_resolver.json.gz")
+	_, out, _ := stepsRun(t, "breakdown", p)
+	if !strings.Contains(out, "\n  outlier steps: step 1 (360.283 ms, 1.06× the median) (traceq steps lists them)\n") {
+		t.Errorf("no outlier line:\n%s", out)
+	}
+	_, steps, _ := stepsRun(t, "steps", p)
+	for _, l := range strings.Split(steps, "\n") {
+		if strings.Contains(l, " ProfilerStep#3 ") && !strings.HasSuffix(l, "outlier") {
+			t.Errorf("traceq steps does not flag step 1: %q", l)
 		}
 	}
 }
