@@ -609,7 +609,7 @@ func (f *finder) gaps() {
 		}
 		if o.SizedInstances < o.Instances {
 			add(GapEvidence{Gap: NoMessageSizes, Op: o.Op, Count: o.Instances - o.SizedInstances, Of: o.Instances},
-				"give --bytes-per-token N (or TRACEQ_BYTES_PER_TOKEN, or bytes_per_token in traceq.toml): hidden size × bytes per element for a tensor-parallel all-reduce")
+				"capture the collective args (torch.profiler of PyTorch ≥ 2.1 records them on NCCL kernels and record_param_comms ops); for a tensor-parallel all-reduce without them (CUDA graphs, custom all-reduce) give --bytes-per-token N, hidden size × bytes per element (or TRACEQ_BYTES_PER_TOKEN, or bytes_per_token in traceq.toml)")
 		}
 		if o.SizedInstances > 0 && f.ct.Link == nil {
 			add(GapEvidence{Gap: NoLink, Op: o.Op, Count: o.SizedInstances, Of: o.Instances},
