@@ -35,18 +35,25 @@ func TestGoldenAdvise(t *testing.T) {
 		for _, format := range []string{"text", "markdown", "csv", "json"} {
 			t.Run(in.name+"/"+format, func(t *testing.T) {
 				args := append([]string{"traceq", "advise", "--format", format}, in.args...)
-				var out1, out2, errb bytes.Buffer
-				if code := run(args, nil, &out1, &errb); code != 0 {
-					t.Fatalf("exit %d: %s", code, errb.String())
-				}
-				if code := run(args, nil, &out2, &errb); code != 0 || !bytes.Equal(out1.Bytes(), out2.Bytes()) {
-					t.Fatalf("second run differs (exit %d)", code)
-				}
-				got := bytes.ReplaceAll(out1.Bytes(), []byte(dir), []byte("GEN"))
-				golden.Check(t, filepath.Join("testdata", "advise_"+in.name+"."+format+".golden"), got)
+				checkGoldenTwice(t, args, dir, filepath.Join("testdata", "advise_"+in.name+"."+format+".golden"))
 			})
 		}
 	}
+}
+
+// checkGoldenTwice runs a command twice, checks the outputs are byte for
+// byte the same and match the golden file, the generated run's
+// temporary directory dir written GEN.
+func checkGoldenTwice(t *testing.T, args []string, dir, goldenFile string) {
+	t.Helper()
+	var out1, out2, errb bytes.Buffer
+	if code := run(args, nil, &out1, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if code := run(args, nil, &out2, &errb); code != 0 || !bytes.Equal(out1.Bytes(), out2.Bytes()) {
+		t.Fatalf("second run differs (exit %d)", code)
+	}
+	golden.Check(t, goldenFile, bytes.ReplaceAll(out1.Bytes(), []byte(dir), []byte("GEN")))
 }
 
 // adviseDoc is the JSON contract of a finding, read back.
