@@ -241,6 +241,18 @@ func diffAnswer(k *analyze.KindDiff, c *findings.KindChange, mc analyze.MinChang
 	}
 	if id := k.Idle.Total; id.Changed() {
 		fmt.Fprintf(&sb, "; idle %s ms", signedMS(id.DeltaNS))
+		var causes []string
+		for _, c := range []struct {
+			name string
+			d    analyze.CategoryDiff
+		}{{"launch-bound", k.Idle.LaunchBound}, {"device-side", k.Idle.DeviceSide}, {"unknown", k.Idle.Unknown}} {
+			if c.d.Changed() {
+				causes = append(causes, c.name+" "+signedMS(c.d.DeltaNS))
+			}
+		}
+		if len(causes) > 0 {
+			sb.WriteString(" (" + strings.Join(causes, ", ") + ")")
+		}
 	}
 	return append(lines, sb.String())
 }
