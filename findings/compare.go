@@ -135,7 +135,8 @@ func Compare(rb *Report, before string, ra *Report, after string) []KindChange {
 }
 
 // findingKey identifies a finding across two runs: its kind and, for a
-// collective's, the op and its process group.
+// collective's, the op and its process group; for a roofline finding,
+// its category.
 type findingKey struct {
 	kind      Kind
 	op, group string
@@ -143,8 +144,11 @@ type findingKey struct {
 
 func keyOf(f *Finding) findingKey {
 	k := findingKey{kind: f.Kind}
-	if f.Collective != nil {
+	switch {
+	case f.Collective != nil:
 		k.op, k.group = f.Collective.Op, f.Collective.Group
+	case f.Roofline != nil:
+		k.op = f.Roofline.Category.String()
 	}
 	return k
 }

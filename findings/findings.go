@@ -79,6 +79,7 @@ type Finding struct {
 	Straggler  *StragglerEvidence
 	Collective *CollectiveEvidence
 	Idle       *IdleEvidence
+	Roofline   *RooflineEvidence
 	Gap        *GapEvidence
 	// Remedy is the usual fix, in a sentence.
 	Remedy string
@@ -178,11 +179,12 @@ const (
 	NoCurveForOp                      // the nccl-tests output did not measure this collective
 	UnmatchedInstances                // collective instances not found on every rank
 	WholeGraphs                       // nsys traced CUDA graphs whole: their kernels are missing
+	NoShapes                          // no kernel could be priced: no shapes recorded
 )
 
 var gapNames = [...]string{NoStepMarkers: "no_step_markers", NoMessageSizes: "no_message_sizes", NoLink: "no_link",
 	MissingRanks: "missing_ranks", OneRank: "one_rank", NoCurveForOp: "no_nccl_tests_curve", UnmatchedInstances: "unmatched_instances",
-	WholeGraphs: "whole_graphs"}
+	WholeGraphs: "whole_graphs", NoShapes: "no_shapes"}
 
 func (g Gap) String() string {
 	if g >= NoStepMarkers && int(g) < len(gapNames) {
@@ -207,6 +209,35 @@ type Options struct {
 	// are counted, not listed (0 means DefaultMinShare; a negative value
 	// lists every finding).
 	MinShare float64
+	// Roofline, when the efficiency analysis ran (Priced), is its
+	// per-category figures, which the caller copies from it (sibling
+	// analyses are joined by their caller): the roofline findings, and
+	// the capture gap of a step kind none of whose kernels it could price.
+	Roofline []RooflineRow
+	Priced   bool
+}
+
+// RooflineRow is one category of one run and step kind as the efficiency
+// analysis measured it (docs/definitions.md#below-the-roofline).
+type RooflineRow struct {
+	Run      string
+	Class    step.Class
+	Category classify.Category
+	// Windows is what its per-step figures divide by; KernelNS its
+	// activity time, ModelledNS the part an op model priced, RooflineNS
+	// that part's time at the device's roofline.
+	Windows                          int
+	KernelNS, ModelledNS, RooflineNS int64
+}
+
+// RooflineEvidence is a category's time against its roofline, per step.
+type RooflineEvidence struct {
+	Category classify.Category
+	// KernelNS is the category's time per step, ModelledNS the part whose
+	// work is known, RooflineNS that part at the roofline.
+	KernelNS, ModelledNS, RooflineNS int64
+	// Efficiency is RooflineNS / ModelledNS.
+	Efficiency float64
 }
 
 // DefaultMinShare is --min-finding's default: 1 % of the step.
@@ -296,6 +327,7 @@ func Find(g *analyze.GroupTable, ct *collectives.Table, opt Options) *Report {
 		f := &finder{g: g, ct: ct, s: s, kf: &kf}
 		f.idle()
 		f.collectives()
+		f.roofline(opt)
 		f.gaps()
 		kf.Findings = f.rank(rep.MinShare)
 		rep.Kinds = append(rep.Kinds, kf)
@@ -545,6 +577,37 @@ func stragglerRemedy(ev *StragglerEvidence) string {
 		return "one category is slower on this rank: its kernels (another shape, algorithm or data on this rank: uneven sharding, expert load)"
 	}
 	return "its compute is not slower: it starts late (host, data loading or scheduling on this rank)"
+}
+
+// roofline adds, per compute category the efficiency analysis priced,
+// its time above the roofline: an upper bound of what a faster kernel
+// would save (docs/definitions.md#below-the-roofline); and the capture
+// gap of a step kind none of whose kernels could be priced.
+func (f *finder) roofline(opt Options) {
+	if !opt.Priced {
+		return
+	}
+	var kernel, modelled int64
+	for _, r := range opt.Roofline {
+		if r.Run != f.kf.Run || r.Class != f.kf.Class || r.Category.Top == classify.Communication {
+			continue
+		}
+		kernel += r.KernelNS
+		modelled += r.ModelledNS
+		if r.ModelledNS <= 0 || r.RooflineNS >= r.ModelledNS {
+			continue
+		}
+		w := max(r.Windows, 1)
+		ev := &RooflineEvidence{Category: r.Category, KernelNS: stats.PerStep(r.KernelNS, w), ModelledNS: stats.PerStep(r.ModelledNS, w),
+			RooflineNS: stats.PerStep(r.RooflineNS, w), Efficiency: stats.Ratio(r.RooflineNS, r.ModelledNS)}
+		f.add(Finding{Kind: Roofline, SavingNS: ev.ModelledNS - ev.RooflineNS, Estimate: UpperBound, Roofline: ev,
+			Remedy: "a faster kernel for these shapes (another library, tile or algorithm, a fused or quantised op), or a larger batch where it is memory-bound: traceq efficiency lists its ops"})
+	}
+	if kernel > 0 && modelled == 0 {
+		e := GapEvidence{Gap: NoShapes}
+		f.add(Finding{Kind: CaptureGap, Estimate: NoSaving, Gap: &e,
+			Remedy: "record shapes (torch.profiler record_shapes=True) and, for CUDA-graph replays, the graph's capture trace beside the run: without them no kernel can be priced against the roofline"})
+	}
 }
 
 // gaps adds what the trace lacks for a better answer.

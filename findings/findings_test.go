@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/step"
@@ -198,5 +199,54 @@ func TestStragglerEvidence(t *testing.T) {
 	}
 	if f.Share != float64(f.SavingNS)/kf.StepNS || kf.Straggler != e {
 		t.Errorf("share %v of %v", f.Share, kf.StepNS)
+	}
+}
+
+// TestRoofline: the efficiency analysis's categories, as its caller copies
+// them, give a finding per compute category above its roofline, sized by
+// the time above it per step (an upper bound), ranked with the others;
+// communication is the collectives' to size; a step kind with no priced
+// kernel gets the no-shapes capture gap.
+func TestRoofline(t *testing.T) {
+	cfg := gen.RunConfig{Ranks: 2, Steps: 10, Layers: 2, BusGBps: 16, Seed: 9}
+	tbl, _ := genRun(t, cfg, "run")
+	g := analyze.Breakdown(tbl, analyze.Options{})
+	decode := step.ClassOf(step.Decode)
+	rows := []RooflineRow{
+		{Run: "run", Class: decode, Category: classify.MustCategory("gemm/marlin"), Windows: 20, KernelNS: 2_000_000, ModelledNS: 1_800_000, RooflineNS: 600_000},
+		{Run: "run", Class: decode, Category: classify.MustCategory("attention/fa2"), Windows: 20, KernelNS: 900_000, ModelledNS: 0},
+		{Run: "run", Class: decode, Category: classify.MustCategory("norm/norm"), Windows: 20, KernelNS: 300_000, ModelledNS: 300_000, RooflineNS: 300_000},
+		{Run: "run", Class: decode, Category: classify.MustCategory("communication/allreduce"), Windows: 20, KernelNS: 900_000, ModelledNS: 900_000, RooflineNS: 1},
+		{Run: "other", Class: decode, Category: classify.MustCategory("gemm/marlin"), Windows: 20, KernelNS: 9e9, ModelledNS: 9e9, RooflineNS: 1},
+	}
+	kf := Find(g, nil, Options{Priced: true, Roofline: rows, MinShare: -1}).Of("run", decode)
+	var found []*Finding
+	for i := range kf.Findings {
+		if kf.Findings[i].Kind == Roofline {
+			found = append(found, &kf.Findings[i])
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("roofline findings %v", kinds(kf.Findings))
+	}
+	f := found[0]
+	e := f.Roofline
+	if f.SavingNS != 60_000 || f.Estimate != UpperBound || e.ModelledNS != 90_000 || e.RooflineNS != 30_000 || e.KernelNS != 100_000 ||
+		math.Abs(e.Efficiency-1.0/3) > 1e-12 || e.Category.String() != "gemm/marlin" {
+		t.Errorf("finding %+v, evidence %+v", f, e)
+	}
+	if find(t, kf, CaptureGap) != nil {
+		t.Errorf("a priced step kind has a no-shapes gap: %v", kinds(kf.Findings))
+	}
+	// Nothing priced: the gap, no finding.
+	none := []RooflineRow{{Run: "run", Class: decode, Category: classify.MustCategory("gemm/marlin"), Windows: 20, KernelNS: 2_000_000}}
+	kf = Find(g, nil, Options{Priced: true, Roofline: none}).Of("run", decode)
+	if f := find(t, kf, CaptureGap); f == nil || f.Gap.Gap != NoShapes || find(t, kf, Roofline) != nil {
+		t.Errorf("nothing priced: %v", kinds(kf.Findings))
+	}
+	// Not asked: neither.
+	kf = Find(g, nil, Options{Roofline: rows}).Of("run", decode)
+	if find(t, kf, Roofline) != nil {
+		t.Error("roofline findings without the efficiency analysis")
 	}
 }

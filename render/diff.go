@@ -337,6 +337,8 @@ func findingName(f findings.FindingChange) string {
 		return OpName(x.Collective.Op) + " transfer below the link"
 	case findings.LatencyBound:
 		return OpName(x.Collective.Op) + " latency"
+	case findings.Roofline:
+		return x.Roofline.Category.String() + " above the roofline"
 	case findings.LaunchBound:
 		return "launch-bound idle"
 	case findings.BetweenSteps:

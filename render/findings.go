@@ -230,6 +230,14 @@ func FindingText(f *findings.Finding, long bool) string {
 			s += " (" + Pct(f.Share) + " of the " + of + ": what overlap could hide at most)"
 		}
 		return s
+	case findings.Roofline:
+		e := f.Roofline
+		s := e.Category.String() + " below the roofline: " + saving(f) + ": " + MS(e.ModelledNS) + " " + perUnit(f) + " against " +
+			MS(e.RooflineNS) + " at the roofline (" + Pct(e.Efficiency) + " efficient)"
+		if long {
+			s += "; " + Pct(ratio(e.ModelledNS, e.KernelNS)) + " of its " + MS(e.KernelNS) + " " + perUnit(f) + " priced"
+		}
+		return s
 	case findings.CaptureGap:
 		return "capture: " + gapWords(f.Gap)
 	}
@@ -281,6 +289,8 @@ func gapWords(g *findings.GapEvidence) string {
 		what = fmt.Sprintf("%d of %d %s instances are not on every rank", g.Count, g.Of, op)
 	case findings.WholeGraphs:
 		what = fmt.Sprintf("%d CUDA graph executions traced whole: their kernels are missing", g.Count)
+	case findings.NoShapes:
+		what = "no shapes: no kernel could be priced against the roofline"
 	default:
 		what = g.Gap.String()
 	}
@@ -337,6 +347,8 @@ func Subject(f *findings.Finding) string {
 			s += " (group " + f.Collective.Group + ")"
 		}
 		return s
+	case f.Roofline != nil:
+		return f.Roofline.Category.String()
 	case f.Gap != nil:
 		if f.Gap.Op != "" {
 			return f.Gap.Gap.String() + " " + OpName(f.Gap.Op)

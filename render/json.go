@@ -761,6 +761,12 @@ type jsonEvidence struct {
 	PeriodNS        *float64 `json:"period_ns_p50,omitempty"`
 	CommNS          *int64   `json:"communication_ns_per_step,omitempty"`
 	ExposedNS       *int64   `json:"exposed_ns_per_step,omitempty"`
+	// roofline
+	Category   string   `json:"category,omitempty"`
+	ModelledNS *int64   `json:"modelled_ns_per_step,omitempty"`
+	RooflineNS *int64   `json:"roofline_ns_per_step,omitempty"`
+	KernelNS   *int64   `json:"kernel_ns_per_step,omitempty"`
+	Efficiency *float64 `json:"efficiency,omitempty"`
 	// capture_gap
 	Gap   string `json:"gap,omitempty"`
 	Count *int64 `json:"count,omitempty"`
@@ -859,6 +865,11 @@ func jsonFindings(rep *findings.Report) []jsonFinding {
 				case findings.ExposedCommunication:
 					ev.CommNS, ev.ExposedNS = i64p(e.CommBusyNS), i64p(e.CommExposedNS)
 				}
+			}
+			if r := f.Roofline; r != nil {
+				ev := &j.Evidence
+				ev.Category, ev.KernelNS, ev.ModelledNS, ev.RooflineNS, ev.Efficiency = r.Category.String(), i64p(r.KernelNS),
+					i64p(r.ModelledNS), i64p(r.RooflineNS), f64p(r.Efficiency)
 			}
 			if g := f.Gap; g != nil {
 				j.Evidence.Gap, j.Evidence.Op, j.Evidence.Count, j.Evidence.Of = g.Gap.String(), g.Op, i64p(g.Count), i64p(g.Of)
