@@ -37,6 +37,12 @@ var layers = map[string][]string{
 	"window":      {"trace", "classify", "step"},
 	"analyze":     {"trace", "classify", "stats", "labels", "step", "window"},
 	"collectives": {"trace", "classify", "stats", "step", "window"},
+	// The efficiency analysis and what it prices with: the GPU table and
+	// the op models.
+	"gpuspec":    {"trace"},
+	"opcost":     {"gpuspec"},
+	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost"},
+
 	// Findings join the analyses: what to fix first, and its size.
 	"findings": {"trace", "classify", "stats", "step", "window", "analyze", "collectives"},
 
@@ -48,15 +54,15 @@ var layers = map[string][]string{
 	// the tests.
 	"load": {"trace", "classify", "parse", "step", "window"},
 
-	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "findings", "settings"},
-	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "findings", "render"},
-	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "findings", "settings", "render", "render/chart"},
+	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings"},
+	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "render"},
+	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "render", "render/chart"},
 	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
 	"slice":          {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "step"},
 
 	// The command and the tools on top.
 	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
-		"findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice"},
+		"gpuspec", "efficiency", "findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice"},
 	"bench/prof": {"parse", "load", "analyze"},
 }
 
@@ -106,7 +112,7 @@ func TestImportRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "findings", "settings", "load", "render", "cmd/traceq"} {
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "load", "render", "cmd/traceq"} {
 		if imports[must] == nil {
 			t.Errorf("package %s not found: the walk is broken", must)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
@@ -32,6 +33,8 @@ func commands(e *env) []*cli.Command {
 		sliceCmd(e),
 		exportCmd(e),
 		collectivesCmd(e),
+		gpusCmd(e),
+		efficiencyCmd(e),
 	}
 }
 
@@ -73,9 +76,9 @@ func breakdownCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
-			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels or all, comma-separated"},
+			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels, efficiency or all, comma-separated"},
 			byFlag, linkFlag, bytesPerTokenFlag, minFindingFlag,
-			noStepsFlag, stepFlag,
+			noStepsFlag, stepFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 1 {
@@ -104,8 +107,13 @@ func breakdownCmd(e *env) *cli.Command {
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
 			r := analyze.Breakdown(tbl, opt)
-			ans := a.answer(tbl, r, f)
-			return render.Breakdown(e.stdout, r, <-kernels, ans, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail})
+			eff, err := efficiencyOf(c, e, tbl, false)
+			if err != nil {
+				return err
+			}
+			ans := a.answer(tbl, r, f, eff)
+			return render.Breakdown(e.stdout, r, <-kernels, ans, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail,
+				Efficiency: eff})
 		},
 	}
 }
@@ -134,15 +142,32 @@ func answerOptions(c *cli.Context, e *env) (answerFlags, error) {
 }
 
 // answer matches the collectives of a breakdown's table (when it has
-// any) and finds what to fix first.
-func (a answerFlags) answer(tbl *window.Table, r *analyze.GroupTable, f step.Filter) render.Answer {
+// any) and finds what to fix first, with the efficiency analysis's
+// categories when it ran (eff; nil when it did not).
+func (a answerFlags) answer(tbl *window.Table, r *analyze.GroupTable, f step.Filter, eff *efficiency.Result) render.Answer {
 	var ct *collectives.Table
 	if r.AnyCommunication() {
 		opt := a.coll
 		opt.Filter = f
 		ct = collectives.Match(tbl, opt)
 	}
-	return render.Answer{Collectives: ct, Findings: findings.Find(r, ct, a.findings), Settings: a.set}
+	fopt := a.findings
+	fopt.Roofline, fopt.Priced = rooflineRows(eff)
+	return render.Answer{Collectives: ct, Findings: findings.Find(r, ct, fopt), Settings: a.set}
+}
+
+// rooflineRows copies the efficiency analysis's categories for the
+// findings (sibling analyses are joined by their caller).
+func rooflineRows(eff *efficiency.Result) ([]findings.RooflineRow, bool) {
+	if eff == nil {
+		return nil, false
+	}
+	rows := make([]findings.RooflineRow, len(eff.Categories))
+	for i, c := range eff.Categories {
+		rows[i] = findings.RooflineRow{Run: c.Run, Class: c.Class, Category: c.Category, Windows: c.Windows,
+			KernelNS: c.KernelNS, ModelledNS: c.ModelledNS, RooflineNS: c.RooflineNS}
+	}
+	return rows, true
 }
 
 func adviseCmd(e *env) *cli.Command {
@@ -155,7 +180,7 @@ func adviseCmd(e *env) *cli.Command {
 		ArgsUsage: "INPUT...",
 		Flags: append([]cli.Flag{formatFlag,
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
-			linkFlag, bytesPerTokenFlag, minFindingFlag, noStepsFlag, stepFlag,
+			linkFlag, bytesPerTokenFlag, minFindingFlag, noStepsFlag, stepFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			a, err := answerOptions(c, e)
@@ -168,7 +193,11 @@ func adviseCmd(e *env) *cli.Command {
 			}
 			f, _ := kindFilter(c)
 			r := analyze.Breakdown(tbl, analyze.Options{Filter: f})
-			ans := a.answer(tbl, r, f)
+			eff, err := efficiencyOf(c, e, tbl, false)
+			if err != nil {
+				return err
+			}
+			ans := a.answer(tbl, r, f, eff)
 			return render.Findings(e.stdout, tbl, ans.Findings, ans.Settings, render.Options{Format: c.String("format")})
 		},
 	}
@@ -184,7 +213,7 @@ func kernelsCmd(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "per-device", Usage: "one row per input, device and name"},
 			&cli.BoolFlag{Name: "memops", Usage: "include memcpy and memset activities"},
 			kindFlag("only kernels of steps of this kind"),
-			byFlag,
+			byFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 0 {
@@ -203,7 +232,11 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			return render.Kernels(e.stdout, tbl, ks, render.Options{Format: c.String("format")})
+			eff, err := efficiencyFor(c, e, tbl, true, false)
+			if err != nil {
+				return err
+			}
+			return render.Kernels(e.stdout, tbl, ks, render.Options{Format: c.String("format"), Efficiency: eff})
 		},
 	}
 }
