@@ -582,13 +582,17 @@ func stragglerRemedy(ev *StragglerEvidence) string {
 // roofline adds, per compute category the efficiency analysis priced,
 // its time above the roofline: an upper bound of what a faster kernel
 // would save (docs/definitions.md#below-the-roofline); and the capture
-// gap of a step kind none of whose kernels could be priced.
+// gap of a step kind none of whose kernels could be priced while the
+// run's other kinds were.
 func (f *finder) roofline(opt Options) {
 	if !opt.Priced {
 		return
 	}
-	var kernel, modelled int64
+	var kernel, modelled, runModelled int64
 	for _, r := range opt.Roofline {
+		if r.Run == f.kf.Run {
+			runModelled += r.ModelledNS
+		}
 		if r.Run != f.kf.Run || r.Class != f.kf.Class || r.Category.Top == classify.Communication {
 			continue
 		}
@@ -603,7 +607,10 @@ func (f *finder) roofline(opt Options) {
 		f.add(Finding{Kind: Roofline, SavingNS: ev.ModelledNS - ev.RooflineNS, Estimate: UpperBound, Roofline: ev,
 			Remedy: "a faster kernel for these shapes (another library, tile or algorithm, a fused or quantised op), or a larger batch where it is memory-bound: traceq efficiency lists its ops"})
 	}
-	if kernel > 0 && modelled == 0 {
+	// A step kind priced nowhere while another kind of the run was: its
+	// shapes are not recorded (a CUDA-graph decode without its capture
+	// trace beside eagerly launched prefills).
+	if kernel > 0 && modelled == 0 && runModelled > 0 {
 		e := GapEvidence{Gap: NoShapes}
 		f.add(Finding{Kind: CaptureGap, Estimate: NoSaving, Gap: &e,
 			Remedy: "record shapes (torch.profiler record_shapes=True) and, for CUDA-graph replays, the graph's capture trace beside the run: without them no kernel can be priced against the roofline"})

@@ -238,11 +238,19 @@ func TestRoofline(t *testing.T) {
 	if find(t, kf, CaptureGap) != nil {
 		t.Errorf("a priced step kind has a no-shapes gap: %v", kinds(kf.Findings))
 	}
-	// Nothing priced: the gap, no finding.
+	// Nothing priced in decode, prefill priced: the gap, no finding;
+	// nothing priced anywhere: neither (the trace records no shapes at
+	// all, which breakdown does not look at).
 	none := []RooflineRow{{Run: "run", Class: decode, Category: classify.MustCategory("gemm/marlin"), Windows: 20, KernelNS: 2_000_000}}
 	kf = Find(g, nil, Options{Priced: true, Roofline: none}).Of("run", decode)
+	if find(t, kf, CaptureGap) != nil || find(t, kf, Roofline) != nil {
+		t.Errorf("nothing priced anywhere: %v", kinds(kf.Findings))
+	}
+	prefill := append(none, RooflineRow{Run: "run", Class: step.ClassOf(step.Prefill), Category: classify.MustCategory("gemm/marlin"),
+		Windows: 2, KernelNS: 1_000_000, ModelledNS: 1_000_000, RooflineNS: 900_000})
+	kf = Find(g, nil, Options{Priced: true, Roofline: prefill}).Of("run", decode)
 	if f := find(t, kf, CaptureGap); f == nil || f.Gap.Gap != NoShapes || find(t, kf, Roofline) != nil {
-		t.Errorf("nothing priced: %v", kinds(kf.Findings))
+		t.Errorf("decode unpriced, prefill priced: %v", kinds(kf.Findings))
 	}
 	// Not asked: neither.
 	kf = Find(g, nil, Options{Roofline: rows}).Of("run", decode)

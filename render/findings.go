@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/step"
@@ -334,6 +335,21 @@ func findingsCSV(w io.Writer, rep *findings.Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// RooflineRows copies the efficiency analysis's categories for the
+// findings (findings.Options.Roofline): sibling analyses are joined by
+// their caller. Priced is false without the analysis (eff nil).
+func RooflineRows(eff *efficiency.Result) (rows []findings.RooflineRow, priced bool) {
+	if eff == nil {
+		return nil, false
+	}
+	rows = make([]findings.RooflineRow, len(eff.Categories))
+	for i, c := range eff.Categories {
+		rows[i] = findings.RooflineRow{Run: c.Run, Class: c.Class, Category: c.Category, Windows: c.Windows,
+			KernelNS: c.KernelNS, ModelledNS: c.ModelledNS, RooflineNS: c.RooflineNS}
+	}
+	return rows, true
 }
 
 // Subject names what a finding is about: a rank, a collective, a cause.

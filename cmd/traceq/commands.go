@@ -152,22 +152,8 @@ func (a answerFlags) answer(tbl *window.Table, r *analyze.GroupTable, f step.Fil
 		ct = collectives.Match(tbl, opt)
 	}
 	fopt := a.findings
-	fopt.Roofline, fopt.Priced = rooflineRows(eff)
+	fopt.Roofline, fopt.Priced = render.RooflineRows(eff)
 	return render.Answer{Collectives: ct, Findings: findings.Find(r, ct, fopt), Settings: a.set}
-}
-
-// rooflineRows copies the efficiency analysis's categories for the
-// findings (sibling analyses are joined by their caller).
-func rooflineRows(eff *efficiency.Result) ([]findings.RooflineRow, bool) {
-	if eff == nil {
-		return nil, false
-	}
-	rows := make([]findings.RooflineRow, len(eff.Categories))
-	for i, c := range eff.Categories {
-		rows[i] = findings.RooflineRow{Run: c.Run, Class: c.Class, Category: c.Category, Windows: c.Windows,
-			KernelNS: c.KernelNS, ModelledNS: c.ModelledNS, RooflineNS: c.RooflineNS}
-	}
-	return rows, true
 }
 
 func adviseCmd(e *env) *cli.Command {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/internal/golden"
@@ -434,14 +435,24 @@ func reportForRun(t *testing.T, path string) *analyze.GroupTable {
 }
 
 // answerOf is what the report's summary leads with, computed as the
-// report does without settings: the collectives when there are any, and
-// the findings.
+// report does without settings: the collectives when there are any, the
+// efficiency analysis when an input records shapes or launch
+// configurations, and the findings.
 func answerOf(g *analyze.GroupTable) render.Answer {
 	var ct *collectives.Table
 	if g.AnyCommunication() {
 		ct = collectives.Match(g.Table, collectives.Options{})
 	}
-	return render.Answer{Collectives: ct, Findings: findings.Find(g, ct, findings.Options{})}
+	var eff *efficiency.Result
+	for _, in := range g.Table.Inputs {
+		if len(in.Trace.OpSigs) > 0 || len(in.Trace.Configs) > 0 {
+			eff = efficiency.Analyze(g.Table, efficiency.Options{})
+			break
+		}
+	}
+	opt := findings.Options{}
+	opt.Roofline, opt.Priced = render.RooflineRows(eff)
+	return render.Answer{Collectives: ct, Findings: findings.Find(g, ct, opt)}
 }
 
 // TestReportBeforeAfter checks that two runs (two files, or two

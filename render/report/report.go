@@ -100,7 +100,9 @@ func New(tbl *window.Table, opt Options) *Report {
 	if c.groups.AnyCommunication() {
 		ct = c.Collectives()
 	}
-	r.answer = render.Answer{Collectives: ct, Findings: findings.Find(c.groups, ct, opt.Findings), Settings: opt.Settings}
+	fopt := opt.Findings
+	fopt.Roofline, fopt.Priced = render.RooflineRows(opt.Efficiency)
+	r.answer = render.Answer{Collectives: ct, Findings: findings.Find(c.groups, ct, fopt), Settings: opt.Settings}
 	return r
 }
 
