@@ -8,9 +8,9 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/settings"
-	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/window"
 )
