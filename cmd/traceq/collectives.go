@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/collectives"
@@ -18,6 +20,7 @@ func collectivesCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			kindFlag("only collectives of steps of this kind: decode, prefill, mixed or step"),
 			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
+			&cli.BoolFlag{Name: "force", Usage: "match a run whose files disagree (the same rank twice, two world sizes, more ranks than the world)"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			set, err := deployment(c, e, c.Args().Slice())
@@ -28,12 +31,16 @@ func collectivesCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true})
+			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force")})
 			if err != nil {
 				return err
 			}
 			opt.Filter, _ = kindFilter(c)
-			return render.Collectives(e.stdout, collectives.Match(tbl, opt), set, render.Options{Format: c.String("format")})
+			ct := collectives.Match(tbl, opt)
+			for _, w := range render.CollectiveWarnings(ct) {
+				fmt.Fprintf(e.stderr, "traceq: warning: %s\n", w)
+			}
+			return render.Collectives(e.stdout, ct, set, render.Options{Format: c.String("format")})
 		},
 	}
 }
