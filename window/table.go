@@ -43,6 +43,8 @@ type Input struct {
 	// what the trace says of its devices (trace.Meta.Devices).
 	DeviceIDs []int32
 	Devices   []trace.Device
+	// Anomalies are the trace's odd events (trace.Trace.Anomalies).
+	Anomalies []trace.Anomaly
 	// OpSigs and Configs count the trace's op signatures and launch
 	// configurations: whether it has what the efficiency analysis
 	// prices with.
@@ -393,6 +395,7 @@ func describe(in *Input) {
 	}
 	in.DeviceIDs, in.Devices = tr.DeviceIDs(), tr.Meta.Devices
 	in.OpSigs, in.Configs = len(tr.OpSigs), len(tr.Configs)
+	in.Anomalies = tr.Anomalies
 	if st := in.Steps; st != nil {
 		sum := &StepSummary{Steps: len(st.List)}
 		has := make([]bool, len(st.List))

@@ -61,9 +61,6 @@ func efficiencyCmd(e *env) *cli.Command {
 // roofline.
 func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	// The flags first: a bad --gpu fails before gigabytes are read.
-	if _, err := readEfficiencyFlags(c); err != nil {
-		return nil, err
-	}
 	el, err := newEffLoad(c, e, false, true)
 	if err != nil {
 		return nil, err
@@ -76,21 +73,26 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 }
 
 // efficiencyFlags are what --gpu-spec, --gpu, --link and
-// --bytes-per-token say.
+// --bytes-per-token say (the last three given once: the flag, else
+// TRACEQ_*, else a traceq.toml by the run).
 type efficiencyFlags struct {
 	table *gpuspec.Table
 	gpu   *gpuspec.GPU
 	copt  collectives.Options
 }
 
-func readEfficiencyFlags(c *cli.Context) (f efficiencyFlags, err error) {
-	if f.copt, err = collectiveOptions(c); err != nil {
+func readEfficiencyFlags(c *cli.Context, e *env) (f efficiencyFlags, err error) {
+	set, err := deployment(c, e, c.Args().Slice())
+	if err != nil {
+		return f, err
+	}
+	if f.copt, err = collectiveOptions(c, set); err != nil {
 		return f, err
 	}
 	if f.table, err = gpuTable(c); err != nil {
 		return f, err
 	}
-	f.gpu, err = gpuChoice(c, f.table)
+	f.gpu, err = gpuChoice(c, f.table, set)
 	return f, err
 }
 
@@ -100,8 +102,8 @@ func readEfficiencyFlags(c *cli.Context) (f efficiencyFlags, err error) {
 // with their shapes, or a capture trace is given or found; for kernels'
 // SM coverage (coverage), also when an input records launch
 // configurations. Inputs read before any needs it are passed over, at no
-// cost; should a later one need it, the inputs are read again (a run
-// whose files differ in what they record).
+// cost; should a later one need it, the inputs are read again, quietly
+// (a run whose files differ in what they record).
 type effLoad struct {
 	c        *cli.Context
 	e        *env
@@ -116,12 +118,12 @@ type effLoad struct {
 
 // newEffLoad reads the efficiency flags and the capture traces; always
 // runs the analysis whatever the inputs record (efficiency, chart
-// --type roofline).
+// --type roofline), and fails at once on a bad flag.
 func newEffLoad(c *cli.Context, e *env, coverage, always bool) (*effLoad, error) {
 	l := &effLoad{c: c, e: e, coverage: coverage}
 	l.always = always || len(c.StringSlice("capture")) > 0 || captureFolders(c)
-	if l.flags, l.flagErr = readEfficiencyFlags(c); l.flagErr != nil {
-		if l.always {
+	if l.flags, l.flagErr = readEfficiencyFlags(c, e); l.flagErr != nil {
+		if always {
 			return nil, l.flagErr
 		}
 		return l, nil
@@ -138,6 +140,7 @@ func newEffLoad(c *cli.Context, e *env, coverage, always bool) (*effLoad, error)
 	return l, nil
 }
 
+// reduce is the load.Options.Reduce of the analysis.
 func (l *effLoad) reduce(tbl *window.Table, i int) error {
 	in := &tbl.Inputs[i]
 	l.need = l.need || l.always || in.OpSigs > 0 || (l.coverage && in.Configs > 0)
@@ -159,7 +162,7 @@ func (l *effLoad) result(tbl *window.Table, link bool) (*efficiency.Result, erro
 	if l.flagErr != nil {
 		return nil, l.flagErr
 	}
-	if l.passed && slices.ContainsFunc(tbl.Inputs, func(in window.Input) bool { return in.Path != parse.Stdin }) {
+	if l.passed {
 		// Some input was passed over before another needed the analysis:
 		// read them all again, each one taken.
 		again := *l

@@ -38,7 +38,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
-			bytesPerTokenFlag, linkFlag, gpuFlag, gpuSpecFlag, captureFlag,
+			bytesPerTokenFlag, linkFlag, minFindingFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -77,10 +77,11 @@ func reportCmd(e *env) *cli.Command {
 					return usagef("report: --append %s is the report --out writes: append to another file", app)
 				}
 			}
-			copt, err := collectiveOptions(c)
+			a, err := answerOptions(c, e)
 			if err != nil {
 				return err
 			}
+			copt := a.coll
 			el, err := newEffLoad(c, e, true, false)
 			if err != nil {
 				return err
@@ -104,7 +105,7 @@ func reportCmd(e *env) *cli.Command {
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
 				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"), Efficiency: eff,
-				Timelines: timelines}
+				Findings: a.findings, Settings: a.set, Timelines: timelines}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group
