@@ -21,13 +21,16 @@ import (
 )
 
 // memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
-// set. Several GB of rank files parse into close to a GB of model (48
-// bytes per kept activity); without a limit the collector lets the heap
-// grow to twice what is live before collecting. Near the limit it collects
-// more often instead, which costs little here: the model's big slices hold
-// no pointers, so there is almost nothing to mark. Live data above the
-// limit is still allowed (it is soft).
-const memoryLimit = 900 << 20
+// set. What is live is the models being parsed (two files at once) and
+// the table's records of every input (docs/performance.md); without a
+// limit the collector lets the heap grow to twice what is live before
+// collecting. Near the limit it collects more often instead, which costs
+// little here: the models' big slices hold no pointers, so there is
+// almost nothing to mark. Live data above the limit is still allowed (it
+// is soft). 400 MiB: 8 ranks of 1 GB peaked at 421 MiB with it, in less
+// CPU than at 900 MiB (737 MiB); at 300 MiB the collector ran too often
+// (+25 % CPU).
+const memoryLimit = 400 << 20
 
 func init() {
 	if os.Getenv("GOMEMLIMIT") == "" {
