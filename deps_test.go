@@ -37,20 +37,32 @@ var layers = map[string][]string{
 	"window":      {"trace", "classify", "step"},
 	"analyze":     {"trace", "classify", "stats", "labels", "step", "window"},
 	"collectives": {"trace", "classify", "stats", "step", "window"},
+	// The efficiency analysis and what it prices with: the GPU table and
+	// the op models.
+	"gpuspec":    {"trace"},
+	"opcost":     {"gpuspec"},
+	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost"},
+
+	// Findings join the analyses: what to fix first, and its size.
+	"findings": {"trace", "classify", "stats", "step", "window", "analyze", "collectives"},
+
+	// The deployment's settings (--link, --bytes-per-token, --gpu given
+	// once: the environment, traceq.toml), for the command.
+	"settings": {},
 
 	// The loader: arguments to the table, for the command, bench/prof and
 	// the tests.
 	"load": {"trace", "classify", "parse", "step", "window"},
 
-	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives"},
-	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "render"},
-	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "render", "render/chart"},
+	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings"},
+	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "render"},
+	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "render", "render/chart"},
 	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
 	"slice":          {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "step"},
 
 	// The command and the tools on top.
 	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
-		"load", "render", "render/chart", "render/report", "render/parquet", "slice"},
+		"gpuspec", "efficiency", "findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice"},
 	"bench/prof": {"parse", "load", "analyze"},
 }
 
@@ -67,6 +79,7 @@ var thirdParty = map[string][]string{
 	"gonum.org/v1/plot":                    {"render/chart"},
 	"github.com/parquet-go/parquet-go":     {"render/parquet"},
 	"github.com/rogpeppe/go-internal/diff": {"internal/golden"},
+	"github.com/BurntSushi/toml":           {"settings"},
 }
 
 func TestImportRules(t *testing.T) {
@@ -99,7 +112,7 @@ func TestImportRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "load", "render", "cmd/traceq"} {
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "load", "render", "cmd/traceq"} {
 		if imports[must] == nil {
 			t.Errorf("package %s not found: the walk is broken", must)
 		}

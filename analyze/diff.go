@@ -58,7 +58,11 @@ type KindDiff struct {
 	// every window of the kind on both sides has one.
 	Tokens *TokenDiff
 	// Total compares the kind's whole kernel time (category "total").
-	Total      CategoryDiff
+	Total CategoryDiff
+	// Wall compares the wall time per window: the summed span of the
+	// windows over their number (for a whole trace, the span per device:
+	// what diff leads with when there are no steps).
+	Wall       CategoryDiff
 	Categories []CategoryDiff
 	// Kernels are the kernels whose time per step changed most.
 	Kernels []KernelDiff
@@ -82,10 +86,11 @@ type TokenDiff struct {
 	// steps.
 	BeforeP50, AfterP50 float64
 	// NSPerToken is the summed span of the windows over their summed
-	// tokens, rounded to the nanosecond (0 when no window has a token).
-	BeforeNSPerToken int64
-	AfterNSPerToken  int64
-	DeltaNSPerToken  int64
+	// tokens, rounded to the nanosecond; nil when the tokens sum to 0
+	// (undefined), and so is the delta.
+	BeforeNSPerToken *int64
+	AfterNSPerToken  *int64
+	DeltaNSPerToken  *int64
 	DeltaPct         *float64
 }
 
@@ -160,6 +165,7 @@ type sideKind struct {
 	// count, nil when a window's marker gives none.
 	spans  []int64
 	tokens []int64
+	span   int64 // summed span of the windows
 }
 
 type nameStat struct {
@@ -273,6 +279,7 @@ func diffSide(tbl *window.Table, opt Options) (map[step.Class]*sideKind, []step.
 			}
 		}
 		s.kernel += w.KernelNS
+		s.span += w.SpanNS()
 		s.idle += w.IdleNS
 		s.split.Add(w.Idle)
 		for _, c := range w.Cats {
@@ -377,6 +384,8 @@ func compareKind(kind step.Class, b, a *sideKind, top int, mc MinChange) KindDif
 		BeforeDevices: b.devices, AfterDevices: a.devices}
 	kernel := func(w *window.Window) int64 { return w.KernelNS }
 	kd.Total = categoryDiff(classify.Category{}, b.kernel, a.kernel, bw, aw, b.kernel, a.kernel).judged(b.sample(kernel), a.sample(kernel), mc)
+	span := func(w *window.Window) int64 { return w.SpanNS() }
+	kd.Wall = categoryDiff(classify.Category{}, b.span, a.span, bw, aw, b.span, a.span).judged(b.sample(span), a.sample(span), mc)
 	seen := map[classify.Category]bool{}
 	var cats []classify.Category
 	for _, m := range []map[classify.Category]int64{b.cats, a.cats} {
@@ -433,18 +442,25 @@ func tokenDiff(b, a *sideKind) *TokenDiff {
 	if b.tokens == nil || a.tokens == nil {
 		return nil
 	}
-	perToken := func(s *sideKind) int64 {
+	perToken := func(s *sideKind) *int64 {
 		var span, tok int64
 		for i, t := range s.tokens {
 			span += s.spans[i]
 			tok += t
 		}
-		return divRound(span, tok)
+		if tok <= 0 {
+			return nil
+		}
+		v := divRound(span, tok)
+		return &v
 	}
 	td := &TokenDiff{BeforeP50: stats.Of(slices.Clone(b.tokens)).P50, AfterP50: stats.Of(slices.Clone(a.tokens)).P50,
 		BeforeNSPerToken: perToken(b), AfterNSPerToken: perToken(a)}
-	td.DeltaNSPerToken = td.AfterNSPerToken - td.BeforeNSPerToken
-	td.DeltaPct = pctChange(td.BeforeNSPerToken, td.AfterNSPerToken)
+	if td.BeforeNSPerToken != nil && td.AfterNSPerToken != nil {
+		d := *td.AfterNSPerToken - *td.BeforeNSPerToken
+		td.DeltaNSPerToken = &d
+		td.DeltaPct = pctChange(*td.BeforeNSPerToken, *td.AfterNSPerToken)
+	}
 	return td
 }
 

@@ -9,6 +9,10 @@
 #   bench/run.sh                 # the full benchmark
 #   STEPS=500 RANKS=2 bench/run.sh   # a quick small run
 #   SKIP_PYTHON=1 bench/run.sh   # without json.load (27 s and ~4 GB per GB)
+#
+# traceq efficiency (issue 22) runs beside breakdown on the same file, and
+# on a second one written with shapes and its decode graph's capture trace
+# (bench/gen -shapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,9 +37,12 @@ if [ "$(cat "$DIR/stamp" 2>/dev/null)" != "$stamp" ]; then
 	"$DIR/gen" -out "$DIR/one" -ranks 1 -steps "$STEPS" -layers "$LAYERS" >&2
 	gzip -6 -k "$DIR/one/rank0.json"
 	"$DIR/gen" -out "$DIR/ranks" -ranks "$RANKS" -steps "$STEPS" -layers "$LAYERS" -gz -parallel 2 >&2
+	rm -rf "$DIR/shaped"
+	"$DIR/gen" -out "$DIR/shaped" -ranks 1 -steps "$STEPS" -layers "$LAYERS" -gz -shapes >&2
 	echo "$stamp" >"$DIR/stamp"
 fi
 ONE="$DIR/one/rank0.json"
+SHAPED="$DIR/shaped/rank0.json.gz"
 RANKFILES=("$DIR"/ranks/rank*.json.gz)
 
 # measure NAME CMD...: runs CMD with stdout to /dev/null, records wall,
@@ -62,8 +69,14 @@ measure "zcat one.json.gz > /dev/null" zcat "$ONE.gz"
 zw=$W zc=$C
 measure "traceq breakdown one.json.gz" "$DIR/traceq" breakdown --format json "$ONE.gz"
 tw=$W tm=$M tc=$C
+measure "traceq efficiency one.json.gz" "$DIR/traceq" efficiency --format json "$ONE.gz"
+fw=$W fm=$M fc=$C
 measure "traceq breakdown one.json" "$DIR/traceq" breakdown --format json "$ONE"
 pw=$W pm=$M pc=$C
+measure "traceq breakdown shaped.json.gz" "$DIR/traceq" breakdown --format json "$SHAPED"
+sbw=$W sbc=$C
+measure "traceq efficiency shaped.json.gz (+capture)" "$DIR/traceq" efficiency --format json "$SHAPED"
+sew=$W sem=$M sec=$C
 rm -rf "$DIR/export"
 measure "traceq export one.json.gz (parquet)" "$DIR/traceq" export --format parquet -o "$DIR/export" --run one "$ONE.gz"
 ew=$W em=$M ec=$C esize=$(du -sb "$DIR/export" | cut -f1)
@@ -78,6 +91,27 @@ rw=$W rm=$M rc=$C
 measure "traceq collectives ${RANKS} rank files" "$DIR/traceq" collectives --format json "$DIR/ranks"
 cw=$W cm=$M cc=$C
 
+# Issue 21: memory per added rank. RANKS64 rank files of STEPS64 steps
+# (~250 MB each); breakdown on half of them and on all, the difference in
+# peak RSS over the added ranks is what a rank costs beyond the models
+# being parsed. SKIP_64=1 leaves it out.
+if [ -z "${SKIP_64:-}" ]; then
+	RANKS64=${RANKS64:-64}
+	STEPS64=${STEPS64:-1175}
+	stamp64="steps=$STEPS64 ranks=$RANKS64 layers=$LAYERS $(git rev-parse HEAD:internal/gen 2>/dev/null || echo nogit)"
+	if [ "$(cat "$DIR/stamp64" 2>/dev/null)" != "$stamp64" ]; then
+		rm -rf "$DIR/ranks64"
+		"$DIR/gen" -out "$DIR/ranks64" -ranks "$RANKS64" -steps "$STEPS64" -layers "$LAYERS" -gz -parallel 2 >&2
+		echo "$stamp64" >"$DIR/stamp64"
+	fi
+	half=()
+	for r in $(seq 0 $((RANKS64 / 2 - 1))); do half+=("$DIR/ranks64/rank$r.json.gz"); done
+	measure "traceq breakdown $((RANKS64 / 2)) rank files (250 MB)" "$DIR/traceq" breakdown --format json "${half[@]}"
+	hm=$M
+	measure "traceq breakdown $RANKS64 rank files (250 MB)" "$DIR/traceq" breakdown --format json "$DIR/ranks64"
+	echo "  $RANKS64 ranks: peak RSS $M MiB [<= 1 GB]; per added rank $(awk "BEGIN{printf \"%.2f\", ($M - $hm) / ($RANKS64 / 2)}") MiB"
+fi
+
 echo
 echo "ratios (targets of issue 6 in brackets). 'wall' is what the run saw; 'cpu' divides"
 echo "CPU seconds by the cores instead, which is the wall time the same work takes when"
@@ -86,14 +120,17 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" \
 	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" \
-	-v cw="$cw" -v cm="$cm" -v cc="$cc" 'BEGIN {
+	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v fw="$fw" -v fm="$fm" -v fc="$fc" \
+	-v sbw="$sbw" -v sbc="$sbc" -v sew="$sew" -v sem="$sem" -v sec="$sec" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
 	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
-	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 1000 MB]\n", ranks, rm, rm * 1.048576
+	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 450 MB]\n", ranks, rm, rm * 1.048576
 	printf "  %d ranks:   collectives / breakdown     wall %5.2f   cpu %5.2f; peak RSS %d MiB (%d MB)\n", ranks, cw / rw, cc / rc, cm, cm * 1.048576
 	printf "  export / breakdown (.json.gz)          wall %5.2f   cpu %5.2f   [<= 1.5]; peak RSS %d MiB [<= 400 MB]\n", ew / tw, ec / tc, em
+	printf "  efficiency / breakdown (.json.gz)      wall %5.2f   cpu %5.2f   [<= 1.3]; peak RSS %d MiB\n", fw / tw, fc / tc, fm
+	printf "  the same with shapes and the capture   wall %5.2f   cpu %5.2f   [<= 1.3]; peak RSS %d MiB\n", sew / sbw, sec / sbc, sem
 	printf "  Parquet dataset / .json.gz             %.1f / %.1f MB = %.2f\n", esize / 1e6, gzsize / 1e6, esize / gzsize
 	if (yw > 0) printf "  python json.load / traceq (.json.gz)   %.1f x wall, %.1f x memory\n", yw / tw, ym / tm
 }'

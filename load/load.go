@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,13 +21,16 @@ import (
 )
 
 // memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
-// set. Several GB of rank files parse into close to a GB of model (48
-// bytes per kept activity); without a limit the collector lets the heap
-// grow to twice what is live before collecting. Near the limit it collects
-// more often instead, which costs little here: the model's big slices hold
-// no pointers, so there is almost nothing to mark. Live data above the
-// limit is still allowed (it is soft).
-const memoryLimit = 900 << 20
+// set. What is live is the models being parsed (two files at once) and
+// the table's records of every input (docs/performance.md); without a
+// limit the collector lets the heap grow to twice what is live before
+// collecting. Near the limit it collects more often instead, which costs
+// little here: the models' big slices hold no pointers, so there is
+// almost nothing to mark. Live data above the limit is still allowed (it
+// is soft). 400 MiB: 8 ranks of 1 GB peaked at 421 MiB with it, in less
+// CPU than at 900 MiB (737 MiB); at 300 MiB the collector ran too often
+// (+25 % CPU).
+const memoryLimit = 400 << 20
 
 func init() {
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -40,6 +44,16 @@ func init() {
 // goroutines) while keeping memory to two files' working sets on top of
 // the parsed traces.
 const maxParallelFiles = 2
+
+// filesInFlight is maxParallelFiles; tests set it.
+var filesInFlight = maxParallelFiles
+
+// testParse and testParsed, set by tests only, are called when the parse
+// of file i starts and when it has made its model.
+var (
+	testParse  func(i int)
+	testParsed func(i int, t *trace.Trace)
+)
 
 // Options configures Load.
 type Options struct {
@@ -59,6 +73,11 @@ type Options struct {
 	Filter step.Filter
 	// Strict makes a truncated input an error instead of a warning.
 	Strict bool
+	// RefuseMixedRuns makes a run whose files can only be of different
+	// runs (the same rank twice, two world sizes, more ranks than the
+	// world) a *MixedRunError instead of a warning: for analyses that
+	// match ranks (collectives).
+	RefuseMixedRuns bool
 	// Verbose lists every kind of odd input with an example.
 	Verbose bool
 	// Warnings receives the one-line warnings about the inputs (nil:
@@ -69,6 +88,25 @@ type Options struct {
 	Progress io.Writer
 	// Stdin is read for the input "-".
 	Stdin io.Reader
+
+	// SkipDurations and SkipCollectives leave out of the table the
+	// records of the kernels table and of the collectives
+	// (window.Options), for commands that show neither.
+	SkipDurations, SkipCollectives bool
+	// Reduce, when set, is called for each input once the table holds
+	// it, in input order, with its model: for analyses that need more
+	// of an input than the table keeps (efficiency.Reducer). Runs are
+	// not named yet (Input.Run is set once every input is read).
+	Reduce func(tbl *window.Table, input int) error
+	// Keep, when set, says which inputs keep their model (a timeline's);
+	// every other input's is dropped once it is added and reduced, so
+	// that a run's memory is the models being parsed and the table.
+	Keep func(input int) bool
+}
+
+// windowOptions are the table's options.
+func (opt *Options) windowOptions() window.Options {
+	return window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, SkipDurations: opt.SkipDurations, SkipCollectives: opt.SkipCollectives}
 }
 
 // Load reads the inputs the arguments name (a directory stands for its
@@ -77,39 +115,38 @@ type Options struct {
 // directory or file names, steps found, the model checked
 // (window.ErrOverflow) and the class filter checked. Every command reads
 // its inputs through Load, so none can skip a check.
+//
+// Each input is added to the table as soon as it is parsed, in input
+// order, then reduced (Options.Reduce) and its model dropped (unless
+// Options.Keep): at most maxParallelFiles models are alive at once,
+// whatever the number of inputs.
 func Load(args []string, opt Options) (*window.Table, error) {
-	inputs, err := read(args, opt)
+	tbl, err := read(args, opt)
 	if err != nil {
 		return nil, err
 	}
-	if err := check(opt.Filter, inputs); err != nil {
+	if err := check(opt.Filter, tbl.Inputs); err != nil {
 		return nil, err
 	}
-	return window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+	return tbl, runsChecked(tbl, opt)
 }
 
 // Pair loads the two sides of a comparison, each a run of its own
 // arguments; the class filter must select windows of one side at least.
 func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
-	bin, err := read(before, opt)
-	if err != nil {
+	if b, err = read(before, opt); err != nil {
 		return nil, nil, err
 	}
-	ain, err := read(after, opt)
-	if err != nil {
+	if a, err = read(after, opt); err != nil {
 		return nil, nil, err
 	}
-	if err := check(opt.Filter, append(bin, ain...)); err != nil {
+	if err := check(opt.Filter, append(slices.Clip(b.Inputs), a.Inputs...)); err != nil {
 		return nil, nil, err
 	}
-	wopt := window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop}
-	if b, err = window.Build(bin, wopt); err != nil {
+	if err := runsChecked(b, opt); err != nil {
 		return nil, nil, err
 	}
-	if a, err = window.Build(ain, wopt); err != nil {
-		return nil, nil, err
-	}
-	return b, a, nil
+	return b, a, runsChecked(a, opt)
 }
 
 func check(f step.Filter, inputs []window.Input) error {
@@ -145,78 +182,119 @@ func expand(args []string, opt Options) (*parse.Inputs, error) {
 
 // One reads one input file as Load does (warnings, steps, the model
 // check), for commands that hold one input at a time (export), and
-// reduces it to its table.
+// reduces it to its table, whose model it keeps.
 func One(path string, opt Options) (*window.Table, error) {
 	t, err := readInput(path, opt.Parse, opt.Stdin)
 	if err != nil {
 		return nil, err
 	}
-	in, err := prepare(path, t, opt)
+	st, err := findSteps(t, opt)
 	if err != nil {
 		return nil, err
 	}
-	return window.Build([]window.Input{in}, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+	in, err := prepare(path, t, st, opt)
+	if err != nil {
+		return nil, err
+	}
+	return window.Build([]window.Input{in}, opt.windowOptions())
 }
 
-// read parses every input of args and names their runs and hosts.
-func read(args []string, opt Options) ([]window.Input, error) {
+// read parses every input of args into their table, names their runs and
+// hosts.
+func read(args []string, opt Options) (*window.Table, error) {
 	set, err := expand(args, opt)
 	if err != nil {
 		return nil, err
 	}
-	// Parse the files concurrently; report on them in order, once the
-	// progress line is gone.
+	// Parse the files concurrently; add them in order, each once parsed,
+	// reporting on them as they are added (the progress line is redrawn
+	// after).
 	paths := set.Files()
-	outs, cancel := parseFiles(paths, opt)
-	done := make([]parsed, len(paths))
-	for i := range paths {
-		if done[i] = <-outs[i]; done[i].err != nil {
-			break
-		}
-	}
-	cancel()
-	var inputs []window.Input
+	outs, done, cancel := parseFiles(paths, opt)
+	defer cancel()
+	tbl := window.NewTable(opt.windowOptions())
 	var sources []source
 	i := 0
 	for _, a := range set.Args {
 		src := source{Arg: a.Arg, Dir: a.Dir}
 		for j, p := range a.Files {
-			t, err := done[i].t, done[i].err
-			i++
-			if err != nil {
-				return nil, err
-			}
-			in, err := prepare(p, t, opt)
-			if err != nil {
-				return nil, err
-			}
+			sub := ""
 			if a.Dir {
-				in.Host = subdirHost(a.Subdirs[j])
+				sub = a.Subdirs[j]
 			}
-			if in.Host == "" {
-				in.Host = fileHost(p)
+			if err := add(tbl, i, p, sub, outs[i], opt); err != nil {
+				return nil, err
 			}
-			src.Inputs = append(src.Inputs, len(inputs))
-			inputs = append(inputs, in)
+			// The model is dropped (add's frame is gone): its slot is
+			// the next file's.
+			done(i)
+			src.Inputs = append(src.Inputs, i)
+			i++
 		}
 		sources = append(sources, src)
 	}
-	assignRuns(inputs, sources)
-	return inputs, nil
+	cancel()
+	assignRuns(tbl, sources)
+	return tbl, nil
 }
 
-// prepare warns about a parsed trace and finds its steps.
-func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
+// add adds input i (path, in the subdirectory sub of a directory
+// argument), once parsed, to tbl, reduces it and drops its model.
+func add(tbl *window.Table, i int, path, sub string, out chan parsed, opt Options) error {
+	r := <-out
+	if r.err != nil {
+		return r.err
+	}
+	in, err := prepare(path, r.t, r.steps, opt)
+	if err != nil {
+		return err
+	}
+	in.Host = subdirHost(sub)
+	if in.Host == "" {
+		in.Host = fileHost(path)
+	}
+	if in.Host == "" {
+		in.Host = r.t.Meta.Host
+	}
+	if err := tbl.Add(in); err != nil {
+		return err
+	}
+	if opt.Reduce != nil {
+		if err := opt.Reduce(tbl, i); err != nil {
+			return err
+		}
+	}
+	if opt.Keep == nil || !opt.Keep(i) {
+		tbl.Release(i)
+	}
+	return nil
+}
+
+// findSteps finds the steps of a parsed trace (nil without Options.Steps
+// or without markers).
+func findSteps(t *trace.Trace, opt Options) (*step.Steps, error) {
+	if !opt.Steps {
+		return nil, nil
+	}
+	return step.Find(t, step.Options{Pattern: opt.Pattern})
+}
+
+// prepare warns about a parsed trace and its steps.
+func prepare(path string, t *trace.Trace, st *step.Steps, opt Options) (window.Input, error) {
 	in := window.Input{Path: path, Trace: t}
-	if err := warn(opt, path, t); err != nil {
+	if err := truncated(opt, path, t); err != nil {
 		return in, err
 	}
 	if !opt.Steps {
+		odd(opt, path, t.Anomalies)
 		return in, nil
 	}
-	st, err := step.Find(t, step.Options{Pattern: opt.Pattern})
-	if err != nil {
-		return in, err
+	if st != nil && len(st.Anomalies) > 0 {
+		all := append(slices.Clone(t.Anomalies), st.Anomalies...)
+		slices.SortStableFunc(all, func(a, b trace.Anomaly) int { return strings.Compare(a.What, b.What) })
+		odd(opt, path, all)
+	} else {
+		odd(opt, path, t.Anomalies)
 	}
 	if st == nil {
 		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
@@ -273,9 +351,9 @@ func warnf(w io.Writer, format string, args ...any) {
 	}
 }
 
-// warn writes the one-line warnings for a parsed trace; a truncated one
-// is an error with Strict.
-func warn(opt Options, path string, t *trace.Trace) error {
+// truncated writes the warning about a truncated trace, an error with
+// Strict.
+func truncated(opt Options, path string, t *trace.Trace) error {
 	if tr := t.Truncated; tr != nil {
 		events := "events"
 		if tr.Events == 1 {
@@ -287,41 +365,49 @@ func warn(opt Options, path string, t *trace.Trace) error {
 		}
 		warnf(opt.Warnings, "warning: %s", msg)
 	}
-	if len(t.Anomalies) == 0 || opt.Warnings == nil {
-		return nil
-	}
-	var n int64
-	var parts []string
-	for _, a := range t.Anomalies {
-		n += a.Count
-		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
-	}
-	odd := fmt.Sprintf("%d odd events", n)
-	if n == 1 {
-		odd = "1 odd event"
-	}
-	if opt.Verbose {
-		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), odd)
-		for _, a := range t.Anomalies {
-			fmt.Fprintf(opt.Warnings, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
-		}
-		return nil
-	}
-	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), odd, strings.Join(parts, "; "))
 	return nil
 }
 
-// parsed is the outcome of parsing one input file.
-type parsed struct {
-	t   *trace.Trace
-	err error
+// odd writes the one-line summary of an input's odd events (the trace's
+// and its step markers').
+func odd(opt Options, path string, anomalies []trace.Anomaly) {
+	if len(anomalies) == 0 || opt.Warnings == nil {
+		return
+	}
+	var n int64
+	var parts []string
+	for _, a := range anomalies {
+		n += a.Count
+		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
+	}
+	events := fmt.Sprintf("%d odd events", n)
+	if n == 1 {
+		events = "1 odd event"
+	}
+	if opt.Verbose {
+		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), events)
+		for _, a := range anomalies {
+			fmt.Fprintf(opt.Warnings, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
+		}
+		return
+	}
+	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), events, strings.Join(parts, "; "))
 }
 
-// parseFiles parses paths concurrently, at most maxParallelFiles at a
-// time, and returns a channel per file, in order, that delivers its
-// outcome. Call the returned cancel when done: files not yet started are
+// parsed is the outcome of parsing one input file: its model and steps.
+type parsed struct {
+	t     *trace.Trace
+	steps *step.Steps
+	err   error
+}
+
+// parseFiles parses paths concurrently and returns a channel per file, in
+// order, that delivers its outcome. At most maxParallelFiles models are
+// alive at once: a file's slot is taken when its parse starts and given
+// back when the caller calls done with its index (its model dropped or
+// kept). Call the returned cancel when done: files not yet started are
 // then skipped, and it waits for the parses in flight to end.
-func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func()) {
+func parseFiles(paths []string, opt Options) (outs []chan parsed, done func(i int), cancel func()) {
 	var prog *progress
 	if opt.Progress != nil {
 		prog = newProgress(opt.Progress, paths)
@@ -333,7 +419,7 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func())
 	}
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, min(maxParallelFiles, max(1, runtime.GOMAXPROCS(0))))
+	sem := make(chan struct{}, min(filesInFlight, max(1, runtime.GOMAXPROCS(0))))
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -346,19 +432,34 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func())
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-sem }()
+				if testParse != nil {
+					testParse(i)
+				}
 				o := opt.Parse
 				if prog != nil {
 					o.Progress = func(r io.Reader, size int64) io.Reader { return prog.reader(i, r, size) }
 				}
 				t, err := readInput(p, o, opt.Stdin)
+				var st *step.Steps
+				if err == nil {
+					// Steps are found here, in parallel; the warnings
+					// about them are written in input order.
+					st, err = findSteps(t, opt)
+				}
 				if prog != nil {
 					prog.finish(i)
 				}
-				outs[i] <- parsed{t, err}
+				if testParsed != nil && err == nil {
+					testParsed(i, t)
+				}
+				if err != nil {
+					<-sem // no model to wait for
+				}
+				outs[i] <- parsed{t, st, err}
 			}()
 		}
 	}()
+	done = func(int) { <-sem }
 	var once sync.Once
 	cancel = func() {
 		once.Do(func() {
@@ -369,7 +470,7 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func())
 			}
 		})
 	}
-	return outs, cancel
+	return outs, done, cancel
 }
 
 // readInput parses one input: a file, or standard input for "-".

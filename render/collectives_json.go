@@ -9,6 +9,8 @@ type jsonLink struct {
 	Name  string  `json:"name"` // "" for a figure given as a number
 	GBps  float64 `json:"gbs"`
 	About string  `json:"about"`
+	// Source is the nccl-tests output a measured link was read from.
+	Source string `json:"source,omitempty"`
 }
 
 type jsonCollRank struct {
@@ -68,6 +70,12 @@ type jsonCollective struct {
 	AlgBW          *float64 `json:"algbw_gbs"`
 	BusBW          *float64 `json:"busbw_gbs"`
 	LinkShare      *float64 `json:"link_share"`
+	// Issue 19: the args against the match.
+	ArgsGroupSize int   `json:"args_group_size"`
+	SizeConflicts int64 `json:"size_conflicts"`
+	UnusableArgs  int64 `json:"unusable_args"`
+	// Steps is what the per-step figures divide the op's sums by.
+	Steps int `json:"steps"`
 }
 
 // jsonCollectivesDoc is the document of traceq collectives --format json.
@@ -76,6 +84,8 @@ type jsonCollectivesDoc struct {
 	Link          *jsonLink        `json:"link"`
 	BytesPerToken int64            `json:"bytes_per_token"`
 	Collectives   []jsonCollective `json:"collectives"`
+	// Settings says where the link and the bytes per token came from.
+	Settings []jsonSetting `json:"settings"`
 }
 
 func jsonStrag(s *collectives.Straggler) *jsonStraggler {
@@ -89,7 +99,7 @@ func jsonStrag(s *collectives.Straggler) *jsonStraggler {
 func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 	doc := jsonCollectivesDoc{Inputs: jsonInputs(ct.Source.Inputs), BytesPerToken: ct.BytesPerToken, Collectives: []jsonCollective{}}
 	if l := ct.Link; l != nil {
-		doc.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About}
+		doc.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
 	}
 	for _, o := range ct.Ops {
 		j := jsonCollective{Op: o.Op, StepKind: o.Class.String(), GroupSize: o.GroupSize, Instances: o.Instances,
@@ -97,7 +107,8 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			Straggler: jsonStrag(o.Straggler), Ranks: []jsonCollRank{}, Sizes: []jsonCollSize{},
 			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.ClassNS,
 			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
-			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare}
+			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare, Steps: o.Steps,
+			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs}
 		for _, r := range o.Ranks {
 			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
 				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals})

@@ -12,8 +12,9 @@ import (
 )
 
 // Input is one parsed trace of an input set and what the table keeps of
-// it. The loader sets Path, Run, Host, Trace and Steps; Build fills the
-// rest from the trace, so that they outlive the model.
+// it. The loader sets Path, Run, Host, Trace and Steps; Build (Add) fills
+// the rest from the trace, so that they outlive the model: once Release
+// drops it, Trace is nil and Steps has no per-activity Of.
 type Input struct {
 	Path string
 	// Run names the run the input belongs to (docs/ranks.md#runs).
@@ -38,7 +39,28 @@ type Input struct {
 	Truncated string
 	// Stepped summarises the steps; nil without steps.
 	Stepped *StepSummary
+	// DeviceIDs are the devices of the activities, ascending; Devices
+	// what the trace says of its devices (trace.Meta.Devices).
+	DeviceIDs []int32
+	Devices   []trace.Device
+	// Anomalies are the trace's odd events (trace.Trace.Anomalies).
+	Anomalies []trace.Anomaly
+	// OpSigs and Configs count the trace's op signatures and launch
+	// configurations: whether it has what the efficiency analysis
+	// prices with.
+	OpSigs, Configs int
+
+	// Durations are the activities' durations, per name, category,
+	// device, class and kind (nil with Options.SkipDurations); Collectives
+	// the collective kernels (empty with Options.SkipCollectives).
+	Durations   []Durations
+	Collectives Collectives
+
+	args *Args // the trace's collective args; nil without any
 }
+
+// Held reports whether the input's model is still held (not Released).
+func (in *Input) Held() bool { return in.Trace != nil }
 
 // StepSummary is what a report says about the steps of one input.
 type StepSummary struct {
@@ -88,6 +110,10 @@ type Options struct {
 	// (communication/* becomes communication); activities keep their full
 	// category (Category).
 	ByTop bool
+	// SkipDurations and SkipCollectives leave out the records of the
+	// kernels table and of the collectives (Input.Durations,
+	// Input.Collectives), for commands that show neither.
+	SkipDurations, SkipCollectives bool
 }
 
 // Table is an input set reduced to what the analyses read: the inputs,
@@ -112,9 +138,12 @@ type Table struct {
 	catIDs  map[classify.Category]CatID
 	fold    []CatID // per category: the one windows sum it under
 	// Per input, per trace.NameID: the table's name and full category of
-	// the activities of that name (-1 for names no activity has).
+	// the activities of that name (-1 for names no activity has); per
+	// activity, its category when some activity's differs from its
+	// name's (nil otherwise).
 	nameOf [][]NameID
 	catOf  [][]CatID
+	actCat [][]CatID
 	total  int64 // summed durations of every input, for CheckSums
 }
 
@@ -130,21 +159,48 @@ type EmptyLaunch struct {
 // Build reduces inputs to their table, in one pass over each input's
 // activities. It refuses (ErrOverflow) inputs whose figures would not fit
 // 64-bit nanoseconds, so that no analysis of the table needs to check.
+// The models stay held (see Add and Release).
 func Build(inputs []Input, opt Options) (*Table, error) {
-	t := newTable(opt)
+	t := NewTable(opt)
 	for _, in := range inputs {
-		if err := t.add(in); err != nil {
+		if err := t.Add(in); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-func newTable(opt Options) *Table {
+// NewTable returns an empty table, for inputs added one at a time (Add).
+func NewTable(opt Options) *Table {
 	if opt.Classifier == nil {
 		opt.Classifier = classify.Default()
 	}
 	return &Table{opt: opt, ids: map[string]NameID{}, catIDs: map[classify.Category]CatID{}, EmptyLaunches: []EmptyLaunch{}}
+}
+
+// Add reduces one more input (its Trace and Steps set) to its windows and
+// records, in one pass over its activities. Its model stays held until
+// Release: a loader adds an input, runs what else needs its model, and
+// releases it before the next, so that a run's memory is one model and
+// the records of every input.
+func (t *Table) Add(in Input) error { return t.add(in) }
+
+// Release drops input i's model: its Trace, its steps' per-activity Of,
+// its args index and per-activity categories. What needs the model
+// (ActivityCategory, ActivityName, Args, Steps.ActivityClass) must not be
+// called for it afterwards; everything else the table holds stays.
+func (t *Table) Release(i int) {
+	in := &t.Inputs[i]
+	in.Trace, in.Steps, in.args = nil, in.Steps.Lean(), nil
+	t.nameOf[i], t.catOf[i], t.actCat[i] = nil, nil, nil
+}
+
+// NameRuns sets each rank's Run to its input's: for a loader that names
+// the runs once every input is added (Input.Run is set after Add).
+func (t *Table) NameRuns() {
+	for i := range t.Ranks {
+		t.Ranks[i].Run = t.Inputs[t.Ranks[i].Input].Run
+	}
 }
 
 // Name returns the name of id.
@@ -181,10 +237,20 @@ func (t *Table) ActivityName(in, i int) NameID {
 }
 
 // ActivityCategory returns the full category of activity i of input in
-// (memcpy and memset by their kind, kernels by name; never folded).
+// (never folded): memcpy and memset by their kind, kernels by name, and a
+// collective kernel whose name does not say its op (communication/other,
+// as ncclDevKernel_Generic) by the op its args name
+// (classify.CollectiveCategory).
 func (t *Table) ActivityCategory(in, i int) CatID {
+	if ac := t.actCat[in]; ac != nil {
+		return ac[i]
+	}
 	return t.catOf[in][t.Inputs[in].Trace.Activities[i].Name]
 }
+
+// Args returns the index of input in's collective args (nil without
+// any). It is not safe for concurrent use.
+func (t *Table) Args(in int) *Args { return t.Inputs[in].args }
 
 // Select returns the table of some of t's inputs (by index, ascending):
 // their ranks and windows, renumbered; names and categories are shared.
@@ -195,7 +261,7 @@ func (t *Table) Select(inputs []int) *Table {
 	}
 	out := *t
 	out.Inputs, out.Ranks, out.Windows, out.EmptyLaunches = nil, nil, nil, []EmptyLaunch{}
-	out.nameOf, out.catOf = nil, nil
+	out.nameOf, out.catOf, out.actCat = nil, nil, nil
 	inputAt := make([]int, len(t.Inputs))
 	for i := range t.Inputs {
 		inputAt[i] = -1
@@ -204,6 +270,7 @@ func (t *Table) Select(inputs []int) *Table {
 			out.Inputs = append(out.Inputs, t.Inputs[i])
 			out.nameOf = append(out.nameOf, t.nameOf[i])
 			out.catOf = append(out.catOf, t.catOf[i])
+			out.actCat = append(out.actCat, t.actCat[i])
 		}
 	}
 	rankAt := make([]RankID, len(t.Ranks))
@@ -326,6 +393,9 @@ func describe(in *Input) {
 	if len(tr.Activities) > 0 {
 		in.Origin = tr.Activities[0].Start
 	}
+	in.DeviceIDs, in.Devices = tr.DeviceIDs(), tr.Meta.Devices
+	in.OpSigs, in.Configs = len(tr.OpSigs), len(tr.Configs)
+	in.Anomalies = tr.Anomalies
 	if st := in.Steps; st != nil {
 		sum := &StepSummary{Steps: len(st.List)}
 		has := make([]bool, len(st.List))

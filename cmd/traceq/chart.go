@@ -59,21 +59,26 @@ func chartCmd(e *env) *cli.Command {
 			"hist: distribution of step GPU spans with p50/p90/p99 (first input)\n" +
 			"timeline: the kernels of one step on their streams (first input, --step-index)\n" +
 			"collectives: per rank of a run, collective kernel time split into transfer and waiting for the last rank, the straggler named\n" +
+			"roofline: each op shape's achieved TFLOP/s against its arithmetic intensity, on the device's roofs (see 'traceq efficiency')\n" +
 			"The format follows the output's extension (.svg or .png); --format is for -o - (standard output).",
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames()},
-			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps)"},
+			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames() + ", roofline"},
+			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps; default: the first step, of --kind's kind with --kind)"},
 			&cli.StringFlag{Name: "from", Usage: "timeline: draw from `TIME` after the step's first kernel (1.5ms, 250us; a bare number counts µs)"},
 			&cli.StringFlag{Name: "to", Usage: "timeline: draw up to `TIME` after the step's first kernel (default: its end)"},
 			&cli.IntFlag{Name: "longest", Usage: "timeline: name the `N` longest kernels under the chart (default 5, -1 none)"},
 			&cli.StringFlag{Name: "format", Value: "svg", Usage: "svg or png (default: from the output's extension)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the chart to `FILE` ('-' for stdout)"},
+			gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			stepKind, err := chartStepKind(c)
 			if err != nil {
 				return err
+			}
+			if c.String("type") == rooflineType {
+				return rooflineChart(c, e)
 			}
 			kind, ok := report.ParseChartKind(c.String("type"))
 			if !ok {
@@ -90,6 +95,12 @@ func chartCmd(e *env) *cli.Command {
 			if c.Int("top") <= 0 {
 				return usagef("chart: --top must be > 0")
 			}
+			stepIndex := -1 // the first step of --kind's kind
+			if c.IsSet("step-index") {
+				if stepIndex = c.Int("step-index"); stepIndex < 0 {
+					return usagef("chart: --step-index must be 0 or more")
+				}
+			}
 			if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
 				return err
 			}
@@ -98,7 +109,9 @@ func chartCmd(e *env) *cli.Command {
 			if copt.From, copt.To, err = timelineWindow(c, kind); err != nil {
 				return err
 			}
-			tbl, err := loadInputs(c, e, selection{steps: true})
+			// Only the timeline reads a model: the first input's.
+			tbl, err := loadInputs(c, e, selection{steps: true, durations: kind == report.Top,
+				collectives: kind == report.Collectives, keepFirst: kind == report.Timeline})
 			if err != nil {
 				return err
 			}
@@ -109,7 +122,7 @@ func chartCmd(e *env) *cli.Command {
 			// Drawn in memory first: a chart that cannot be drawn leaves
 			// no file.
 			var buf bytes.Buffer
-			if err := charts.Draw(&buf, kind, 0, c.Int("step-index"), format); err != nil {
+			if err := charts.Draw(&buf, kind, 0, stepIndex, format); err != nil {
 				return err
 			}
 			return writeFile(e, out, func(w io.Writer) error {

@@ -1,35 +1,13 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/render"
 )
-
-// Flags of collectives (and report).
-var (
-	bytesPerTokenFlag = &cli.Int64Flag{Name: "bytes-per-token", Usage: "size collectives without args as `N` bytes × the step's token count (from its marker); e.g. hidden size × 2 for a bf16 all-reduce"}
-	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + collectives.LinkNames() + ") or GB/s per direction"}
-)
-
-// collectiveOptions reads --bytes-per-token and --link.
-func collectiveOptions(c *cli.Context) (collectives.Options, error) {
-	var opt collectives.Options
-	if n := c.Int64("bytes-per-token"); n < 0 {
-		return opt, usagef("%s: --bytes-per-token must be positive", c.Command.Name)
-	} else {
-		opt.BytesPerToken = n
-	}
-	if s := c.String("link"); s != "" {
-		l, err := collectives.ParseLink(s)
-		if err != nil {
-			return opt, usagef("%s: --link: %v", c.Command.Name, err)
-		}
-		opt.Link = &l
-	}
-	return opt, nil
-}
 
 func collectivesCmd(e *env) *cli.Command {
 	return &cli.Command{
@@ -42,18 +20,27 @@ func collectivesCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			kindFlag("only collectives of steps of this kind: decode, prefill, mixed or step"),
 			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
+			&cli.BoolFlag{Name: "force", Usage: "match a run whose files disagree (the same rank twice, two world sizes, more ranks than the world)"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			opt, err := collectiveOptions(c)
+			set, err := deployment(c, e, c.Args().Slice())
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true})
+			opt, err := collectiveOptions(c, set)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force"), collectives: true})
 			if err != nil {
 				return err
 			}
 			opt.Filter, _ = kindFilter(c)
-			return render.Collectives(e.stdout, collectives.Match(tbl, opt), render.Options{Format: c.String("format")})
+			ct := collectives.Match(tbl, opt)
+			for _, w := range render.CollectiveWarnings(ct) {
+				fmt.Fprintf(e.stderr, "traceq: warning: %s\n", w)
+			}
+			return render.Collectives(e.stdout, ct, set, render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/render/report"
+	"github.com/traceq/traceq/window"
 )
 
 // maxAppendTarget is the largest file report --append adds to: a
@@ -37,7 +38,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
-			bytesPerTokenFlag, linkFlag,
+			bytesPerTokenFlag, linkFlag, minFindingFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -76,16 +77,35 @@ func reportCmd(e *env) *cli.Command {
 					return usagef("report: --append %s is the report --out writes: append to another file", app)
 				}
 			}
-			copt, err := collectiveOptions(c)
+			a, err := answerOptions(c, e)
 			if err != nil {
 				return err
 			}
-			tbl, err := loadInputs(c, e, selection{steps: true})
+			copt := a.coll
+			el, err := newEffLoad(c, e, true, false)
+			if err != nil {
+				return err
+			}
+			// What the report needs of each model is taken while the
+			// loader holds it: the efficiency rows, the timelines.
+			timelines := report.NewTimelines(stepKind)
+			reduce := func(tbl *window.Table, i int) error {
+				if err := el.reduce(tbl, i); err != nil {
+					return err
+				}
+				return timelines.Reduce(tbl, i)
+			}
+			tbl, err := loadInputs(c, e, selection{steps: true, durations: true, collectives: true, reduce: reduce})
+			if err != nil {
+				return err
+			}
+			eff, err := el.result(tbl, true)
 			if err != nil {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"), Efficiency: eff,
+				Findings: a.findings, Settings: a.set, Timelines: timelines}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group

@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/internal/golden"
 	"github.com/traceq/traceq/load"
@@ -145,7 +148,7 @@ func TestReportOut(t *testing.T) {
 	golden.Check(t, "testdata/report_hta.golden.md", head)
 	g := reportFor(t, in)
 	var sum, bb bytes.Buffer
-	if err := render.Summary(&sum, g, render.Options{Format: "markdown", Level: 2}); err != nil {
+	if err := render.Summary(&sum, g, answerOf(g), render.Options{Format: "markdown", Level: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "# traceq report: hta_ns_resolution\n\n" + sum.String() + "\n## "; !strings.HasPrefix(string(md), want) {
@@ -361,10 +364,29 @@ func TestReportAppendShort(t *testing.T) {
 			chartDir := "traceq-2026-11-30-" + run
 			var sum strings.Builder
 			g := reportForRun(t, tc.in)
-			if err := render.Summary(&sum, g, render.Options{Format: "markdown", Level: 3}); err != nil {
+			if err := render.Summary(&sum, g, answerOf(g), render.Options{Format: "markdown", Level: 3}); err != nil {
 				t.Fatal(err)
 			}
-			if want := "## " + run + " — 2026-11-30\n\n" + sum.String(); !strings.HasPrefix(md, want) {
+			// The speed-of-light lines (docs/efficiency.md) are breakdown's,
+			// as its first screen prints them; the rest is the summary.
+			var sol, mdSol []string
+			for _, l := range strings.Split(rtRun(t, "breakdown", tc.in), "\n") {
+				if l = strings.TrimSpace(l); strings.HasPrefix(l, "at the speed of light ") {
+					sol = append(sol, l)
+				}
+			}
+			var rest []string
+			for _, l := range strings.SplitAfter(md, "\n") {
+				if strings.HasPrefix(l, "at the speed of light ") {
+					mdSol = append(mdSol, strings.TrimSuffix(l, "  \n"))
+					continue
+				}
+				rest = append(rest, l)
+			}
+			if (len(sol) > 0) != (tc.name == "dlrm8") || !slices.Equal(sol, mdSol) {
+				t.Errorf("speed-of-light lines %q, breakdown prints %q", mdSol, sol)
+			}
+			if want, md := "## "+run+" — 2026-11-30\n\n"+sum.String(), strings.Join(rest, ""); !strings.HasPrefix(md, want) {
 				t.Errorf("the section does not lead with the summary:\n%s", golden.Diff(want, md[:min(len(md), len(want))]))
 			}
 			var want []string
@@ -405,11 +427,33 @@ func reportFor(t *testing.T, path string) *analyze.GroupTable {
 // a directory as one run, as the CLI computes it: through the loader.
 func reportForRun(t *testing.T, path string) *analyze.GroupTable {
 	t.Helper()
-	tbl, err := load.Load([]string{path}, load.Options{Steps: true})
+	// The models kept: answerOf runs the efficiency analysis on them.
+	tbl, err := load.Load([]string{path}, load.Options{Steps: true, Keep: func(int) bool { return true }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return analyze.Breakdown(tbl, analyze.Options{})
+}
+
+// answerOf is what the report's summary leads with, computed as the
+// report does without settings: the collectives when there are any, the
+// efficiency analysis when an input records shapes or launch
+// configurations, and the findings.
+func answerOf(g *analyze.GroupTable) render.Answer {
+	var ct *collectives.Table
+	if g.AnyCommunication() {
+		ct = collectives.Match(g.Table, collectives.Options{})
+	}
+	var eff *efficiency.Result
+	for _, in := range g.Table.Inputs {
+		if in.OpSigs > 0 || in.Configs > 0 {
+			eff = efficiency.Analyze(g.Table, efficiency.Options{})
+			break
+		}
+	}
+	opt := findings.Options{}
+	opt.Roofline, opt.Priced = render.RooflineRows(eff)
+	return render.Answer{Collectives: ct, Findings: findings.Find(g, ct, opt)}
 }
 
 // TestReportBeforeAfter checks that two runs (two files, or two

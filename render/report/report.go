@@ -18,8 +18,11 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
@@ -41,7 +44,8 @@ const (
 type Options struct {
 	// Filter restricts the charts and tables to one class of windows.
 	Filter step.Filter
-	// Top is the number of kernels in the top chart and table.
+	// Top is the number of kernels in the top chart and table, and of op
+	// shapes in the speed-of-light section.
 	Top int
 	// Level is the heading level of the report's title: 1 for a report
 	// of its own, 2 for a section appended to a benchmark log.
@@ -56,6 +60,17 @@ type Options struct {
 	// groups outside any step that hold almost nothing
 	// (chart.LeaveOutUnattributed).
 	Unattributed bool
+	// Efficiency, when it priced some kernel, adds the speed of light to
+	// the summary, a section with the roofline chart and the efficiency
+	// tables, and the kernels table's columns.
+	Efficiency *efficiency.Result
+	// Findings sets the findings' threshold; Settings are the settings
+	// the command found, which the summary says the origin of.
+	Findings findings.Options
+	Settings *settings.Settings
+	// Timelines are the inputs' timelines, taken while their models were
+	// held (ChartOptions.Timelines).
+	Timelines *Timelines
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
@@ -72,6 +87,8 @@ type Report struct {
 	groups  *analyze.GroupTable
 	kernels []analyze.KernelStat
 	charts  *Charts
+	// answer is what the summary leads with: the findings.
+	answer render.Answer
 }
 
 // New analyses a table for a report.
@@ -80,8 +97,16 @@ func New(tbl *window.Table, opt Options) *Report {
 		opt.Level = 1
 	}
 	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
-		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed})
-	return &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed, Timelines: opt.Timelines})
+	r := &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
+	var ct *collectives.Table
+	if c.groups.AnyCommunication() {
+		ct = c.Collectives()
+	}
+	fopt := opt.Findings
+	fopt.Roofline, fopt.Priced = render.RooflineRows(opt.Efficiency)
+	r.answer = render.Answer{Collectives: ct, Findings: findings.Find(c.groups, ct, fopt), Settings: opt.Settings}
+	return r
 }
 
 // AtLevel is the same report with its title at heading level n: the full
@@ -146,19 +171,19 @@ func (w *writer) title() string {
 
 // summary writes the run summary breakdown leads with.
 func (w *writer) summary() error {
-	return render.Summary(&w.sb, w.groups, render.Options{Format: "markdown", Level: w.opt.Level + 1})
+	return render.Summary(&w.sb, w.groups, w.answer, render.Options{Format: "markdown", Level: w.opt.Level + 1, Efficiency: w.opt.Efficiency})
 }
 
 func (w *writer) write() error {
 	sb := &w.sb
 	sb.WriteString(w.title())
+	if err := w.beforeAfter(true); err != nil {
+		return err
+	}
 	if err := w.summary(); err != nil {
 		return err
 	}
 	sb.WriteString("\n")
-	if err := w.beforeAfter(true); err != nil {
-		return err
-	}
 
 	sb.WriteString(w.h(1) + "Where GPU time goes\n\n")
 	link, err := w.drawKind("shares", Shares, 0, 0, "kernel-time share by category")
@@ -173,6 +198,9 @@ func (w *writer) write() error {
 	if err := w.collectives(); err != nil {
 		return err
 	}
+	if err := w.speedOfLight(); err != nil {
+		return err
+	}
 
 	sb.WriteString(w.h(1) + "Top kernels\n\n")
 	link, err = w.drawKind("top", Top, 0, 0, "top kernels")
@@ -182,7 +210,7 @@ func (w *writer) write() error {
 	sb.WriteString(link + "\n\n")
 	sb.WriteString(fmt.Sprintf("*The %d kernels (and memory operations) with the most total GPU time across all inputs%s; the share is of all GPU activity time.*\n\n",
 		len(w.kernels), kindNote(w.opt.Filter)))
-	if err := render.Kernels(sb, w.tbl, w.kernels, render.Options{Format: "markdown"}); err != nil {
+	if err := render.Kernels(sb, w.tbl, w.kernels, render.Options{Format: "markdown", Efficiency: w.opt.Efficiency}); err != nil {
 		return err
 	}
 	sb.WriteString("\n")
