@@ -295,3 +295,17 @@ func TestInternerAdopt(t *testing.T) {
 		t.Errorf("Adopt and ID disagree on the id of one string")
 	}
 }
+
+// TestConfigTableCollision: two configurations whose hashes collide get
+// ids of their own (the table keys its map by hash).
+func TestConfigTableCollision(t *testing.T) {
+	ct := NewConfigTable()
+	a := Config{Grid: [3]int32{1, 1, 1}, SharedMem: -1, DynamicSharedMem: -1}
+	b := Config{Grid: [3]int32{2, 1, 1}, SharedMem: -1, DynamicSharedMem: -1}
+	ia := ct.ID(a)
+	ct.byHash[b.hash()] = ia // pretend b's hash is a's
+	ib := ct.ID(b)
+	if ia == ib || ct.ID(b) != ib || ct.ID(a) != ia || ct.Configs()[ib] != b || ct.ID(NoConfig) != 0 {
+		t.Errorf("ids %d, %d; configs %v", ia, ib, ct.Configs())
+	}
+}

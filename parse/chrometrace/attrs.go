@@ -1,10 +1,10 @@
 package chrometrace
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/traceq/traceq/trace"
 )
@@ -25,8 +25,8 @@ import (
 
 // attrFields are the raw attribute args of one event.
 type attrFields struct {
-	ext, grid, block, regs, smem, kernel gjson.Result
-	dims, types, concrete, strides       gjson.Result
+	ext, grid, block, regs, smem, kernel val
+	dims, types, concrete, strides       val
 }
 
 // pendAttr is an activity's or launch's attributes before the op is
@@ -53,12 +53,11 @@ type rawOp struct {
 // in order of first sight; since reports what was added after a mark, for
 // the merger.
 type localTables struct {
-	configs   []trace.Config
-	configIDs map[trace.Config]trace.ConfigID
-	sigs      []string // signature keys (sigKey)
-	sigIDs    map[string]trace.SigID
-	pids      []int64
-	pidIDs    map[int64]int32
+	configs trace.ConfigTable
+	sigs    []string // signature keys (sigKey)
+	sigIDs  map[string]trace.SigID
+	pids    []int64
+	pidIDs  map[int64]int32
 	// The last configuration read and its id: a kernel's is usually
 	// its predecessor's.
 	lastRaw [4]string
@@ -75,18 +74,18 @@ type locals struct {
 type localMark struct{ configs, sigs, pids int }
 
 func newLocalTables() *localTables {
-	return &localTables{configs: []trace.Config{trace.NoConfig}, configIDs: map[trace.Config]trace.ConfigID{trace.NoConfig: 0},
+	return &localTables{configs: trace.NewConfigTable(),
 		sigs: []string{""}, sigIDs: map[string]trace.SigID{"": 0}, pidIDs: map[int64]int32{}}
 }
 
 func (lt *localTables) mark() localMark {
-	return localMark{len(lt.configs), len(lt.sigs), len(lt.pids)}
+	return localMark{len(lt.configs.Configs()), len(lt.sigs), len(lt.pids)}
 }
 
 func (lt *localTables) since(m localMark) locals {
 	var l locals
-	if len(lt.configs) > m.configs {
-		l.configs = append(l.configs, lt.configs[m.configs:]...)
+	if cs := lt.configs.Configs(); len(cs) > m.configs {
+		l.configs = append(l.configs, cs[m.configs:]...)
 	}
 	if len(lt.sigs) > m.sigs {
 		l.sigs = append(l.sigs, lt.sigs[m.sigs:]...)
@@ -97,15 +96,7 @@ func (lt *localTables) since(m localMark) locals {
 	return l
 }
 
-func (lt *localTables) config(c trace.Config) trace.ConfigID {
-	if id, ok := lt.configIDs[c]; ok {
-		return id
-	}
-	id := trace.ConfigID(len(lt.configs))
-	lt.configs = append(lt.configs, c)
-	lt.configIDs[c] = id
-	return id
-}
+func (lt *localTables) config(c trace.Config) trace.ConfigID { return lt.configs.ID(c) }
 
 func (lt *localTables) sig(key string) trace.SigID {
 	if id, ok := lt.sigIDs[key]; ok {
@@ -149,7 +140,7 @@ func (d *decoder) attrs(cfg, kernel bool) bool {
 	if cfg && f.seen&(seenGrid|seenBlock|seenRegs|seenSmem) != 0 {
 		p.config = d.config()
 	}
-	if kernel && f.seen&seenKernel != 0 && a.kernel.Type == gjson.String && a.kernel.Str != "" {
+	if kernel && f.seen&seenKernel != 0 && a.kernel.Type == vString && a.kernel.Str != "" {
 		p.kernel = d.intern(a.kernel.Str)
 	}
 	d.out.pend = p
@@ -192,13 +183,13 @@ func (d *decoder) config() trace.ConfigID {
 }
 
 // dim3 reads "[x, y, z]" (non-negative int32 counts) into dst.
-func dim3(v gjson.Result, dst *[3]int32) bool {
-	if v.Type != gjson.JSON || len(v.Raw) == 0 || v.Raw[0] != '[' {
+func dim3(v val, dst *[3]int32) bool {
+	if v.Type != vJSON || len(v.Raw) == 0 || v.Raw[0] != '[' {
 		return false
 	}
 	n := 0
 	ok := true
-	eachElem(v.Raw, func(e gjson.Result) {
+	eachElem(v.Raw, func(e val) {
 		x, good := num(e)
 		if n >= 3 || !good || x < 0 || x > math.MaxInt32 {
 			ok = false
@@ -212,18 +203,19 @@ func dim3(v gjson.Result, dst *[3]int32) bool {
 
 // eachElem calls fn with each element of the JSON array raw, read by the
 // event scanner's rules (numbers stay text).
-func eachElem(raw string, fn func(gjson.Result)) {
+func eachElem(raw string, fn func(val)) {
 	i := skipSpace(raw, 1)
 	for i < len(raw) && raw[i] != ']' {
 		v, e := readValue(raw, i)
-		if e < 0 {
-			return
+		if e <= i {
+			return // no value here: malformed
 		}
 		fn(v)
 		i = skipSpace(raw, e)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		if i >= len(raw) || raw[i] != ',' {
+			return // the end, or malformed
 		}
+		i = skipSpace(raw, i+1)
 	}
 }
 
@@ -245,28 +237,35 @@ func (d *decoder) op(start trace.Time, dur, thread int64) {
 	d.out.op, d.out.hasOp = o, true
 }
 
-// sigSep separates the parts of a signature key; JSON text holds no NUL.
-const sigSep = "\x00"
-
 // appendSigKey appends the text that identifies an op's signature: its
-// name and the raw JSON of its recorded shapes.
+// name and the raw JSON of its recorded shapes, each after its length
+// (the scanner passes any byte inside a string, so no separator would
+// do).
 func appendSigKey(b []byte, name, dims, types, concrete, strides string) []byte {
-	for i, s := range [...]string{name, dims, types, concrete, strides} {
-		if i > 0 {
-			b = append(b, sigSep...)
-		}
+	for _, s := range [...]string{name, dims, types, concrete, strides} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	return b
 }
 
+// sigParts splits a key appendSigKey made into its five parts.
+func sigParts(key string) [5]string {
+	var p [5]string
+	for i := range p {
+		n, w := binary.Uvarint([]byte(key[:min(len(key), binary.MaxVarintLen64)]))
+		if w <= 0 || uint64(len(key)-w) < n {
+			return p // not a key appendSigKey made
+		}
+		p[i], key = key[w:w+int(n)], key[w+int(n):]
+	}
+	return p
+}
+
 // buildSig decodes a signature key into a trace.OpSig, interning its
 // strings with id.
 func buildSig(key string, id func(string) trace.NameID) trace.OpSig {
-	parts := strings.SplitN(key, sigSep, 5)
-	for len(parts) < 5 {
-		parts = append(parts, "")
-	}
+	parts := sigParts(key)
 	sig := trace.OpSig{Name: id(parts[0])}
 	dims, types, concrete, strides := elems(parts[1]), elems(parts[2]), elems(parts[3]), elems(parts[4])
 	n := max(len(dims), len(types), len(concrete), len(strides))
@@ -276,10 +275,10 @@ func buildSig(key string, id func(string) trace.NameID) trace.OpSig {
 	sig.Args = make([]trace.OpArg, n)
 	for i := range sig.Args {
 		arg := &sig.Args[i]
-		if i < len(types) && types[i].Type == gjson.String {
+		if i < len(types) && types[i].Type == vString {
 			arg.Type = id(cutArg(types[i].Str))
 		}
-		if i < len(concrete) && concrete[i].Type == gjson.String {
+		if i < len(concrete) && concrete[i].Type == vString {
 			arg.Value = id(cutArg(concrete[i].Str))
 		}
 		if i < len(dims) {
@@ -307,26 +306,26 @@ func cutArg(s string) string {
 
 // elems returns the elements of the JSON array raw, nil when raw is not
 // one.
-func elems(raw string) []gjson.Result {
+func elems(raw string) []val {
 	raw = strings.TrimSpace(raw)
 	if len(raw) < 2 || raw[0] != '[' {
 		return nil
 	}
-	var out []gjson.Result
-	eachElem(raw, func(v gjson.Result) { out = append(out, v) })
+	var out []val
+	eachElem(raw, func(v val) { out = append(out, v) })
 	return out
 }
 
 // ints reads an array of integers ([] included); nil when v is not one.
-func ints(v gjson.Result) []int64 {
+func ints(v val) []int64 {
 	es := elems(v.Raw)
-	if v.Type != gjson.JSON || es == nil && strings.TrimSpace(v.Raw) != "[]" {
+	if v.Type != vJSON || es == nil && strings.TrimSpace(v.Raw) != "[]" {
 		return nil
 	}
 	out := make([]int64, 0, len(es))
 	for _, e := range es {
 		n, ok := num(e)
-		if !ok || e.Type != gjson.Number {
+		if !ok || e.Type != vNumber {
 			return nil
 		}
 		out = append(out, n)
@@ -336,16 +335,54 @@ func ints(v gjson.Result) []int64 {
 
 // ints2 reads an array of integer arrays (a TensorList's dims); nested
 // is false when v is not a non-empty array of arrays.
-func ints2(v gjson.Result) (list [][]int64, nested bool) {
+func ints2(v val) (list [][]int64, nested bool) {
 	es := elems(v.Raw)
 	if len(es) == 0 {
 		return nil, false
 	}
 	for _, e := range es {
-		if e.Type != gjson.JSON || !strings.HasPrefix(e.Raw, "[") {
+		if e.Type != vJSON || !strings.HasPrefix(e.Raw, "[") {
 			return nil, false
 		}
 		list = append(list, ints(e))
 	}
 	return list, true
+}
+
+// idSet is a set of External ids. Kineto numbers ops from 1 up, so a
+// bitmap over [0, 64·len(bits)) holds them in a bit each (a trace of
+// millions of ops: a few hundred kB, where a map took tens of MB); ids
+// that would stretch it past 64 words plus 4 per id added go to a map, so
+// that memory follows the ids present, not their values.
+type idSet struct {
+	bits  []uint64
+	n     int
+	other map[int64]struct{}
+}
+
+func (s *idSet) add(id int64) {
+	s.n++
+	if id >= 0 {
+		if w := uint64(id) >> 6; w < uint64(len(s.bits)) || w < 64+4*uint64(s.n) {
+			if w >= uint64(len(s.bits)) {
+				s.bits = slices.Grow(s.bits, int(w)+1-len(s.bits))[:w+1]
+			}
+			s.bits[w] |= 1 << (uint64(id) & 63)
+			return
+		}
+	}
+	if s.other == nil {
+		s.other = map[int64]struct{}{}
+	}
+	s.other[id] = struct{}{}
+}
+
+func (s *idSet) has(id int64) bool {
+	if id >= 0 {
+		if w := uint64(id) >> 6; w < uint64(len(s.bits)) && s.bits[w]&(1<<(uint64(id)&63)) != 0 {
+			return true
+		}
+	}
+	_, ok := s.other[id]
+	return ok
 }

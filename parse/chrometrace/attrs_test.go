@@ -466,6 +466,12 @@ func TestLinkRules(t *testing.T) {
 		`{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 9, "tid": 1, "ts": 500, "dur": 2, "args": {"kernel": "captured", "correlation": 14, "grid": [1, 1, 1], "block": [64, 1, 1], "shared memory": 0}}`,
 		// Malformed configurations are ignored, with an anomaly.
 		`{"ph": "X", "cat": "kernel", "name": "bad grid", "pid": 0, "tid": 7, "ts": 305, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 15, "grid": [1, -1, 1], "block": [1, 1]}}`,
+		// Arrays the scanner cannot read element by element (a ':' where a
+		// value should be) end the reading (they once looped forever).
+		`{"ph": "X", "cat": "kernel", "name": "colon in grid", "pid": 0, "tid": 7, "ts": 307, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 17, "grid": [1 :2, 3], "block": [1, 1, 1]}}`,
+		`{"ph": "X", "cat": "cpu_op", "name": "bad types", "pid": 9, "tid": 3, "ts": 100, "dur": 100, "args": {"External id": 8, "Input type": ["a" b: "c"], "Input Dims": [[1 : 2]]}}`,
+		`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 3, "ts": 150, "dur": 2, "args": {"External id": 8, "correlation": 18}}`,
+		`{"ph": "X", "cat": "kernel", "name": "under bad types", "pid": 0, "tid": 7, "ts": 308, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 18}}`,
 		// A memcpy gets an op but no configuration.
 		`{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 9, "tid": 1, "ts": 112, "dur": 2, "args": {"correlation": 16}}`,
 		`{"ph": "X", "cat": "gpu_memcpy", "name": "copy", "pid": 0, "tid": 7, "ts": 306, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 16, "grid": [1, 1, 1]}}`,
@@ -485,13 +491,15 @@ func TestLinkRules(t *testing.T) {
 		got[tr.Name(a.Name)] = s
 	}
 	want := map[string]string{
-		"by id":          "inner [4 2 1] [128 1 1] 32 1024 -1",
-		"by containment": "outer",
-		"id is corr":     "inner",
-		"replayed":       "",
-		"no launch":      "other thread",
-		"bad grid":       "",
-		"copy":           "inner",
+		"by id":           "inner [4 2 1] [128 1 1] 32 1024 -1",
+		"by containment":  "outer",
+		"id is corr":      "inner",
+		"replayed":        "",
+		"no launch":       "other thread",
+		"bad grid":        "",
+		"copy":            "inner",
+		"colon in grid":   "",
+		"under bad types": "bad types",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("activities:\n got %v\nwant %v", got, want)
@@ -513,7 +521,7 @@ func TestLinkRules(t *testing.T) {
 	for _, op := range tr.Ops[1:] {
 		ops = append(ops, tr.Name(tr.SigOf(op.Sig).Name))
 	}
-	if fmt.Sprint(ops) != "[outer other thread inner]" { // by start, then the longer, then signature
+	if fmt.Sprint(ops) != "[outer other thread bad types inner]" { // by process, start, the longer, signature
 		t.Errorf("ops %v", ops)
 	}
 	for _, op := range tr.Ops[1:] {
@@ -531,7 +539,7 @@ func TestLinkRules(t *testing.T) {
 	for _, a := range tr.Anomalies {
 		anom[a.What] = a.Count
 	}
-	if anom[anomBadConfig] != 1 {
+	if anom[anomBadConfig] != 2 {
 		t.Errorf("anomalies %v, want one %q", anom, anomBadConfig)
 	}
 }

@@ -162,20 +162,23 @@ func BenchmarkParse(b *testing.B) {
 	data, kernels := benchInput()
 	zdata := benchGzip()
 	for _, bc := range []struct {
-		name    string
-		in      []byte
-		workers int
+		name     string
+		in       []byte
+		workers  int
+		noChunks bool
 	}{
-		{"json/workers=1", data, 1},
-		{"json/workers=max", data, 0},
-		{"gzip/workers=max", zdata, 0},
+		{"json/workers=1", data, 1, false},
+		{"json/workers=max", data, 0, false},
+		{"gzip/workers=max", zdata, 0, false},
+		{"json/splitter/workers=1", data, 1, true},
+		{"json/splitter/workers=max", data, 0, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(data))) // decompressed bytes: the work done
 			b.ReportAllocs()
 			c0 := cpuTime()
 			for b.Loop() {
-				t, err := Parse(bytes.NewReader(bc.in), Options{Workers: bc.workers})
+				t, err := Parse(bytes.NewReader(bc.in), Options{Workers: bc.workers, NoChunks: bc.noChunks})
 				if err != nil {
 					b.Fatal(err)
 				}

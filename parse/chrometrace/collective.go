@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/traceq/traceq/trace"
 )
 
@@ -23,7 +21,7 @@ const commsOp = "record_param_comms"
 // collArgs holds the collective args of one event; fields.seen says which
 // were read.
 type collArgs struct {
-	name, inElems, outElems, groupSize, dtype, group, ranks gjson.Result
+	name, inElems, outElems, groupSize, dtype, group, ranks val
 }
 
 // mayBeCollective reports whether a GPU activity's name is that of a
@@ -37,7 +35,7 @@ func mayBeCollective(name string) bool {
 func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 	c := &d.coll
 	var bit uint32
-	var dst *gjson.Result
+	var dst *val
 	switch key {
 	case "Collective name":
 		bit, dst = seenCollName, &c.name
@@ -56,16 +54,14 @@ func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 	default:
 		return 0, false
 	}
-	v, e := readValue(s, i)
-	d.f.set(bit, dst, v)
-	return e, true
+	return d.f.take(bit, dst, s, i), true
 }
 
 // collective fills d.out.coll from the args read; absent numbers are -1,
 // absent strings "" (id 0).
 func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, corr, thread int64) {
 	f, c := &d.f, &d.coll
-	count := func(bit uint32, v gjson.Result) int64 {
+	count := func(bit uint32, v val) int64 {
 		if f.seen&bit == 0 {
 			return -1
 		}
@@ -74,8 +70,8 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		}
 		return -1
 	}
-	str := func(bit uint32, v gjson.Result) trace.NameID {
-		if f.seen&bit == 0 || v.Type != gjson.String {
+	str := func(bit uint32, v val) trace.NameID {
+		if f.seen&bit == 0 || v.Type != vString {
 			return 0
 		}
 		return d.intern(v.Str)
@@ -95,5 +91,5 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 
 // hasCollective reports whether the event named its collective.
 func (d *decoder) hasCollective() bool {
-	return d.f.seen&seenCollName != 0 && d.coll.name.Type == gjson.String && d.coll.name.Str != ""
+	return d.f.seen&seenCollName != 0 && d.coll.name.Type == vString && d.coll.name.Str != ""
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/traceq/traceq/trace"
 )
 
@@ -89,21 +87,24 @@ func knownPhase(ph string) bool { return len(ph) == 1 && phaseTable[ph[0]] }
 // occurrence of a key counts, so that where the scanner stops (fields.done)
 // never changes what an event decodes to.
 type fields struct {
-	ph, cat, name, pid, tid, ts, dur, id gjson.Result
-	device, stream, corr                 gjson.Result
+	ph, cat, name, pid, tid, ts, dur, id val
+	device, stream, corr                 val
 	attr                                 attrFields
 	seen                                 uint32 // seen* bits: keys read so far
+	need                                 uint32 // the bits done waits for; 0 until known
 	// past is set once done() held: keys read after it (by a Reader,
 	// which reads every key) must not change the decoding.
 	past bool
 }
 
-// set stores v in dst unless the key was seen before.
-func (f *fields) set(bit uint32, dst *gjson.Result, v gjson.Result) {
-	if f.seen&bit == 0 {
-		*dst = v
-		f.seen |= bit
+// take reads the value at s[i] into dst, unless the key was seen before
+// (the first occurrence counts), and returns the index just past it.
+func (f *fields) take(bit uint32, dst *val, s string, i int) int {
+	if f.seen&bit != 0 {
+		return skipValue(s, i)
 	}
+	f.seen |= bit
+	return readValueInto(s, i, dst)
 }
 
 // EventKind says what Parse makes of an event.
@@ -174,6 +175,8 @@ type decoder struct {
 	free     chan *result // results the merger is done with
 	loc      *localTables // the worker's configs, signatures and pids
 	key      []byte       // a signature key being built
+	// nameCache holds recently interned names (intern).
+	nameCache [nameCacheSize]cachedName
 }
 
 type result struct {
@@ -285,21 +288,21 @@ func (d *decoder) anomaly(what string) {
 
 // num reads a JSON number, or a string holding one (some exporters quote
 // ids), as an integer.
-func num(v gjson.Result) (int64, bool) {
+func num(v val) (int64, bool) {
 	switch v.Type {
-	case gjson.Number:
+	case vNumber:
 		return parseInt(v.Raw)
-	case gjson.String:
+	case vString:
 		return parseInt(v.Str)
 	}
 	return 0, false
 }
 
-func micros(v gjson.Result) (int64, bool) {
+func micros(v val) (int64, bool) {
 	switch v.Type {
-	case gjson.Number:
+	case vNumber:
 		return parseMicros(v.Raw)
-	case gjson.String:
+	case vString:
 		return parseMicros(v.Str)
 	}
 	return 0, false
@@ -307,11 +310,11 @@ func micros(v gjson.Result) (int64, bool) {
 
 // threadID returns a numeric tid, or a stable synthetic negative id for a
 // named one ("stream 7" is handled by the caller; "" is thread 0).
-func threadID(v gjson.Result) int64 {
+func threadID(v val) int64 {
 	if n, ok := num(v); ok {
 		return n
 	}
-	if v.Type != gjson.String || v.Str == "" {
+	if v.Type != vString || v.Str == "" {
 		return 0
 	}
 	h := fnv.New64a()
@@ -320,11 +323,11 @@ func threadID(v gjson.Result) int64 {
 }
 
 // streamID reads a stream from a tid such as 7, "7" or "stream 7".
-func streamID(v gjson.Result) (int64, bool) {
+func streamID(v val) (int64, bool) {
 	if n, ok := num(v); ok {
 		return n, true
 	}
-	if v.Type == gjson.String {
+	if v.Type == vString {
 		s := strings.TrimPrefix(v.Str, "stream ")
 		if i := strings.IndexByte(s, ' '); i >= 0 {
 			s = s[:i]
@@ -436,7 +439,7 @@ func (d *decoder) interpret() EventKind {
 		}
 		return KindSkipped
 	}
-	if f.name.Type != gjson.String {
+	if f.name.Type != vString {
 		d.anomaly("event without a name")
 	}
 	name := d.intern(f.name.Str)
@@ -493,7 +496,7 @@ func (d *decoder) interpret() EventKind {
 	default: // catGPURange
 		r := trace.Range{Start: trace.Time(ts), Dur: dur, Name: name, Device: -1, Stream: -1,
 			Kind: trace.RangeGPU, Domain: d.names.ID(f.cat.Str)}
-		dev, ok := d.device(gjson.Result{}, f.pid)
+		dev, ok := d.device(val{}, f.pid)
 		if !ok {
 			return KindSkipped
 		}
@@ -515,7 +518,7 @@ const anomBadDevice = "GPU event with an unreadable or out-of-range device id sk
 // present but not an integer ordinal up to 2^31-1 ("gpu 3", 1e30,
 // 99999999999, -2) makes the event odd: it is skipped and counted rather
 // than put on a made-up device.
-func (d *decoder) device(dev, pid gjson.Result) (int32, bool) {
+func (d *decoder) device(dev, pid val) (int32, bool) {
 	v := dev
 	if !v.Exists() {
 		v = pid
@@ -550,7 +553,46 @@ func (d *decoder) intern(s string) trace.NameID {
 	if cut {
 		d.anomaly(trace.AnomLongName)
 	}
-	return d.names.ID(s)
+	// A trace repeats a few hundred names millions of times: a small
+	// table in front of the interner's map compares a name with the one
+	// last seen in its slot instead of hashing it whole.
+	c := &d.nameCache[nameSlot(s)]
+	if c.id != 0 && c.s == s {
+		return c.id
+	}
+	id := d.names.ID(s)
+	c.s, c.id = d.names.Names()[id], id
+	return id
+}
+
+// nameCacheSize is the number of slots of a decoder's name cache.
+const nameCacheSize = 1024
+
+type cachedName struct {
+	s  string // the interner's copy
+	id trace.NameID
+}
+
+// nameSlot hashes a name's length and its first and last bytes into a
+// slot of the name cache (names of a trace differ in length or at their
+// ends, templated C++ kernel names at their end).
+func nameSlot(s string) int {
+	n := len(s)
+	h := uint64(n)
+	if n >= 8 {
+		h ^= le64(s[:8]) * 0x9E3779B97F4A7C15
+		h ^= le64(s[n-8:]) * 0xC2B2AE3D27D4EB4F
+	} else {
+		for i := range n {
+			h = h*31 + uint64(s[i])
+		}
+	}
+	return int((h ^ h>>29) % nameCacheSize)
+}
+
+func le64(s string) uint64 {
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func truncate(s string, n int) string {

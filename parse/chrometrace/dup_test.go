@@ -2,8 +2,11 @@ package chrometrace
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,5 +88,66 @@ func TestDuplicatesNotStored(t *testing.T) {
 	ten.Anomalies, one.Anomalies = nil, nil
 	if fmt.Sprint(ten) != fmt.Sprint(one) {
 		t.Errorf("ten copies do not give the model of one")
+	}
+}
+
+func TestInsertionFix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name    string
+		n, swap int // length, and how far records are displaced
+		ok      bool
+	}{
+		{"sorted", 1000, 0, true},
+		{"nearly sorted", 5000, 3, true},
+		{"one far off", 5000, 4000, true},
+		{"reversed", 5000, -1, false},
+	} {
+		s := make([]int, tc.n)
+		for i := range s {
+			s[i] = i
+		}
+		if tc.swap < 0 {
+			slices.Reverse(s)
+		}
+		for i := 0; tc.swap > 0 && i+tc.swap < len(s); i += tc.swap + 1 {
+			j := i + rng.IntN(tc.swap) + 1
+			s[i], s[j] = s[j], s[i]
+		}
+		want := slices.Clone(s)
+		slices.Sort(want)
+		ok := insertionFix(s, 1, cmp.Compare[int])
+		if ok != tc.ok {
+			t.Errorf("%s: insertionFix = %v, want %v", tc.name, ok, tc.ok)
+		}
+		got := slices.Clone(s)
+		if ok && !slices.Equal(got, want) {
+			t.Errorf("%s: not sorted", tc.name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: not a permutation", tc.name)
+		}
+	}
+}
+
+func TestIDSet(t *testing.T) {
+	var s idSet
+	ids := []int64{1, 2, 5000, 0, -7, 1 << 40, 63, 64}
+	for _, id := range ids {
+		s.add(id)
+	}
+	for _, id := range ids {
+		if !s.has(id) {
+			t.Errorf("%d missing", id)
+		}
+	}
+	for _, id := range []int64{3, 4999, 1<<40 + 1, -8, 65} {
+		if s.has(id) {
+			t.Errorf("%d present", id)
+		}
+	}
+	if len(s.bits) > 64+4*len(ids) {
+		t.Errorf("%d words for %d ids", len(s.bits), len(ids))
 	}
 }

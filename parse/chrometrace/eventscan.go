@@ -12,51 +12,92 @@ import (
 // a tenth of the parse time) and must walk the whole event even when its
 // category says it is to be skipped: python_function and cpu_op events,
 // often most of a trace, are left after their first three keys. Values are
-// still handed on as gjson.Result (Raw, Str, Type; never Num) so that the
-// decoder reads them as before. gjson stays for the small metadata values
-// and for strings with escapes, so the unescaping rules are gjson's.
+// handed on as val, the raw text and what gjson would make of it without
+// the float (half the size of a gjson.Result, which the decoder copied a
+// dozen times an event). gjson stays for the small metadata values and
+// for strings with escapes, so the unescaping rules are gjson's.
+
+// valType is the JSON type of a val.
+type valType uint8
+
+const (
+	vNone valType = iota // absent, or not JSON
+	vNull
+	vFalse
+	vNumber
+	vString
+	vTrue
+	vJSON // an object or array
+)
+
+// val is one value of an event as the scanner read it.
+type val struct {
+	Raw  string // its text
+	Str  string // a string's text, unescaped; "" for other types
+	Type valType
+}
+
+// Exists reports whether the value was there.
+func (v val) Exists() bool { return v.Type != vNone }
+
+// String returns a string's text, or another value's raw text.
+func (v val) String() string {
+	if v.Type == vString {
+		return v.Str
+	}
+	return v.Raw
+}
 
 // readValue reads the value at s[i] (not whitespace) and returns it and the
 // index just past it; end is -1 when s ends inside it. Literals that are not
 // JSON read as a missing value.
-func readValue(s string, i int) (v gjson.Result, end int) {
+func readValue(s string, i int) (v val, end int) {
+	end = readValueInto(s, i, &v)
+	return v, end
+}
+
+// readValueInto is readValue writing into *v (the decoder's fields: no
+// copy of the value).
+func readValueInto(s string, i int, v *val) (end int) {
+	*v = val{}
 	switch c := s[i]; {
 	case c == '"':
 		e, esc := stringEnd(s, i)
 		if e < 0 {
-			return v, -1
+			return -1
 		}
-		v.Type, v.Raw = gjson.String, s[i:e]
+		v.Type, v.Raw = vString, s[i:e]
 		if esc {
 			v.Str = unescape(v.Raw)
 		} else {
 			v.Str = s[i+1 : e-1]
 		}
-		return v, e
+		return e
 	case c == '{' || c == '[':
 		e := compositeEnd(s, i)
 		if e < 0 {
-			return v, -1
+			return -1
 		}
-		v.Type, v.Raw = gjson.JSON, s[i:e]
-		return v, e
+		v.Type, v.Raw = vJSON, s[i:e]
+		return e
 	default:
 		j, _ := scalarEnd(s, i)
 		raw := s[i:j]
 		switch {
 		case raw == "true":
-			v.Type = gjson.True
+			v.Type = vTrue
 		case raw == "false":
-			v.Type = gjson.False
+			v.Type = vFalse
 		case raw == "null":
-			v.Type = gjson.Null
+			v.Type = vNull
 		case c == '-' || c == '+' || (c >= '0' && c <= '9'):
-			v.Type = gjson.Number
+			v.Type = vNumber
 		default:
-			return gjson.Result{}, j
+			v.Type = vNone
+			return j
 		}
 		v.Raw = raw
-		return v, j
+		return j
 	}
 }
 
@@ -198,31 +239,46 @@ const (
 // their args, where the attributes are (a kernel's launch configuration
 // comes after its correlation id, an op's shapes anywhere).
 func (f *fields) done() bool {
-	if f.seen&(seenPh|seenCat) != seenPh|seenCat || f.ph.Type != gjson.String || f.cat.Type != gjson.String {
-		return false
+	if f.need == 0 {
+		if f.need = f.needs(); f.need == 0 {
+			return false // not known yet
+		}
 	}
-	if !knownPhase(f.ph.Str) {
-		return false // read on: the anomaly names what is there
+	return f.seen&f.need == f.need
+}
+
+// needNever is a need no event meets: read on to the end.
+const needNever = 1 << 31
+
+// needs returns the keys the event's kind uses (seen* bits), or 0 while
+// its kind cannot be told (done asks again after the next key, but
+// classifies the category once).
+func (f *fields) needs() uint32 {
+	if f.seen&(seenPh|seenCat) != seenPh|seenCat {
+		return 0
 	}
-	var need uint32
+	if f.ph.Type != vString || f.cat.Type != vString || !knownPhase(f.ph.Str) {
+		return needNever // read on: the anomaly names what is there
+	}
 	switch kind, _ := classifyCat(f.cat.Str); kind {
 	case catIgnore:
-		return true
+		return seenPh | seenCat
 	case catOp:
-		if f.seen&seenName == 0 || f.name.Type != gjson.String {
-			return false
+		if f.seen&seenName == 0 {
+			return 0
+		}
+		if f.name.Type != vString {
+			return needNever
 		}
 		if strings.HasPrefix(f.name.Str, "ProfilerStep#") {
-			need = seenTop
-		} else {
-			need = seenTop | seenArgsEnd
+			return seenTop
 		}
+		return seenTop | seenArgsEnd
 	case catGPU, catLaunch:
-		need = seenTop | seenArgsEnd
+		return seenTop | seenArgsEnd
 	default: // ranges use no args
-		need = seenTop
+		return seenTop
 	}
-	return f.seen&need == need
 }
 
 // stop reports whether the scanner may stop after a key: Parse stops as
@@ -254,24 +310,26 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 		f.seen |= seenArgsEnd
 		return i + e, !d.stop()
 	}
-	v, e := readValue(s, i)
+	var e int
 	switch key {
 	case "ph":
-		f.set(seenPh, &f.ph, v)
+		e = f.take(seenPh, &f.ph, s, i)
 	case "cat":
-		f.set(seenCat, &f.cat, v)
+		e = f.take(seenCat, &f.cat, s, i)
 	case "name":
-		f.set(seenName, &f.name, v)
+		e = f.take(seenName, &f.name, s, i)
 	case "pid":
-		f.set(seenPid, &f.pid, v)
+		e = f.take(seenPid, &f.pid, s, i)
 	case "tid":
-		f.set(seenTid, &f.tid, v)
+		e = f.take(seenTid, &f.tid, s, i)
 	case "ts":
-		f.set(seenTs, &f.ts, v)
+		e = f.take(seenTs, &f.ts, s, i)
 	case "dur":
-		f.set(seenDur, &f.dur, v)
+		e = f.take(seenDur, &f.dur, s, i)
 	case "id":
-		f.set(seenID, &f.id, v)
+		e = f.take(seenID, &f.id, s, i)
+	default:
+		e = skipValue(s, i)
 	}
 	return e, !d.stop()
 }
@@ -281,7 +339,7 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
 	f := &d.f
 	var bit uint32
-	var dst *gjson.Result
+	var dst *val
 	switch key {
 	case "device":
 		bit, dst = seenDevice, &f.device
@@ -317,7 +375,5 @@ func (d *decoder) argKey(key, s string, i int) (int, bool) {
 		}
 		return skipValue(s, i), true
 	}
-	v, e := readValue(s, i)
-	f.set(bit, dst, v)
-	return e, true
+	return f.take(bit, dst, s, i), true
 }

@@ -3,12 +3,15 @@ package chrometrace
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/traceq/traceq/trace"
 )
 
 // torchDir holds the real traces shared by the tests (see its README.md).
@@ -89,4 +92,47 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parallel trace differs from sequential:\nseq %+v\npar %+v", seq, par)
 		}
 	})
+}
+
+// FuzzOpSig checks that decoding an op's recorded shapes (the raw text of
+// "Input Dims", "Input type", "Concrete Inputs" and "Input Strides", as
+// the decoder keeps them) never panics, gives one argument per recorded
+// entry, and that the whole parse of an op event with those args is
+// valid.
+func FuzzOpSig(f *testing.F) {
+	f.Add(`[[640], [888, 2880], [2880, 640], [], []]`, `["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]`, `["", "", "", "1", "1"]`, `[[1], [2880, 1], [1, 2880], [], []]`)
+	f.Add(`[[[5, 128], [5, 128]]]`, `["TensorList"]`, `[""]`, `[]`)
+	f.Add(`[1, "x", {}, [[]]]`, `[1, [2]]`, `[null]`, `[[-1, 9999999999999999999]]`)
+	f.Add(``, `[`, `]`, `[[`)
+	f.Fuzz(func(t *testing.T, dims, types, concrete, strides string) {
+		in := trace.NewInterner()
+		key := string(appendSigKey(nil, "aten::op", dims, types, concrete, strides))
+		sig := buildSig(key, in.ID)
+		n := max(len(elems(dims)), len(elems(types)), len(elems(concrete)), len(elems(strides)))
+		if len(sig.Args) != n || int(sig.Name) >= in.Len() {
+			t.Fatalf("%d arguments for %d entries; name %d of %d", len(sig.Args), n, sig.Name, in.Len())
+		}
+		for _, a := range sig.Args {
+			if int(a.Type) >= in.Len() || int(a.Value) >= in.Len() {
+				t.Fatalf("argument %+v: name out of range", a)
+			}
+		}
+		ev := `{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::op", "pid": 1, "tid": 1, "ts": 1, "dur": 9, "args": {"External id": 5, "Input Dims": ` +
+			orNull(dims) + `, "Input type": ` + orNull(types) + `}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"External id": 5, "correlation": 3}}, ` +
+			`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 1, "args": {"External id": 5, "device": 0, "stream": 7, "correlation": 3}}]}`
+		tr, err := Parse(strings.NewReader(ev), Options{})
+		if err == nil {
+			if err := tr.CheckValid(); err != nil {
+				t.Fatalf("invalid trace: %v", err)
+			}
+		}
+	})
+}
+
+// orNull is s, or null when s is not one JSON value the splitter takes.
+func orNull(s string) string {
+	if s == "" || !json.Valid([]byte(s)) {
+		return "null"
+	}
+	return s
 }

@@ -300,8 +300,8 @@ type merger struct {
 	opList   []rawOp
 	sigKeys  []string // op signatures by their text (sigKey), in order of first sight
 	sigIdx   map[string]trace.SigID
-	opExt    map[int64]struct{}        // the External ids of the ops read so far
-	pendIDs  map[pendAttr]trace.AttrID // the entries of pend without an External id
+	opExt    idSet                   // the External ids of the ops read so far
+	pendIDs  map[uint64]trace.AttrID // the entries of pend without an External id, by config | kernel<<32
 	// The pids of the events, in order of first sight (a record's Proc
 	// indexes pids until trace assigns processes); pidRemap maps each
 	// worker's pid table to it.
@@ -352,7 +352,7 @@ func newMerger(workers int) *merger {
 		free: make(chan *result, 2*workers+2), attrs: trace.NewAttrInterner(),
 		cfgRemap: make([][]trace.ConfigID, workers), sigRemap: make([][]trace.SigID, workers),
 		pidIDs: map[int64]int32{}, pidRemap: make([][]int32, workers), sigKeys: []string{""}, sigIdx: map[string]trace.SigID{"": 0},
-		opExt: map[int64]struct{}{}, pendIDs: map[pendAttr]trace.AttrID{}}
+		pendIDs: map[uint64]trace.AttrID{}}
 	// Records equal but for their attributes are duplicates (the
 	// attributes of an exact copy are the same; the documented rule names
 	// start, duration, device, stream, name and correlation); the one with
@@ -422,17 +422,18 @@ func (m *merger) pending(r *result, attr trace.AttrID, rm []trace.NameID) trace.
 	p := r.pend[attr-1]
 	p.config = m.cfgRemap[r.worker][p.config]
 	p.kernel = rm[p.kernel]
-	if _, ok := m.opExt[p.ext]; !ok {
+	if !m.opExt.has(p.ext) {
 		// No op read so far has this External id: Kineto writes the CPU
 		// ops before the GPU work they launched, so none will, and
 		// containment finds the op at the end. Without it the record's
 		// attributes are those of many (a configuration): one entry.
 		p.ext = 0
-		if id, ok := m.pendIDs[p]; ok {
+		k := uint64(p.config) | uint64(p.kernel)<<32
+		if id, ok := m.pendIDs[k]; ok {
 			return id
 		}
 		m.pend = append(m.pend, p)
-		m.pendIDs[p] = trace.AttrID(len(m.pend))
+		m.pendIDs[k] = trace.AttrID(len(m.pend))
 		return trace.AttrID(len(m.pend))
 	}
 	if len(m.pend) == cap(m.pend) {
@@ -474,7 +475,7 @@ func (m *merger) add(r *result) {
 		o := &r.ops[i]
 		o.sig, o.proc = sigs[o.sig], pids[o.proc]
 		if o.ext != 0 {
-			m.opExt[o.ext] = struct{}{}
+			m.opExt.add(o.ext)
 		}
 	}
 	for i := range r.acts {
@@ -530,7 +531,7 @@ func (m *merger) trace() *trace.Trace {
 	slices.SortFunc(t.Launches, func(a, b trace.Launch) int { return trace.CompareLaunches(&a, &b) })
 	t.Names = m.names.Names()
 	link(t, m.attrs, m.names, m.pend, m.opList, m.sigKeys)
-	m.pend, m.opList, m.sigKeys, m.sigIdx, m.opExt, m.pendIDs = nil, nil, nil, nil, nil, nil
+	m.pend, m.opList, m.sigKeys, m.sigIdx, m.opExt, m.pendIDs = nil, nil, nil, nil, idSet{}, nil
 	t.Names = m.names.Names()
 	t.Attrs, t.Configs, t.OpSigs = m.attrs.Tables()
 	t.Sort()
@@ -573,20 +574,20 @@ func readMeta(meta map[string][]byte) trace.Meta {
 		}
 	}
 	if v := get("baseTimeNanoseconds"); v.Exists() {
-		if n, ok := num(v); ok {
+		if n, ok := metaNum(v); ok {
 			m.BaseTime = n
 		}
 	}
 	if di := get("distributedInfo"); di.IsObject() {
-		if n, ok := num(di.Get("rank")); ok {
+		if n, ok := metaNum(di.Get("rank")); ok {
 			m.Rank = int(n)
 			m.RankSource = trace.RankFromDistributedInfo
 		}
-		if n, ok := num(di.Get("world_size")); ok {
+		if n, ok := metaNum(di.Get("world_size")); ok {
 			m.WorldSize = int(n)
 		}
 		m.Backend = di.Get("backend").String()
-		if n, ok := num(di.Get("pg_count")); ok && n >= 0 && n <= math.MaxInt32 {
+		if n, ok := metaNum(di.Get("pg_count")); ok && n >= 0 && n <= math.MaxInt32 {
 			m.ProcessGroupCount = int(n)
 		}
 		for _, pg := range di.Get("pg_config").Array() {
@@ -595,11 +596,11 @@ func readMeta(meta map[string][]byte) trace.Meta {
 			}
 			g := trace.ProcessGroup{Name: pg.Get("pg_name").String(), Desc: pg.Get("pg_desc").String(),
 				Backend: pg.Get("backend_config").String(), Size: -1}
-			if n, ok := num(pg.Get("pg_size")); ok && n >= 0 && n <= math.MaxInt32 {
+			if n, ok := metaNum(pg.Get("pg_size")); ok && n >= 0 && n <= math.MaxInt32 {
 				g.Size = int(n)
 			}
 			for _, r := range pg.Get("ranks").Array() {
-				if n, ok := num(r); ok && n >= 0 && n <= math.MaxInt32 {
+				if n, ok := metaNum(r); ok && n >= 0 && n <= math.MaxInt32 {
 					g.Ranks = append(g.Ranks, int(n))
 				}
 			}
@@ -607,7 +608,7 @@ func readMeta(meta map[string][]byte) trace.Meta {
 		}
 	}
 	for _, dp := range get("deviceProperties").Array() {
-		id, ok := num(dp.Get("id"))
+		id, ok := metaNum(dp.Get("id"))
 		if !ok || id < 0 || id > math.MaxInt32 {
 			continue
 		}
@@ -755,9 +756,20 @@ func compareRawOps(a, b rawOp) int {
 // propInt reads a device property: a non-negative integer, else 0
 // (unknown).
 func propInt(v gjson.Result) int {
-	n, ok := num(v)
+	n, ok := metaNum(v)
 	if !ok || n < 0 {
 		return 0
 	}
 	return int(n)
+}
+
+// metaNum is num for a metadata value read by gjson.
+func metaNum(v gjson.Result) (int64, bool) {
+	switch v.Type {
+	case gjson.Number:
+		return parseInt(v.Raw)
+	case gjson.String:
+		return parseInt(v.Str)
+	}
+	return 0, false
 }

@@ -251,7 +251,7 @@ var ErrTruncated = errors.New("truncated trace")
 // fillAttrs copies the attributes read into ev.
 func (d *decoder) fillAttrs(ev *Event) {
 	p := d.out.pend
-	ev.ExtID, ev.Config = p.ext, d.loc.configs[p.config]
+	ev.ExtID, ev.Config = p.ext, d.loc.configs.Configs()[p.config]
 	if p.kernel != 0 {
 		ev.Kernel = d.names.Names()[p.kernel]
 	}

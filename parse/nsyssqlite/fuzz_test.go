@@ -359,3 +359,34 @@ func FuzzDamage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRankNames checks the pure parts of naming ranks (ranks.go) on any
+// input: an NVTX payload blob and schema, thread names and environment
+// assignments never make them panic, and a rank they give is one the
+// input can hold (below the communicator's size; not negative).
+func FuzzRankNames(f *testing.F) {
+	init := make([]byte, 56)
+	binary.LittleEndian.PutUint32(init[8:], 7)
+	binary.LittleEndian.PutUint32(init[40:], 8)
+	binary.LittleEndian.PutUint32(init[44:], 3)
+	f.Add(init, int64(12), int64(5), int64(8), int64(5), "VLLM::Worker_PP1_TP3", "Worker_DP0_TP2", `RANK="4"`)
+	f.Add([]byte{}, int64(0), int64(0), int64(0), int64(0), "MPI Rank 9", "Worker_", "=")
+	f.Add(make([]byte, 31), int64(-1), int64(99), int64(1<<40), int64(18), "Worker_TP99999999999999999999", "xWorker_PP", `K="`)
+	f.Fuzz(func(t *testing.T, blob []byte, rankOff, rankType, nranksOff, nranksType int64, name1, name2, env string) {
+		s := nvtxPayload{rankOff: int(rankOff % (1 << 16)), rankSize: payloadTypeSize(rankType),
+			nranksOff: int(nranksOff % (1 << 16)), nranksSize: payloadTypeSize(nranksType)}
+		if in, ok := decodeInit(blob, map[int64]nvtxPayload{7: s}); ok && (in.rank < 0 || in.rank >= in.nranks) {
+			t.Fatalf("rank %d of %d", in.rank, in.nranks)
+		}
+		for p, c := range threadRanks(map[int][]string{0: {name1}, 1: {name2}, 2: {name1, name2}}) {
+			if c.rank < 0 || p < 0 || p > 2 {
+				t.Fatalf("process %d: rank %+v", p, c)
+			}
+		}
+		if k, v, ok := parseEnvAssignment(env); ok {
+			if c, ok := envRank(map[string]string{k: v}); ok && c.rank < 0 {
+				t.Fatalf("rank %+v from %q", c, env)
+			}
+		}
+	})
+}
