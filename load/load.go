@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -147,6 +149,12 @@ func expand(args []string, opt Options) (*parse.Inputs, error) {
 // check), for commands that hold one input at a time (export), and
 // reduces it to its table.
 func One(path string, opt Options) (*window.Table, error) {
+	return OneOn(path, fileHost(path), opt)
+}
+
+// OneOn is One for a file the layout puts on host (Hosts; "" for none):
+// the input is on that host, else on the one the trace names.
+func OneOn(path, host string, opt Options) (*window.Table, error) {
 	t, err := readInput(path, opt.Parse, opt.Stdin)
 	if err != nil {
 		return nil, err
@@ -155,7 +163,31 @@ func One(path string, opt Options) (*window.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.Host = cmp.Or(host, t.Meta.Host)
 	return window.Build([]window.Input{in}, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+}
+
+// Hosts returns the host the layout gives each file of set, in the order
+// of set.Files(): its node directory (run/node0/rank3.json.gz), else its
+// file name (torch.profiler's {host}_{pid}.…); "" when neither does.
+func Hosts(set *parse.Inputs) []string {
+	var out []string
+	for _, a := range set.Args {
+		for j, p := range a.Files {
+			out = append(out, layoutHost(a, j, p))
+		}
+	}
+	return out
+}
+
+// layoutHost is the host the layout gives file j (path p) of argument a.
+func layoutHost(a parse.Arg, j int, p string) string {
+	if a.Dir {
+		if h := subdirHost(a.Subdirs[j]); h != "" {
+			return h
+		}
+	}
+	return fileHost(p)
 }
 
 // read parses every input of args and names their runs and hosts.
@@ -190,12 +222,7 @@ func read(args []string, opt Options) ([]window.Input, error) {
 			if err != nil {
 				return nil, err
 			}
-			if a.Dir {
-				in.Host = subdirHost(a.Subdirs[j])
-			}
-			if in.Host == "" {
-				in.Host = fileHost(p)
-			}
+			in.Host = cmp.Or(layoutHost(a, j, p), t.Meta.Host)
 			src.Inputs = append(src.Inputs, len(inputs))
 			inputs = append(inputs, in)
 		}
@@ -205,9 +232,16 @@ func read(args []string, opt Options) ([]window.Input, error) {
 	return inputs, nil
 }
 
-// prepare warns about a parsed trace and finds its steps.
+// prepare warns about a parsed trace and finds its steps. A trace that
+// does not say its rank takes the one its file name gives (fileRank).
 func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
 	in := window.Input{Path: path, Trace: t}
+	if r, ok := fileRank(path); ok && t.Meta.Rank < 0 && len(t.Procs) <= 1 {
+		t.Meta.Rank, t.Meta.RankSource = r, trace.RankFromFileName
+		for i := range t.Procs {
+			t.Procs[i].Rank = r
+		}
+	}
 	if err := warn(opt, path, t); err != nil {
 		return in, err
 	}
@@ -241,8 +275,10 @@ func subdirHost(sub string) string {
 
 // profilerName is torch.profiler's default trace file name,
 // {hostname}_{pid}[.{timestamp}].pt.trace.json[.gz]
-// (tensorboard_trace_handler's worker name).
-var profilerName = regexp.MustCompile(`^(.+)_[0-9]+(\.[0-9]+)?\.pt\.trace\.json(\.gz)?$`)
+// (tensorboard_trace_handler's worker name). A host name has no
+// underscore (RFC 1123), which keeps names such as HTA's
+// rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz out.
+var profilerName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]*)_[0-9]+(\.[0-9]+)?\.pt\.trace\.json(\.gz)?$`)
 
 // fileHost is the host a trace file's name gives, "" when it gives none.
 func fileHost(path string) string {
@@ -250,6 +286,22 @@ func fileHost(path string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// rankName finds a rank in a trace file's name: vLLM's worker names
+// ({instance}-rank-{N}.{time}.pt.trace.json.gz), HTA's rank-N.… and
+// rank_N, rankN.
+var rankName = regexp.MustCompile(`(?:^|[-_.])rank[-_]?([0-9]{1,6})(?:[-_.]|$)`)
+
+// fileRank is the rank a trace file's name gives, and whether it gives
+// one.
+func fileRank(path string) (int, bool) {
+	m := rankName.FindStringSubmatch(strings.ToLower(filepath.Base(path)))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
 }
 
 // eachError writes all but the last of the errors joined in err, one line

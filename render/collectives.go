@@ -12,6 +12,7 @@ import (
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -44,7 +45,8 @@ func GBps(v float64) string {
 
 // RankLabels names the ranks of a run for tables and charts: "rank 3"
 // where the trace says, else the process ("pid 149") when the ranks are
-// processes of one input, else the input's short name.
+// processes of one input, else the input's short name; the host first
+// when the run spans hosts ("node1 · rank 9").
 func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 	paths := map[string]bool{}
 	procs := map[string]int{}
@@ -60,7 +62,7 @@ func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 		var s string
 		switch {
 		case r.Number != nil:
-			s = "rank " + strconv.Itoa(*r.Number)
+			s = numbered(r.Rank)
 		case len(paths) == 1:
 			s = "pid " + strconv.FormatInt(r.PID, 10)
 		default:
@@ -69,7 +71,7 @@ func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 				s += " pid " + strconv.FormatInt(r.PID, 10)
 			}
 		}
-		out[r.ID] = Printable(s)
+		out[r.ID] = Printable(onHost(r.Rank, s))
 	}
 	return out
 }
@@ -127,6 +129,56 @@ func CollectiveVerdicts(ct *collectives.Table) []string {
 	if ct.Link == nil && len(ct.Ops) > 0 && anyBus(ct) {
 		out = append(out, "link share: give --link with the interconnect's bandwidth per direction in GB/s "+
 			"(an nccl-tests busbw measured on the same machine), or one of "+collectives.LinkNames())
+	}
+	return out
+}
+
+// rankSourceText says how a source named ranks, after "ranks named ".
+var rankSourceText = map[trace.RankSource]string{
+	trace.RankFromNCCL:       "by NCCL's ncclCommInitRank payload",
+	trace.RankFromThreadName: "by their thread names",
+	trace.RankFromEnv:        "by the rank variables of their environment",
+	trace.RankFromDevice:     "by the CUDA device of each process",
+	trace.RankFromFileName:   "by their file names",
+}
+
+// RankSources are the lines saying, per run whose ranks the traces do not
+// state in Kineto's distributedInfo, what named them and which process
+// each is: "ranks of RUN named by the CUDA device of each process: rank 0
+// = pid 1234, rank 1 = pid 5678".
+func RankSources(ct *collectives.Table) []string {
+	var out []string
+	for _, run := range ct.Runs {
+		var src []trace.RankSource
+		var who []string
+		for _, r := range run.Ranks {
+			if r.Number == nil || rankSourceText[r.Source] == "" {
+				continue
+			}
+			if !slices.Contains(src, r.Source) {
+				src = append(src, r.Source)
+			}
+			w := "rank " + strconv.Itoa(*r.Number)
+			if r.Name != "" && r.Name != strconv.Itoa(*r.Number) {
+				w += " (" + r.Name + ")"
+			}
+			if r.PID != 0 {
+				w += " = pid " + strconv.FormatInt(r.PID, 10)
+			}
+			who = append(who, w)
+		}
+		if len(src) == 0 {
+			continue
+		}
+		how := make([]string, len(src))
+		for i, s := range src {
+			how[i] = rankSourceText[s]
+		}
+		name := "the ranks"
+		if len(ct.Runs) > 1 && run.Name != "" {
+			name = "the ranks of " + run.Name
+		}
+		out = append(out, name+" are named "+strings.Join(how, ", ")+" (docs/nsys.md#ranks): "+strings.Join(who, ", "))
 	}
 	return out
 }
@@ -210,7 +262,7 @@ func Collectives(w io.Writer, ct *collectives.Table, opt Options) error {
 		_, err := io.WriteString(w, sb.String())
 		return err
 	}
-	for _, v := range CollectiveVerdicts(ct) {
+	for _, v := range append(CollectiveVerdicts(ct), RankSources(ct)...) {
 		if md {
 			sb.WriteString("- ")
 		}

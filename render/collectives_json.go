@@ -20,6 +20,7 @@ type jsonCollRank struct {
 	TransferNS   int64  `json:"transfer_ns"`
 	WaitNS       int64  `json:"wait_ns"`
 	LastArrivals int64  `json:"last_arrivals"`
+	jsonRankID
 }
 
 type jsonStraggler struct {
@@ -31,6 +32,7 @@ type jsonStraggler struct {
 	Instances    int64   `json:"instances"`
 	Share        float64 `json:"share"`
 	Distinct     bool    `json:"distinct"`
+	jsonRankID
 }
 
 type jsonCollSize struct {
@@ -83,7 +85,7 @@ func jsonStrag(s *collectives.Straggler) *jsonStraggler {
 		return nil
 	}
 	return &jsonStraggler{Rank: s.Number, LastArrivals: s.LastArrivals, Index: s.Index, Path: s.Path, PID: s.PID,
-		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct}
+		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct, jsonRankID: rankID(s.Rank)}
 }
 
 func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
@@ -100,7 +102,7 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare}
 		for _, r := range o.Ranks {
 			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
-				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals})
+				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals, jsonRankID: rankID(r.Rank)})
 		}
 		for _, s := range o.Sizes {
 			js := jsonCollSize{Instances: s.Instances, TransferNS: s.TransferNS, AlgBW: s.AlgGBps, BusBW: s.BusGBps,

@@ -73,6 +73,16 @@ type Rank struct {
 	WorldSize int
 	// Activities counts the rank's GPU activities.
 	Activities int64
+	// Source says what told Number (Kineto's distributedInfo, an nsys
+	// export's NCCL payload, thread name, environment or device, the
+	// file name); Name is the rank as that source wrote it when it says
+	// more than the number ("TP5", "PP1_TP3"), else "".
+	Source trace.RankSource
+	Name   string
+	// RunHosts is the number of hosts the ranks of its run are on (those
+	// whose host is known): with more than one, tables name the host
+	// beside the rank.
+	RunHosts int
 }
 
 // NameID indexes the names of a Table.
@@ -137,7 +147,25 @@ func Build(inputs []Input, opt Options) (*Table, error) {
 			return nil, err
 		}
 	}
+	t.countHosts()
 	return t, nil
+}
+
+// countHosts sets each rank's RunHosts.
+func (t *Table) countHosts() {
+	hosts := map[string]map[string]bool{}
+	for _, r := range t.Ranks {
+		if r.Host == "" {
+			continue
+		}
+		if hosts[r.Run] == nil {
+			hosts[r.Run] = map[string]bool{}
+		}
+		hosts[r.Run][r.Host] = true
+	}
+	for i := range t.Ranks {
+		t.Ranks[i].RunHosts = len(hosts[t.Ranks[i].Run])
+	}
 }
 
 func newTable(opt Options) *Table {
@@ -227,6 +255,7 @@ func (t *Table) Select(inputs []int) *Table {
 			out.EmptyLaunches = append(out.EmptyLaunches, e)
 		}
 	}
+	out.countHosts()
 	return &out
 }
 
@@ -384,7 +413,10 @@ func (t *Table) addRanks(ii int) (first RankID) {
 		r := Rank{ID: RankID(len(t.Ranks)), Input: ii, Proc: int32(p), Path: in.Path, Run: in.Run, Host: in.Host,
 			Number: numberOf(tr, int32(p)), WorldSize: tr.Meta.WorldSize, Activities: acts[p]}
 		if p < len(tr.Procs) {
-			r.PID = tr.Procs[p].PID
+			r.PID, r.Name = tr.Procs[p].PID, tr.Procs[p].RankName
+		}
+		if r.Number != nil {
+			r.Source = tr.Meta.RankSource
 		}
 		t.Ranks = append(t.Ranks, r)
 	}
