@@ -51,6 +51,9 @@ type Options struct {
 	// (window.Options).
 	Classifier *classify.Classifier
 	ByTop      bool
+	// Gaps, when set, receives each idle gap the table finds
+	// (window.Options.Gaps).
+	Gaps func(window.Gap)
 	// Steps finds the step markers of each input; without it the whole
 	// trace is one window per device (--no-steps). Pattern replaces the
 	// built-in markers (step.Options).
@@ -87,7 +90,7 @@ func Load(args []string, opt Options) (*window.Table, error) {
 	if err := check(opt.Filter, inputs); err != nil {
 		return nil, err
 	}
-	return window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+	return window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps})
 }
 
 // Pair loads the two sides of a comparison, each a run of its own
@@ -104,7 +107,7 @@ func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
 	if err := check(opt.Filter, append(bin, ain...)); err != nil {
 		return nil, nil, err
 	}
-	wopt := window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop}
+	wopt := window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps}
 	if b, err = window.Build(bin, wopt); err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +167,7 @@ func OneOn(path, host string, opt Options) (*window.Table, error) {
 		return nil, err
 	}
 	in.Host = cmp.Or(host, t.Meta.Host)
-	return window.Build([]window.Input{in}, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop})
+	return window.Build([]window.Input{in}, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps})
 }
 
 // Hosts returns the host the layout gives each file of set, in the order

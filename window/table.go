@@ -98,6 +98,10 @@ type Options struct {
 	// (communication/* becomes communication); activities keep their full
 	// category (Category).
 	ByTop bool
+	// Gaps, when set, receives each idle gap as the table's pass finds it
+	// (in the order of the activities that end them): for a caller that
+	// draws them (a merged timeline), where the table keeps only sums.
+	Gaps func(Gap)
 }
 
 // Table is an input set reduced to what the analyses read: the inputs,

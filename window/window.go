@@ -209,6 +209,7 @@ func (t *Table) add(in Input) error {
 	t.nameOf = append(t.nameOf, nameOf)
 	t.catOf = append(t.catOf, catOf)
 	scan := newIdleScan(t, tr, in.Steps != nil, catOf)
+	scan.onGap = t.opt.Gaps
 	m := map[winKey]*win{}
 	var lastKey winKey
 	var last *win

@@ -28,6 +28,7 @@ func commands(e *env) []*cli.Command {
 		sliceCmd(e),
 		exportCmd(e),
 		collectivesCmd(e),
+		mergeCmd(e),
 	}
 }
 
