@@ -77,6 +77,10 @@ measure "traceq breakdown ${RANKS} rank files" "$DIR/traceq" breakdown --format 
 rw=$W rm=$M rc=$C
 measure "traceq collectives ${RANKS} rank files" "$DIR/traceq" collectives --format json "$DIR/ranks"
 cw=$W cm=$M cc=$C
+# 10 decode steps of every rank as one Chrome trace (steps 101-110: the
+# prefill steps are every 50th).
+measure "traceq merge 10 steps of ${RANKS} rank files" "$DIR/traceq" merge --steps 101:111 -o "$DIR/merged.json.gz" "$DIR/ranks"
+mw=$W mm=$M mc=$C msize=$(stat -c %s "$DIR/merged.json.gz")
 
 echo
 echo "ratios (targets of issue 6 in brackets). 'wall' is what the run saw; 'cpu' divides"
@@ -86,13 +90,14 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" \
 	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" \
-	-v cw="$cw" -v cm="$cm" -v cc="$cc" 'BEGIN {
+	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v mw="$mw" -v mm="$mm" -v mc="$mc" -v msize="$msize" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
 	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
 	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 1000 MB]\n", ranks, rm, rm * 1.048576
 	printf "  %d ranks:   collectives / breakdown     wall %5.2f   cpu %5.2f; peak RSS %d MiB (%d MB)\n", ranks, cw / rw, cc / rc, cm, cm * 1.048576
+	printf "  %d ranks:   merge 10 steps / breakdown  wall %5.2f   cpu %5.2f; peak RSS %d MiB; output %.1f MB (.gz)\n", ranks, mw / rw, mc / rc, mm, msize / 1e6
 	printf "  export / breakdown (.json.gz)          wall %5.2f   cpu %5.2f   [<= 1.5]; peak RSS %d MiB [<= 400 MB]\n", ew / tw, ec / tc, em
 	printf "  Parquet dataset / .json.gz             %.1f / %.1f MB = %.2f\n", esize / 1e6, gzsize / 1e6, esize / gzsize
 	if (yw > 0) printf "  python json.load / traceq (.json.gz)   %.1f x wall, %.1f x memory\n", yw / tw, ym / tm
