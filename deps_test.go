@@ -37,14 +37,19 @@ var layers = map[string][]string{
 	"window":      {"trace", "classify", "step"},
 	"analyze":     {"trace", "classify", "stats", "labels", "step", "window"},
 	"collectives": {"trace", "classify", "stats", "step", "window"},
+	// The efficiency analysis and what it prices with: the GPU table and
+	// the op models.
+	"gpuspec":    {"trace"},
+	"opcost":     {"gpuspec"},
+	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost"},
 
 	// The loader: arguments to the table, for the command, bench/prof and
 	// the tests.
 	"load": {"trace", "classify", "parse", "step", "window"},
 
-	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives"},
-	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "render"},
-	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "render", "render/chart"},
+	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency"},
+	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "render"},
+	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "render", "render/chart"},
 	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
 	"slice":          {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "step"},
 	// merge: the ranks of a run as one Chrome trace, each rank read
@@ -53,7 +58,7 @@ var layers = map[string][]string{
 
 	// The command and the tools on top.
 	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
-		"load", "render", "render/chart", "render/report", "render/parquet", "slice", "merge"},
+		"gpuspec", "efficiency", "load", "render", "render/chart", "render/report", "render/parquet", "slice", "merge"},
 	"bench/prof": {"parse", "load", "analyze"},
 }
 
@@ -102,7 +107,7 @@ func TestImportRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "load", "render", "cmd/traceq"} {
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "load", "render", "cmd/traceq"} {
 		if imports[must] == nil {
 			t.Errorf("package %s not found: the walk is broken", must)
 		}

@@ -387,37 +387,40 @@ func TestCIRunsTheREADMETests(t *testing.T) {
 }
 
 // TestJSONFieldsDocumented checks that every field of the JSON documents
-// (the wire types in render/json.go) is listed in docs/json.md, the
+// (the wire types in render/json.go and render/efficiency_json.go) is
+// listed in docs/json.md, the
 // contract's description.
 func TestJSONFieldsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("docs/json.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := parser.ParseFile(token.NewFileSet(), "render/json.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	ast.Inspect(f, func(node ast.Node) bool {
-		field, ok := node.(*ast.Field)
-		if !ok || field.Tag == nil {
-			return true
-		}
-		tag, err := strconv.Unquote(field.Tag.Value)
+	for _, file := range []string{"render/json.go", "render/efficiency_json.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-		if name == "" || name == "-" {
+		ast.Inspect(f, func(node ast.Node) bool {
+			field, ok := node.(*ast.Field)
+			if !ok || field.Tag == nil {
+				return true
+			}
+			tag, err := strconv.Unquote(field.Tag.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+			if name == "" || name == "-" {
+				return true
+			}
+			n++
+			if !bytes.Contains(doc, []byte("`"+name+"`")) && !bytes.Contains(doc, []byte(`"`+name+`"`)) {
+				t.Errorf("%s field %q is not described in docs/json.md", file, name)
+			}
 			return true
-		}
-		n++
-		if !bytes.Contains(doc, []byte("`"+name+"`")) && !bytes.Contains(doc, []byte(`"`+name+`"`)) {
-			t.Errorf("render/json.go field %q is not described in docs/json.md", name)
-		}
-		return true
-	})
+		})
+	}
 	if n < 50 {
 		t.Errorf("found %d JSON fields in render/json.go: the scan is broken", n)
 	}

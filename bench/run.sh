@@ -9,6 +9,10 @@
 #   bench/run.sh                 # the full benchmark
 #   STEPS=500 RANKS=2 bench/run.sh   # a quick small run
 #   SKIP_PYTHON=1 bench/run.sh   # without json.load (27 s and ~4 GB per GB)
+#
+# traceq efficiency (issue 22) runs beside breakdown on the same file, and
+# on a second one written with shapes and its decode graph's capture trace
+# (bench/gen -shapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,9 +37,12 @@ if [ "$(cat "$DIR/stamp" 2>/dev/null)" != "$stamp" ]; then
 	"$DIR/gen" -out "$DIR/one" -ranks 1 -steps "$STEPS" -layers "$LAYERS" >&2
 	gzip -6 -k "$DIR/one/rank0.json"
 	"$DIR/gen" -out "$DIR/ranks" -ranks "$RANKS" -steps "$STEPS" -layers "$LAYERS" -gz -parallel 2 >&2
+	rm -rf "$DIR/shaped"
+	"$DIR/gen" -out "$DIR/shaped" -ranks 1 -steps "$STEPS" -layers "$LAYERS" -gz -shapes >&2
 	echo "$stamp" >"$DIR/stamp"
 fi
 ONE="$DIR/one/rank0.json"
+SHAPED="$DIR/shaped/rank0.json.gz"
 RANKFILES=("$DIR"/ranks/rank*.json.gz)
 
 # measure NAME CMD...: runs CMD with stdout to /dev/null, records wall,
@@ -62,8 +69,14 @@ measure "zcat one.json.gz > /dev/null" zcat "$ONE.gz"
 zw=$W zc=$C
 measure "traceq breakdown one.json.gz" "$DIR/traceq" breakdown --format json "$ONE.gz"
 tw=$W tm=$M tc=$C
+measure "traceq efficiency one.json.gz" "$DIR/traceq" efficiency --format json "$ONE.gz"
+fw=$W fm=$M fc=$C
 measure "traceq breakdown one.json" "$DIR/traceq" breakdown --format json "$ONE"
 pw=$W pm=$M pc=$C
+measure "traceq breakdown shaped.json.gz" "$DIR/traceq" breakdown --format json "$SHAPED"
+sbw=$W sbc=$C
+measure "traceq efficiency shaped.json.gz (+capture)" "$DIR/traceq" efficiency --format json "$SHAPED"
+sew=$W sem=$M sec=$C
 rm -rf "$DIR/export"
 measure "traceq export one.json.gz (parquet)" "$DIR/traceq" export --format parquet -o "$DIR/export" --run one "$ONE.gz"
 ew=$W em=$M ec=$C esize=$(du -sb "$DIR/export" | cut -f1)
@@ -90,7 +103,8 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" \
 	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" \
-	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v mw="$mw" -v mm="$mm" -v mc="$mc" -v msize="$msize" 'BEGIN {
+	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v fw="$fw" -v fm="$fm" -v fc="$fc" -v mw="$mw" -v mm="$mm" -v mc="$mc" -v msize="$msize" \
+	-v sbw="$sbw" -v sbc="$sbc" -v sew="$sew" -v sem="$sem" -v sec="$sec" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
 	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
@@ -99,6 +113,8 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	printf "  %d ranks:   collectives / breakdown     wall %5.2f   cpu %5.2f; peak RSS %d MiB (%d MB)\n", ranks, cw / rw, cc / rc, cm, cm * 1.048576
 	printf "  %d ranks:   merge 10 steps / breakdown  wall %5.2f   cpu %5.2f; peak RSS %d MiB; output %.1f MB (.gz)\n", ranks, mw / rw, mc / rc, mm, msize / 1e6
 	printf "  export / breakdown (.json.gz)          wall %5.2f   cpu %5.2f   [<= 1.5]; peak RSS %d MiB [<= 400 MB]\n", ew / tw, ec / tc, em
+	printf "  efficiency / breakdown (.json.gz)      wall %5.2f   cpu %5.2f   [<= 1.3]; peak RSS %d MiB\n", fw / tw, fc / tc, fm
+	printf "  the same with shapes and the capture   wall %5.2f   cpu %5.2f   [<= 1.3]; peak RSS %d MiB\n", sew / sbw, sec / sbc, sem
 	printf "  Parquet dataset / .json.gz             %.1f / %.1f MB = %.2f\n", esize / 1e6, gzsize / 1e6, esize / gzsize
 	if (yw > 0) printf "  python json.load / traceq (.json.gz)   %.1f x wall, %.1f x memory\n", yw / tw, ym / tm
 }'

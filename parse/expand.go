@@ -175,7 +175,7 @@ func dir(path, sub string, first func(string, fs.FileInfo) bool) (files []seenFi
 		switch {
 		case err != nil:
 			errs = append(errs, fileError(p, err))
-		case st != nil && st.IsDir():
+		case st != nil && st.IsDir() && reason == "":
 			if !first(p, st) {
 				continue
 			}
@@ -197,12 +197,19 @@ func dir(path, sub string, first func(string, fs.FileInfo) bool) (files []seenFi
 }
 
 // skip says why the directory entry at p is not read, or "" to read it.
+// CaptureDir is the folder vLLM and SGLang write CUDA-graph capture traces
+// to, beside the execution traces: a directory of that name inside an
+// input directory holds no ranks, and Expand skips it.
+const CaptureDir = "capture_traces"
+
 func skip(p string) (fs.FileInfo, string, error) {
 	st, err := os.Stat(p) // through a symlink
 	if err != nil {
 		return nil, "", err
 	}
 	switch {
+	case st.IsDir() && filepath.Base(p) == CaptureDir:
+		return st, "graph-capture traces, not ranks (traceq efficiency reads them)", nil
 	case st.IsDir():
 		return st, "", nil
 	case !st.Mode().IsRegular():

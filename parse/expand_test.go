@@ -51,7 +51,9 @@ func TestExpandDirectory(t *testing.T) {
 	gzipFile(t, dir, "rank1.json.gz", []byte(`{"traceEvents": [`+event+`]}`))
 	gzipFile(t, dir, "settings.json.gz", []byte(`{"lr": 0.1}`))
 	gzipFile(t, dir, "export.sqlite.gz", []byte("SQLite format 3\x00"))
+	// vLLM's graph-capture traces beside the ranks: traces, but not ranks.
 	os.Mkdir(filepath.Join(dir, "capture_traces"), 0o755)
+	write(t, filepath.Join(dir, "capture_traces"), "graph_capture_rank_0.json", []byte(`{"traceEvents": [`+event+`]}`))
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestExpandDirectory(t *testing.T) {
 	}
 	wantSkipped := []string{
 		"README.md: skipped: not a trace (named neither *.json, *.json.gz, *.sqlite nor *.sqlite.gz)",
-		"capture_traces: skipped: a directory without trace files",
+		"capture_traces: skipped: graph-capture traces, not ranks (traceq efficiency reads them)",
 		"empty-array.json: skipped: not a trace (a JSON array without events (objects with a ph))",
 		"execution_details.json: skipped: not a trace (a JSON array without events (objects with a ph))",
 		"html.json: skipped: not a trace (neither JSON, gzip nor SQLite)",

@@ -9,6 +9,8 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
 )
@@ -28,6 +30,10 @@ type Options struct {
 	// summary; NoHint leaves out the line naming the others.
 	Detail Detail
 	NoHint bool
+	// Efficiency, when it priced some kernel, adds the speed of light of
+	// each class to breakdown's summary, the efficiency tables to its
+	// --detail efficiency and columns to the kernels table.
+	Efficiency *efficiency.Result
 }
 
 func (o Options) level() int {
@@ -93,7 +99,7 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, ct *
 	switch opt.Format {
 	case "json":
 		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Table.Inputs), Groups: jsonGroups(r.Groups),
-			Kernels: jsonKernels(ks), CrossRank: jsonRanks(r.CrossRank, ct), EmptyLaunches: jsonEmptyLaunches(r.Table)})
+			Kernels: jsonKernels(ks, kernelEff(opt.Efficiency)), CrossRank: jsonRanks(r.CrossRank, ct), EmptyLaunches: jsonEmptyLaunches(r.Table)})
 	case "csv":
 		if err := breakdownCSV(w, r); err != nil {
 			return err
@@ -117,6 +123,9 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, ct *
 	if opt.Detail&DetailRanks != 0 {
 		crossRankText(&sb, r.CrossRank, ct, opt)
 	}
+	if opt.Detail&DetailEfficiency != 0 && Priced(opt.Efficiency) {
+		efficiencyTables(&sb, opt.Efficiency, opt)
+	}
 	if opt.Detail&DetailKernels != 0 && len(ks) > 0 {
 		sb.WriteByte('\n')
 		heading(&sb, fmt.Sprintf("the %d kernels with the most time, all inputs", min(len(ks), opt.top())), opt)
@@ -132,8 +141,8 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, ct *
 		for _, d := range []struct {
 			d    Detail
 			name string
-		}{{DetailGroups, "groups"}, {DetailRanks, "ranks"}, {DetailKernels, "kernels"}} {
-			if opt.Detail&d.d == 0 && (d.d != DetailRanks || len(r.CrossRank) > 0) {
+		}{{DetailGroups, "groups"}, {DetailRanks, "ranks"}, {DetailKernels, "kernels"}, {DetailEfficiency, "efficiency"}} {
+			if opt.Detail&d.d == 0 && (d.d != DetailRanks || len(r.CrossRank) > 0) && (d.d != DetailEfficiency || Priced(opt.Efficiency)) {
 				more = append(more, d.name)
 			}
 		}
@@ -226,18 +235,32 @@ func breakdownCSV(w io.Writer, r *analyze.GroupTable) error {
 func Kernels(w io.Writer, tbl *window.Table, ks []analyze.KernelStat, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, jsonKernelsDoc{Inputs: jsonInputs(tbl.Inputs), Kernels: jsonKernels(ks)})
+		return writeJSON(w, jsonKernelsDoc{Inputs: jsonInputs(tbl.Inputs), Kernels: jsonKernels(ks, kernelEff(opt.Efficiency))})
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"time_pct", "total_ns", "instances", "avg_ns", "med_ns", "min_ns", "max_ns", "stddev_ns", "name", "category", "path", "device"})
+		eff := kernelEff(opt.Efficiency)
+		head := []string{"time_pct", "total_ns", "instances", "avg_ns", "med_ns", "min_ns", "max_ns", "stddev_ns", "name", "category", "path", "device"}
+		if eff != nil {
+			head = append(head, "sm_coverage", "modelled_ns", "flops", "bytes", "roofline_ns", "efficiency")
+		}
+		cw.Write(head)
 		for _, k := range ks {
 			dev := ""
 			if k.Device != nil {
 				dev = strconv.Itoa(int(*k.Device))
 			}
-			cw.Write([]string{strconv.FormatFloat(k.Share*100, 'f', 4, 64), strconv.FormatInt(k.Total, 10),
+			row := []string{strconv.FormatFloat(k.Share*100, 'f', 4, 64), strconv.FormatInt(k.Total, 10),
 				strconv.FormatInt(k.N, 10), ftoa(k.Mean), ftoa(k.P50), strconv.FormatInt(k.Min, 10),
-				strconv.FormatInt(k.Max, 10), ftoa(k.StdDev), csvText(k.Name), k.Category.String(), csvText(k.Path), dev})
+				strconv.FormatInt(k.Max, 10), ftoa(k.StdDev), csvText(k.Name), k.Category.String(), csvText(k.Path), dev}
+			if eff != nil {
+				if e := eff[k.Name]; e != nil && k.Device == nil {
+					row = append(row, ftoa(e.SM.Value()), strconv.FormatInt(e.ModelledNS, 10), strconv.FormatInt(e.FLOPs, 10),
+						strconv.FormatInt(e.Bytes, 10), strconv.FormatInt(e.RooflineNS, 10), ftoa(e.Efficiency()))
+				} else {
+					row = append(row, "", "", "", "", "", "")
+				}
+			}
+			cw.Write(row)
 		}
 		cw.Flush()
 		return cw.Error()
@@ -263,6 +286,23 @@ func kernelTable(ks []analyze.KernelStat, names Labels, opt Options) *Table {
 		head = append(head, "Input", "Dev")
 		right = append(right, false, true)
 	}
+	// The efficiency columns, where the efficiency analysis knows them:
+	// SM coverage with grids, efficiency and achieved rates with priced
+	// kernels (docs/definitions.md#efficiency).
+	eff := kernelEff(opt.Efficiency)
+	if perDev {
+		eff = nil
+	}
+	sm, priced := false, Priced(opt.Efficiency)
+	for _, e := range eff {
+		sm = sm || e.SM.KnownNS > 0
+	}
+	if sm {
+		head, right = append(head, "SM cov"), append(right, true)
+	}
+	if priced {
+		head, right = append(head, "Modelled", "Eff", "TB/s", "TFLOP/s"), append(right, true, true, true, true)
+	}
 	head = append(head, "Category", "Name")
 	right = append(right, false, false)
 	t := &Table{Head: head, Right: right}
@@ -277,8 +317,39 @@ func kernelTable(ks []analyze.KernelStat, names Labels, opt Options) *Table {
 		if perDev {
 			row = append(row, k.Path, strconv.Itoa(int(*k.Device)))
 		}
+		e := eff[k.Name]
+		if sm {
+			if e != nil && e.SM.KnownNS > 0 {
+				row = append(row, Pct(e.SM.Value()))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		if priced {
+			if e != nil && e.ModelledNS > 0 {
+				fl := "—"
+				if e.FLOPs > 0 {
+					fl = rate(efficiency.Rate(e.FLOPs, e.ModelledNS))
+				}
+				row = append(row, Pct(stats.Ratio(e.ModelledNS, e.KernelNS)), Pct(e.Efficiency()), rate(efficiency.Rate(e.Bytes, e.ModelledNS)), fl)
+			} else {
+				row = append(row, "—", "—", "—", "—")
+			}
+		}
 		row = append(row, k.Category.String(), shown[i])
 		t.Add(row...)
 	}
 	return t
+}
+
+// kernelEff indexes r's kernel rows by name; nil without r.
+func kernelEff(r *efficiency.Result) map[string]*efficiency.KernelRow {
+	if r == nil {
+		return nil
+	}
+	m := make(map[string]*efficiency.KernelRow, len(r.Kernels))
+	for i := range r.Kernels {
+		m[r.Kernels[i].Name] = &r.Kernels[i]
+	}
+	return m
 }

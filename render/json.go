@@ -7,6 +7,7 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
@@ -264,13 +265,19 @@ type jsonKernel struct {
 	Share    float64 `json:"share"`
 	Path     string  `json:"path,omitempty"`
 	Device   *int32  `json:"device,omitempty"`
+	// Efficiency is the name's row of the efficiency analysis (all
+	// inputs), when the command ran it; per-device rows have none.
+	Efficiency *jsonKernelEff `json:"efficiency,omitempty"`
 }
 
-func jsonKernels(ks []analyze.KernelStat) []jsonKernel {
+func jsonKernels(ks []analyze.KernelStat, eff map[string]*efficiency.KernelRow) []jsonKernel {
 	out := make([]jsonKernel, len(ks))
 	for i, k := range ks {
 		out[i] = jsonKernel{Name: k.Name, Category: k.Category.String(), N: k.N, Total: k.Total, Mean: k.Mean,
 			Median: k.P50, Min: k.Min, Max: k.Max, StdDev: k.StdDev, Share: k.Share, Path: k.Path, Device: k.Device}
+		if e := eff[k.Name]; e != nil && k.Device == nil {
+			out[i].Efficiency = jsonKernelEfficiency(e)
+		}
 	}
 	return out
 }

@@ -19,10 +19,11 @@ const summaryCategories = 6
 type Detail uint8
 
 const (
-	DetailGroups  Detail = 1 << iota // per input, process, device and step kind
-	DetailRanks                      // the cross-rank tables
-	DetailKernels                    // the kernels with the most time
-	DetailAll     = DetailGroups | DetailRanks | DetailKernels
+	DetailGroups     Detail = 1 << iota // per input, process, device and step kind
+	DetailRanks                         // the cross-rank tables
+	DetailKernels                       // the kernels with the most time
+	DetailEfficiency                    // the efficiency per category and op shape (when priced)
+	DetailAll        = DetailGroups | DetailRanks | DetailKernels | DetailEfficiency
 )
 
 // ParseDetail reads a comma-separated list of groups, ranks, kernels, all.
@@ -37,10 +38,12 @@ func ParseDetail(s string) (Detail, error) {
 			d |= DetailRanks
 		case "kernels":
 			d |= DetailKernels
+		case "efficiency":
+			d |= DetailEfficiency
 		case "all":
 			d |= DetailAll
 		default:
-			return 0, fmt.Errorf("unknown --detail %q (want groups, ranks, kernels or all, comma-separated)", w)
+			return 0, fmt.Errorf("unknown --detail %q (want groups, ranks, kernels, efficiency or all, comma-separated)", w)
 		}
 	}
 	return d, nil
@@ -118,6 +121,9 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 		line(fmt.Sprintf("kernel time %s %s · busy %s of the %s · idle %s: launch-bound %s, device-side %s, unknown %s",
 			MS(s.KernelPerStepNS()), per, Pct(ratio(s.BusyNS, s.SpanNS)), spanWord(s.Class), Pct(ratio(s.IdleNS, s.SpanNS)),
 			Pct(ratio(s.Idle.LaunchBoundNS, s.SpanNS)), Pct(ratio(s.Idle.DeviceSideNS, s.SpanNS)), Pct(ratio(s.Idle.UnknownNS, s.SpanNS))))
+		if e := stepRow(opt.Efficiency, s.Run, s.Class); e != nil && e.ModelledNS > 0 {
+			line(SpeedOfLight(e))
+		}
 		sb.WriteByte('\n')
 		perHead := "kernel " + per
 		t := &Table{Head: []string{"category", perHead, "of kernel time", "of " + spanWord(s.Class)},

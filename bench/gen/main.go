@@ -35,13 +35,14 @@ func main() {
 		parallel = flag.Int("parallel", 2, "rank files written at once")
 		strag    = flag.Int("straggler", -1, "write one run on one clock whose rank `R` is slower (gen.WriteRank)")
 		slowdown = flag.Int("slowdown", 30, "with -straggler: the slow rank's extra compute time, %")
+		shapes   = flag.Bool("shapes", false, "write the eager steps' CPU ops with their shapes, and each rank's decode-graph capture trace in DIR/capture_traces (gen.Config.Shapes, gen.WriteCapture)")
 	)
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
-	cfg := gen.Config{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, MixedEvery: *mixed, Layers: *layers, Seed: *seed}
+	cfg := gen.Config{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, MixedEvery: *mixed, Layers: *layers, Seed: *seed, Shapes: *shapes}
 	var run *gen.RunConfig
 	if *strag >= 0 {
 		run = &gen.RunConfig{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, Layers: *layers, Straggler: *strag,
@@ -57,6 +58,9 @@ func main() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			errs[r] = write(*out, cfg, run, r, *gz)
+			if errs[r] == nil && *shapes {
+				errs[r] = writeCapture(*out, cfg, r)
+			}
 		}()
 	}
 	wg.Wait()
@@ -109,5 +113,24 @@ func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) er
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, bytes, acts, kernels)
+	return f.Close()
+}
+
+// writeCapture writes rank's decode-graph capture trace where vLLM puts
+// them: DIR/capture_traces/graph_capture_rank_N.json.
+func writeCapture(dir string, cfg gen.Config, rank int) error {
+	d := filepath.Join(dir, "capture_traces")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(d, fmt.Sprintf("graph_capture_rank_%d.json", rank))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := gen.WriteCapture(f, cfg, rank); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	return f.Close()
 }

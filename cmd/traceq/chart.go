@@ -59,21 +59,26 @@ func chartCmd(e *env) *cli.Command {
 			"hist: distribution of step GPU spans with p50/p90/p99 (first input)\n" +
 			"timeline: the kernels of one step on their streams (first input, --step-index)\n" +
 			"collectives: per rank of a run, collective kernel time split into transfer and waiting for the last rank, the straggler named\n" +
+			"roofline: each op shape's achieved TFLOP/s against its arithmetic intensity, on the device's roofs (see 'traceq efficiency')\n" +
 			"The format follows the output's extension (.svg or .png); --format is for -o - (standard output).",
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames()},
+			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames() + ", roofline"},
 			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps)"},
 			&cli.StringFlag{Name: "from", Usage: "timeline: draw from `TIME` after the step's first kernel (1.5ms, 250us; a bare number counts µs)"},
 			&cli.StringFlag{Name: "to", Usage: "timeline: draw up to `TIME` after the step's first kernel (default: its end)"},
 			&cli.IntFlag{Name: "longest", Usage: "timeline: name the `N` longest kernels under the chart (default 5, -1 none)"},
 			&cli.StringFlag{Name: "format", Value: "svg", Usage: "svg or png (default: from the output's extension)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the chart to `FILE` ('-' for stdout)"},
+			gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			stepKind, err := chartStepKind(c)
 			if err != nil {
 				return err
+			}
+			if c.String("type") == rooflineType {
+				return rooflineChart(c, e)
 			}
 			kind, ok := report.ParseChartKind(c.String("type"))
 			if !ok {

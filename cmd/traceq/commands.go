@@ -29,6 +29,8 @@ func commands(e *env) []*cli.Command {
 		exportCmd(e),
 		collectivesCmd(e),
 		mergeCmd(e),
+		gpusCmd(e),
+		efficiencyCmd(e),
 	}
 }
 
@@ -70,9 +72,9 @@ func breakdownCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
-			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels or all, comma-separated"},
+			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels, efficiency or all, comma-separated"},
 			byFlag,
-			noStepsFlag, stepFlag,
+			noStepsFlag, stepFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 1 {
@@ -102,7 +104,12 @@ func breakdownCmd(e *env) *cli.Command {
 			if r.HasCommunication() {
 				ct = collectives.Match(tbl, collectives.Options{Filter: f, NoSizes: true})
 			}
-			return render.Breakdown(e.stdout, r, <-kernels, ct, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail})
+			eff, err := efficiencyOf(c, e, tbl, false)
+			if err != nil {
+				return err
+			}
+			return render.Breakdown(e.stdout, r, <-kernels, ct, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail,
+				Efficiency: eff})
 		},
 	}
 }
@@ -117,7 +124,7 @@ func kernelsCmd(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "per-device", Usage: "one row per input, device and name"},
 			&cli.BoolFlag{Name: "memops", Usage: "include memcpy and memset activities"},
 			kindFlag("only kernels of steps of this kind"),
-			byFlag,
+			byFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.Int("top") < 0 {
@@ -136,7 +143,11 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			return render.Kernels(e.stdout, tbl, ks, render.Options{Format: c.String("format")})
+			eff, err := efficiencyFor(c, e, tbl, true, false)
+			if err != nil {
+				return err
+			}
+			return render.Kernels(e.stdout, tbl, ks, render.Options{Format: c.String("format"), Efficiency: eff})
 		},
 	}
 }

@@ -37,7 +37,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
-			bytesPerTokenFlag, linkFlag,
+			bytesPerTokenFlag, linkFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -84,8 +84,12 @@ func reportCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			eff, err := efficiencyOf(c, e, tbl, true)
+			if err != nil {
+				return err
+			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed")}
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"), Efficiency: eff}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group

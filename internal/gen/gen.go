@@ -65,6 +65,26 @@ type Config struct {
 	// their durations.
 	SlowCategory string
 	SlowNS       int64
+	// Shapes writes, for every kernel of an eager step, the CPU op that
+	// launched it (a cpu_op event with Input Dims, Input type and Concrete
+	// Inputs, as record_shapes=True does), sharing its External id with
+	// the launch call and the kernel; gives each kernel family its own
+	// launch grid; puts collective args on the NCCL all-reduces; and fills
+	// StepExpect.Eff. Decode steps stay graph replays without ops:
+	// WriteCapture writes their graph's capture trace. Off, the output is
+	// byte for byte what it was before the option existed.
+	Shapes bool
+	// CaptureBatch is the batch size the decode graph was captured at
+	// (its kernels' shapes), at least every decode step's token count
+	// (0 means 64).
+	CaptureBatch int
+}
+
+func (c Config) captureBatch() int64 {
+	if c.CaptureBatch <= 0 {
+		return 64
+	}
+	return int64(c.CaptureBatch)
 }
 
 func (c Config) layers() int {
@@ -126,6 +146,8 @@ type StepExpect struct {
 	BusyNS   int64
 	KernelNS int64
 	ByCat    map[string]int64
+	// Eff is what an efficiency analysis must find (Config.Shapes only).
+	Eff *EffExpect
 }
 
 // family is one kind of kernel the generator writes.
@@ -191,6 +213,9 @@ type writer struct {
 	pid    int64
 	device int32
 	ext    int64 // External id counter
+	// opExt, when not 0, is the External id of the next event instead of
+	// a fresh one: a CPU op's, shared by its launch and its kernel.
+	opExt int64
 }
 
 func (w *writer) flushBuf() {
@@ -232,9 +257,13 @@ func (w *writer) event(cat, name string, pid, tid int64, ts trace.Time, dur int6
 	b = append(b, `, "dur": `...)
 	b = appendMicros(b, dur)
 	b = append(b, `, "args": {`...)
-	w.ext++
+	ext := w.opExt
+	if ext == 0 {
+		w.ext++
+		ext = w.ext
+	}
 	b = append(b, `"External id": `...)
-	b = strconv.AppendInt(b, w.ext, 10)
+	b = strconv.AppendInt(b, ext, 10)
 	if args != nil {
 		b = args(b)
 	}
@@ -243,6 +272,18 @@ func (w *writer) event(cat, name string, pid, tid int64, ts trace.Time, dur int6
 	if len(w.buf) > 32<<10 {
 		w.flushBuf()
 	}
+}
+
+// appendGrid writes a launch grid as Kineto does: [x, y, z].
+func appendGrid(b []byte, g [3]int64) []byte {
+	b = append(b, '[')
+	for i, x := range g {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, x, 10)
+	}
+	return append(b, ']')
 }
 
 // interval is one activity of the step being built.
@@ -282,15 +323,7 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 		return 0
 	}
 
-	w.buf = fmt.Appendf(w.buf, `{
-  "schemaVersion": 1,
-  "deviceProperties": [
-    {"id": %d, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045706752, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 132}
-  ],
-  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d, "pg_count": 1},
-  "baseTimeNanoseconds": 1700000000000000000,
-  "traceEvents": [
-  `, w.device, rank, ranks)
+	w.open(rank, ranks)
 
 	layers := cfg.layers()
 	twoStreams := cfg.streams() == 2
@@ -302,17 +335,42 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 	var eagerKernel int64
 	var acts []interval
 
+	// placed writes a kernel's device, stream and correlation.
+	placed := func(b []byte, c int64, stream int32, withCorr bool) []byte {
+		b = append(b, `, "device": `...)
+		b = strconv.AppendInt(b, dev, 10)
+		b = append(b, `, "stream": `...)
+		b = strconv.AppendInt(b, int64(stream), 10)
+		if withCorr {
+			b = append(b, `, "correlation": `...)
+			b = strconv.AppendInt(b, c, 10)
+		}
+		return b
+	}
 	kernelArgs := func(c int64, stream int32, withCorr bool) func([]byte) []byte {
 		return func(b []byte) []byte {
-			b = append(b, `, "device": `...)
-			b = strconv.AppendInt(b, dev, 10)
-			b = append(b, `, "stream": `...)
-			b = strconv.AppendInt(b, int64(stream), 10)
-			if withCorr {
-				b = append(b, `, "correlation": `...)
-				b = strconv.AppendInt(b, c, 10)
-			}
+			b = placed(b, c, stream, withCorr)
 			b = append(b, `, "registers per thread": 128, "shared memory": 49152, "blocks per SM": 1.2, "warps per SM": 9.7, "grid": [132, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 12`...)
+			return b
+		}
+	}
+	// With Shapes, a kernel's args carry its family's grid and, for a
+	// sized collective, the collective args.
+	shapedArgs := func(c int64, stream int32, withCorr bool, g [3]int64, op *opShape) func([]byte) []byte {
+		return func(b []byte) []byte {
+			b = placed(b, c, stream, withCorr)
+			b = append(b, `, "registers per thread": 128, "shared memory": 49152, "grid": `...)
+			b = appendGrid(b, g)
+			b = append(b, `, "block": [256, 1, 1]`...)
+			if op.msgElems > 0 {
+				b = append(b, `, "Collective name": "allreduce", "In msg nelems": `...)
+				b = strconv.AppendInt(b, op.msgElems, 10)
+				b = append(b, `, "Out msg nelems": `...)
+				b = strconv.AppendInt(b, op.msgElems, 10)
+				b = append(b, `, "Group size": `...)
+				b = strconv.AppendInt(b, int64(ranks), 10)
+				b = append(b, `, "dtype": "BFloat16"`...)
+			}
 			return b
 		}
 	}
@@ -347,6 +405,15 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 		}
 		marker := fmt.Sprintf("execute_context_%d(%d)_generation_%d(%d)", ctx, ctxTok, gen, gen)
 		se := StepExpect{Index: i, Kind: kind, Marker: marker, Start: cpu, ByCat: map[string]int64{}}
+		// The tokens and sequences the step's ops see: eager steps their
+		// own, graph replays the captured batch.
+		tokens, seqs := ctxTok+gen, ctx+gen
+		if !eager {
+			tokens, seqs = cfg.captureBatch(), cfg.captureBatch()
+		}
+		if cfg.Shapes {
+			se.Eff = newEff()
+		}
 		acts = acts[:0]
 		record := func(name string, s trace.Time, d int64, stream int32) {
 			acts = append(acts, interval{s, s + trace.Time(d), stream})
@@ -370,6 +437,9 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 			return append(b, `, "bytes": 4096, "memory bandwidth (GB/s)": 1.5`...)
 		})
 		record(memcpyName, ms, md, computeStream)
+		if se.Eff != nil {
+			se.Eff.other("memcpy/memcpy", md)
+		}
 		exp.Activities++
 		free[computeStream] = ms + trace.Time(md)
 		t += 8_000
@@ -384,7 +454,13 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 			s := max(free[computeStream], t+trace.Time(8_000+rng.Int64N(4_000)))
 			for _, f := range fams {
 				d := f.lo + rng.Int64N(f.hi-f.lo) + slow(f.name)
-				w.event("kernel", f.name, dev, computeStream, s, d, kernelArgs(gc, computeStream, true))
+				if cfg.Shapes {
+					op, g := shapeOf(f, tokens, seqs, ranks), grid(f, tokens, seqs)
+					w.event("kernel", f.name, dev, computeStream, s, d, shapedArgs(gc, computeStream, true, g, &op))
+					se.Eff.kernel(&op, cat(f.name), d, g)
+				} else {
+					w.event("kernel", f.name, dev, computeStream, s, d, kernelArgs(gc, computeStream, true))
+				}
 				record(f.name, s, d, computeStream)
 				exp.Activities++
 				exp.Kernels++
@@ -396,6 +472,15 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 			for _, f := range fams {
 				corr++
 				ld := 3_000 + rng.Int64N(4_000)
+				var op opShape
+				if cfg.Shapes {
+					// The op encloses its launch call; launch and kernel
+					// carry its External id.
+					op = shapeOf(f, tokens, seqs, ranks)
+					w.ext++
+					w.opExt = w.ext
+					w.event("cpu_op", op.name, w.pid, tid, t-200, ld+400, op.appendOpArgs)
+				}
 				w.event("cuda_runtime", "cudaLaunchKernel", w.pid, tid, t, ld, launchArgs(corr, 211))
 				stream := int32(computeStream)
 				if f.comm && twoStreams {
@@ -411,7 +496,17 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 				d := (f.lo+rng.Int64N(f.hi-f.lo))*scale + slow(f.name)
 				eagerKernel++
 				withCorr := cfg.DropCorrEvery <= 0 || eagerKernel%int64(cfg.DropCorrEvery) != 0
-				w.event("kernel", f.name, dev, int64(stream), s, d, kernelArgs(corr, stream, withCorr))
+				// A sized collective keeps its correlation (its args are
+				// found by it), so every eager all-reduce is sized.
+				withCorr = withCorr || (cfg.Shapes && f.comm)
+				if cfg.Shapes {
+					g := grid(f, tokens, seqs)
+					w.event("kernel", f.name, dev, int64(stream), s, d, shapedArgs(corr, stream, withCorr, g, &op))
+					w.opExt = 0
+					se.Eff.kernel(&op, cat(f.name), d, g)
+				} else {
+					w.event("kernel", f.name, dev, int64(stream), s, d, kernelArgs(corr, stream, withCorr))
+				}
 				record(f.name, s, d, stream)
 				exp.Activities++
 				exp.Kernels++
@@ -481,14 +576,33 @@ func Write(out io.Writer, cfg Config, rank int) (*Expected, error) {
 			return nil, w.err
 		}
 	}
-	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \"gen\"\n}\n"...)
+	if err := w.close("gen"); err != nil {
+		return nil, err
+	}
+	exp.Bytes = w.n
+	return exp, nil
+}
+
+// open starts the trace document of rank of ranks: an H100 SXM, as
+// Kineto describes it.
+func (w *writer) open(rank, ranks int) {
+	w.buf = fmt.Appendf(w.buf, `{
+  "schemaVersion": 1,
+  "deviceProperties": [
+    {"id": %d, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045706752, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 132}
+  ],
+  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d, "pg_count": 1},
+  "baseTimeNanoseconds": 1700000000000000000,
+  "traceEvents": [
+  `, w.device, rank, ranks)
+}
+
+// close ends the trace document (named traceName) and flushes it.
+func (w *writer) close(traceName string) error {
+	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \""+traceName+"\"\n}\n"...)
 	w.flushBuf()
 	if w.err == nil {
 		w.err = w.w.Flush()
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	exp.Bytes = w.n
-	return exp, nil
+	return w.err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
 	"github.com/traceq/traceq/stats"
@@ -41,7 +42,8 @@ const (
 type Options struct {
 	// Filter restricts the charts and tables to one class of windows.
 	Filter step.Filter
-	// Top is the number of kernels in the top chart and table.
+	// Top is the number of kernels in the top chart and table, and of op
+	// shapes in the speed-of-light section.
 	Top int
 	// Level is the heading level of the report's title: 1 for a report
 	// of its own, 2 for a section appended to a benchmark log.
@@ -56,6 +58,10 @@ type Options struct {
 	// groups outside any step that hold almost nothing
 	// (chart.LeaveOutUnattributed).
 	Unattributed bool
+	// Efficiency, when it priced some kernel, adds the speed of light to
+	// the summary, a section with the roofline chart and the efficiency
+	// tables, and the kernels table's columns.
+	Efficiency *efficiency.Result
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
@@ -146,7 +152,7 @@ func (w *writer) title() string {
 
 // summary writes the run summary breakdown leads with.
 func (w *writer) summary() error {
-	return render.Summary(&w.sb, w.groups, render.Options{Format: "markdown", Level: w.opt.Level + 1})
+	return render.Summary(&w.sb, w.groups, render.Options{Format: "markdown", Level: w.opt.Level + 1, Efficiency: w.opt.Efficiency})
 }
 
 func (w *writer) write() error {
@@ -173,6 +179,9 @@ func (w *writer) write() error {
 	if err := w.collectives(); err != nil {
 		return err
 	}
+	if err := w.speedOfLight(); err != nil {
+		return err
+	}
 
 	sb.WriteString(w.h(1) + "Top kernels\n\n")
 	link, err = w.drawKind("top", Top, 0, 0, "top kernels")
@@ -182,7 +191,7 @@ func (w *writer) write() error {
 	sb.WriteString(link + "\n\n")
 	sb.WriteString(fmt.Sprintf("*The %d kernels (and memory operations) with the most total GPU time across all inputs%s; the share is of all GPU activity time.*\n\n",
 		len(w.kernels), kindNote(w.opt.Filter)))
-	if err := render.Kernels(sb, w.tbl, w.kernels, render.Options{Format: "markdown"}); err != nil {
+	if err := render.Kernels(sb, w.tbl, w.kernels, render.Options{Format: "markdown", Efficiency: w.opt.Efficiency}); err != nil {
 		return err
 	}
 	sb.WriteString("\n")

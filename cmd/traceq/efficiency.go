@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/gpuspec"
+	"github.com/traceq/traceq/load"
+	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/window"
+)
+
+var captureFlag = &cli.StringSliceFlag{Name: "capture", Usage: "graph-capture trace `FILE` (or directory of them) whose captured launches price the CUDA-graph replays (default: the files of a " + parse.CaptureDir + " folder beside each input)"}
+
+func efficiencyCmd(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "efficiency",
+		Usage: "every op, category and step kind against what the GPU could do: FLOPs and bytes from the recorded shapes, roofline time, efficiency, SM coverage, the step's speed of light",
+		Description: "Kernels are priced by the CPU op that launched them, from the shapes torch.profiler records with record_shapes=True;\n" +
+			"CUDA-graph replays by the ops of the graph's capture trace. The device's limits come from the GPU table ('traceq gpus').\n" +
+			"Definitions: docs/definitions.md#efficiency; how to capture what it needs: docs/efficiency.md.",
+		ArgsUsage: "INPUT...",
+		Flags: append([]cli.Flag{formatFlag,
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "op shapes shown per run (text, markdown)"},
+			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
+			gpuFlag, gpuSpecFlag, captureFlag, linkFlag, bytesPerTokenFlag,
+			noStepsFlag, stepFlag,
+		}, inputFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.Int("top") < 1 {
+				return usagef("efficiency: --top must be at least 1")
+			}
+			if err := checkTableFormat(c.String("format")); err != nil {
+				return err
+			}
+			r, err := efficiencyResult(c, e)
+			if err != nil {
+				return err
+			}
+			return render.Efficiency(e.stdout, r, render.Options{Format: c.String("format"), Top: c.Int("top")})
+		},
+	}
+}
+
+// efficiencyResult reads the flags of the efficiency analysis (--gpu,
+// --gpu-spec, --capture, --link, --bytes-per-token, --kind), the inputs
+// and their captures, and analyses them, joined with the collectives
+// analysis for the link time: the work of efficiency and chart --type
+// roofline.
+func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
+	// The flags first: a bad --gpu fails before gigabytes are read.
+	f, err := readEfficiencyFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := loadInputs(c, e, selection{steps: true})
+	if err != nil {
+		return nil, err
+	}
+	return analyzeEfficiency(c, e, tbl, f, true)
+}
+
+// efficiencyFlags are what --gpu-spec, --gpu, --link and
+// --bytes-per-token say.
+type efficiencyFlags struct {
+	table *gpuspec.Table
+	gpu   *gpuspec.GPU
+	copt  collectives.Options
+}
+
+func readEfficiencyFlags(c *cli.Context) (f efficiencyFlags, err error) {
+	if f.copt, err = collectiveOptions(c); err != nil {
+		return f, err
+	}
+	if f.table, err = gpuTable(c); err != nil {
+		return f, err
+	}
+	f.gpu, err = gpuChoice(c, f.table)
+	return f, err
+}
+
+// efficiencyOf runs the efficiency analysis for a command that shows its
+// figures beside its own, when they can exist: some input records CPU ops
+// with their shapes, or a capture trace is given or found; for kernels'
+// SM coverage (coverage), also when an input records launch
+// configurations. nil otherwise, at no cost.
+func efficiencyOf(c *cli.Context, e *env, tbl *window.Table, coverage bool) (*efficiency.Result, error) {
+	return efficiencyFor(c, e, tbl, coverage, true)
+}
+
+// efficiencyFor is efficiencyOf; without link, the collectives are not
+// matched for their time at the link (the kernels table shows no speed of
+// light).
+func efficiencyFor(c *cli.Context, e *env, tbl *window.Table, coverage, link bool) (*efficiency.Result, error) {
+	some := len(c.StringSlice("capture")) > 0 || captureFolders(c)
+	for _, in := range tbl.Inputs {
+		some = some || len(in.Trace.OpSigs) > 0 || (coverage && len(in.Trace.Configs) > 0)
+	}
+	if !some {
+		return nil, nil
+	}
+	f, err := readEfficiencyFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	return analyzeEfficiency(c, e, tbl, f, link)
+}
+
+// analyzeEfficiency analyses tbl with its captures, joined (with link)
+// with the collectives analysis for the link time.
+func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, f efficiencyFlags, link bool) (*efficiency.Result, error) {
+	caps, err := loadCaptures(c, e)
+	if err != nil {
+		return nil, err
+	}
+	filter, _ := kindFilter(c)
+	table, gpu, copt := f.table, f.gpu, f.copt
+	opt := efficiency.Options{Filter: filter, Table: table, GPU: gpu, Captures: caps}
+	if !link {
+		return efficiency.Analyze(tbl, opt), nil
+	}
+	// The collectives at the link: --link, else the devices' default.
+	if copt.Link == nil {
+		if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
+			if l, err := collectives.ParseLink(name); err == nil {
+				copt.Link = &l
+			}
+		}
+	}
+	if copt.Link != nil {
+		copt.Filter = filter
+		ct := collectives.Match(tbl, copt)
+		opt.LinkTime = ct.LinkTime
+		opt.Link = &efficiency.Link{Name: copt.Link.Name, GBps: copt.Link.GBps, About: copt.Link.About}
+	}
+	return efficiency.Analyze(tbl, opt), nil
+}
+
+// rooflineType is chart --type roofline, drawn from the efficiency
+// analysis rather than report's charts.
+const rooflineType = "roofline"
+
+// rooflineChart draws chart --type roofline.
+func rooflineChart(c *cli.Context, e *env) error {
+	out := c.String("output")
+	if out == "" {
+		return usagef("chart: -o FILE is required (.svg or .png, or - for standard output)")
+	}
+	format, err := imageFormat(c, "-o", out)
+	if err != nil {
+		return err
+	}
+	if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
+		return err
+	}
+	r, err := efficiencyResult(c, e)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := chart.Roofline(&buf, r, chart.Options{Format: format, Title: rooflineTitle(r)}); err != nil {
+		return err
+	}
+	return writeFile(e, out, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	})
+}
+
+// rooflineTitle names what the chart draws: the run, or the runs.
+func rooflineTitle(r *efficiency.Result) string {
+	var runs []string
+	for _, in := range r.Inputs {
+		if !slices.Contains(runs, in.Run) {
+			runs = append(runs, in.Run)
+		}
+	}
+	return strings.Join(runs, ", ")
+}
+
+// captureFolders lists the capture_traces folders beside the inputs (in
+// an input directory, or beside an input file).
+func captureFolderPaths(c *cli.Context) []string {
+	var paths []string
+	seen := map[string]bool{}
+	for _, a := range c.Args().Slice() {
+		if a == parse.Stdin {
+			continue
+		}
+		dir := a
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			dir = filepath.Dir(a)
+		}
+		d := filepath.Join(dir, parse.CaptureDir)
+		if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
+			seen[d] = true
+			paths = append(paths, d)
+		}
+	}
+	return paths
+}
+
+func captureFolders(c *cli.Context) bool { return len(captureFolderPaths(c)) > 0 }
+
+// vllmCaptureDetails is the file vLLM writes beside its capture traces.
+const vllmCaptureDetails = "execution_details.json"
+
+// loadCaptures reads the graph-capture traces: those --capture names, or
+// else the files of a capture_traces folder beside each input. They are
+// not inputs: no runs, no steps. A file --capture names must read; one
+// found beside an input that does not is left out with a warning, the
+// analysis going on without it.
+func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
+	paths, found := c.StringSlice("capture"), false
+	if len(paths) == 0 {
+		paths, found = captureFolderPaths(c), true
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	opt, err := loadOptions(c, e, selection{})
+	if err != nil {
+		return nil, err
+	}
+	opt.Steps, opt.Filter = false, step.Filter{}
+	warn := func(format string, args ...any) {
+		if opt.Warnings != nil {
+			fmt.Fprintf(opt.Warnings, "traceq: "+format+"\n", args...)
+		}
+	}
+	var files []string
+	for _, p := range paths {
+		// vLLM writes execution_details.json (not a trace) beside its
+		// capture traces: skipped without a word.
+		quiet := opt
+		quiet.Warnings = nil
+		set, err := load.Expand([]string{p}, quiet)
+		if err != nil {
+			if found {
+				warn("warning: no capture trace read: %v", err)
+				continue
+			}
+			_, err = load.Expand([]string{p}, opt) // again, for every error's line
+			return nil, err
+		}
+		for _, s := range set.Skipped {
+			if filepath.Base(s.Path) != vllmCaptureDetails {
+				warn("%s", s)
+			}
+		}
+		for _, r := range set.Repeats {
+			warn("%s", r)
+		}
+		files = append(files, set.Files()...)
+	}
+	var caps []efficiency.Capture
+	for _, p := range files {
+		tbl, err := load.One(p, opt)
+		if err != nil {
+			if found {
+				warn("warning: capture trace not read: %v", err)
+				continue
+			}
+			return nil, err
+		}
+		caps = append(caps, efficiency.Capture{Path: p, Trace: tbl.Inputs[0].Trace})
+	}
+	slices.SortStableFunc(caps, func(a, b efficiency.Capture) int { return strings.Compare(a.Path, b.Path) })
+	return caps, nil
+}

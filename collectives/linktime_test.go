@@ -1,0 +1,42 @@
+package collectives
+
+import (
+	"testing"
+
+	"github.com/traceq/traceq/step"
+)
+
+func TestLinkTime(t *testing.T) {
+	decode := step.ClassOf(step.Decode)
+	tbl := &Table{Link: &Link{Name: "nvlink4", GBps: 450}, Ops: []Op{
+		// 2 ranks, all-reduce (bus factor 2·1/2 = 1): 450,000 bytes at
+		// 450 GB/s is 1000 ns, per rank's kernel of 3 instances: 6000;
+		// 1,000 bytes: 2.2 → 3 ns, twice for 1 instance: 6.
+		{Run: "r", Class: decode, Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 4, SizedInstances: 4, KernelNS: 9000,
+			Sizes: []Size{{Bytes: 1000, Instances: 1}, {Bytes: 450_000, Instances: 3}}},
+		// 8 ranks' all-gather ((n−1)/n = 7/8), one rank traced: 800,000
+		// bytes → 700,000 bus bytes → 1556 ns (1555.6 rounded up).
+		{Run: "r", Class: decode, Op: "allgather", GroupSize: 8, Ranks: make([]RankStat, 1), Instances: 1, SizedInstances: 1, KernelNS: 2000,
+			Sizes: []Size{{Bytes: 800_000, Instances: 1}}},
+		// Left out: an instance without a size, one rank in the group, an
+		// op without a bus factor, another class, another run.
+		{Run: "r", Class: decode, Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 2, SizedInstances: 1, KernelNS: 500,
+			Sizes: []Size{{Bytes: 100, Instances: 1}, {Bytes: -1, Instances: 1}}},
+		{Run: "r", Class: decode, Op: "allreduce", GroupSize: 1, Ranks: make([]RankStat, 1), Instances: 1, SizedInstances: 1, KernelNS: 700,
+			Sizes: []Size{{Bytes: 100, Instances: 1}}},
+		{Run: "r", Class: decode, Op: "other", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 1, SizedInstances: 1, KernelNS: 800,
+			Sizes: []Size{{Bytes: 100, Instances: 1}}},
+		{Run: "r", Class: step.ClassOf(step.Prefill), Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 1, SizedInstances: 1, KernelNS: 900,
+			Sizes: []Size{{Bytes: 100, Instances: 1}}},
+		{Run: "s", Class: decode, Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 1, SizedInstances: 1, KernelNS: 900,
+			Sizes: []Size{{Bytes: 100, Instances: 1}}},
+	}}
+	linked, link := tbl.LinkTime("r", decode)
+	if linked != 11_000 || link != 6000+6+1556 {
+		t.Errorf("LinkTime = %d, %d; want 11000, %d", linked, link, 6000+6+1556)
+	}
+	tbl.Link = nil
+	if linked, link := tbl.LinkTime("r", decode); linked != 0 || link != 0 {
+		t.Errorf("without a link: %d, %d", linked, link)
+	}
+}
