@@ -6,7 +6,9 @@
 //
 // With -straggler R the ranks are one run on one clock (gen.WriteRank):
 // rank R computes -slowdown % slower and the others wait for it in every
-// all-reduce, for traceq collectives.
+// all-reduce, for traceq collectives. With -nodes N they are a run over N
+// hosts (gen.WriteNodeRank) in DIR/node{n}/rank{r}.json, host n's clock
+// -skew × n ns late: for traceq merge and the communicators.
 package main
 
 import (
@@ -35,6 +37,8 @@ func main() {
 		parallel = flag.Int("parallel", 2, "rank files written at once")
 		strag    = flag.Int("straggler", -1, "write one run on one clock whose rank `R` is slower (gen.WriteRank)")
 		slowdown = flag.Int("slowdown", 30, "with -straggler: the slow rank's extra compute time, %")
+		nodes    = flag.Int("nodes", 0, "write a run over `N` hosts (gen.WriteNodeRank): -ranks in all, one tensor-parallel group per host, an expert-parallel all-to-all over every rank, in DIR/node{n}/rank{r}.json; with -straggler R slower by -slowdown %")
+		skew     = flag.Int64("skew", 0, "with -nodes: host n's clock is n × `NS` late")
 		shapes   = flag.Bool("shapes", false, "write the eager steps' CPU ops with their shapes, and each rank's decode-graph capture trace in DIR/capture_traces (gen.Config.Shapes, gen.WriteCapture)")
 	)
 	flag.Parse()
@@ -48,6 +52,20 @@ func main() {
 		run = &gen.RunConfig{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, Layers: *layers, Straggler: *strag,
 			SlowdownPct: *slowdown, JitterNS: 2000, Seed: *seed}
 	}
+	var nodeRun *gen.NodeConfig
+	if *nodes > 0 {
+		if *ranks%*nodes != 0 {
+			fmt.Fprintln(os.Stderr, "gen: -ranks must be a multiple of -nodes")
+			os.Exit(2)
+		}
+		nodeRun = &gen.NodeConfig{Nodes: *nodes, PerNode: *ranks / *nodes, Steps: *steps, DecodeEvery: *decode, Layers: *layers,
+			JitterNS: 2000, SkewNS: *skew, Seed: *seed}
+		if *strag >= 0 {
+			nodeRun.SlowPct = make([]int, *ranks)
+			nodeRun.SlowPct[*strag] = *slowdown
+		}
+		run = nil
+	}
 	sem := make(chan struct{}, max(1, *parallel))
 	var wg sync.WaitGroup
 	errs := make([]error, *ranks)
@@ -57,6 +75,10 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if nodeRun != nil {
+				errs[r] = writeNode(*out, *nodeRun, r, *gz)
+				return
+			}
 			errs[r] = write(*out, cfg, run, r, *gz)
 			if errs[r] == nil && *shapes {
 				errs[r] = writeCapture(*out, cfg, r)
@@ -113,6 +135,44 @@ func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) er
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, bytes, acts, kernels)
+	return f.Close()
+}
+
+// writeNode writes rank of a run over hosts as DIR/node{n}/rank{r}.json.
+func writeNode(dir string, cfg gen.NodeConfig, rank int, gz bool) error {
+	name := fmt.Sprintf("rank%d.json", rank)
+	if gz {
+		name += ".gz"
+	}
+	path := filepath.Join(dir, cfg.Host(rank), name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var w io.Writer = bw
+	var zw *gzip.Writer
+	if gz {
+		zw, _ = gzip.NewWriterLevel(bw, 6)
+		w = zw
+	}
+	exp, err := gen.WriteNodeRank(w, cfg, rank)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fmt.Printf("%s\t%d bytes\t%d GPU activities\n", path, exp.Bytes, exp.Activities)
 	return f.Close()
 }
 
