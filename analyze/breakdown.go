@@ -158,8 +158,14 @@ type groupKey struct {
 
 // groups sums windows into (rank, device, class) groups.
 func groups(tbl *window.Table, opt Options) []Group {
+	// A name has one category, but for a generic collective kernel
+	// whose args name its op (window.Table.ActivityCategory): top
+	// kernels are (name, folded category).
+	type nameKey struct {
+		name window.NameID
+		cat  window.CatID
+	}
 	type nameAcc struct {
-		cat      window.CatID
 		n, total int64
 	}
 	type launchAcc struct {
@@ -169,7 +175,7 @@ func groups(tbl *window.Table, opt Options) []Group {
 	type gacc struct {
 		g        Group
 		cats     map[window.CatID]*CategoryStat
-		names    map[window.NameID]*nameAcc
+		names    map[nameKey]*nameAcc
 		steps    map[int32]bool
 		from     map[step.Kind]*StepGapStat
 		launches map[string]*launchAcc
@@ -185,7 +191,7 @@ func groups(tbl *window.Table, opt Options) []Group {
 		ga := m[k]
 		if ga == nil {
 			ga = &gacc{g: Group{Rank: &tbl.Ranks[w.Rank], Device: w.Device, Class: w.Class},
-				cats: map[window.CatID]*CategoryStat{}, names: map[window.NameID]*nameAcc{}, steps: map[int32]bool{}}
+				cats: map[window.CatID]*CategoryStat{}, names: map[nameKey]*nameAcc{}, steps: map[int32]bool{}}
 			m[k] = ga
 			order = append(order, k)
 		}
@@ -237,10 +243,11 @@ func groups(tbl *window.Table, opt Options) []Group {
 			cs.Instances += c.N
 		}
 		for _, n := range w.Names {
-			x := ga.names[n.Name]
+			k := nameKey{n.Name, tbl.Fold(n.Cat)}
+			x := ga.names[k]
 			if x == nil {
-				x = &nameAcc{cat: tbl.Fold(n.Cat)}
-				ga.names[n.Name] = x
+				x = &nameAcc{}
+				ga.names[k] = x
 			}
 			x.n += n.N
 			x.total += n.TotalNS
@@ -271,25 +278,25 @@ func groups(tbl *window.Table, opt Options) []Group {
 			return cmp.Compare(a.API, b.API)
 		})
 		g.Categories = categoryList(ga.cats, g.KernelNS, g.SpanNS, windows)
-		ids := make([]window.NameID, 0, len(ga.names))
+		ids := make([]nameKey, 0, len(ga.names))
 		for id := range ga.names {
 			ids = append(ids, id)
 		}
-		slices.SortFunc(ids, func(a, b window.NameID) int {
+		slices.SortFunc(ids, func(a, b nameKey) int {
 			if c := cmp.Compare(ga.names[b].total, ga.names[a].total); c != 0 {
 				return c
 			}
 			if c := cmp.Compare(ga.names[b].n, ga.names[a].n); c != 0 {
 				return c
 			}
-			return cmp.Compare(tbl.Name(a), tbl.Name(b))
+			return cmp.Or(cmp.Compare(tbl.Name(a.name), tbl.Name(b.name)), cmp.Compare(tbl.Category(a.cat).String(), tbl.Category(b.cat).String()))
 		})
 		if len(ids) > top {
 			ids = ids[:top]
 		}
 		for _, id := range ids {
 			na := ga.names[id]
-			g.Top = append(g.Top, TopKernel{Name: tbl.Name(id), Mangled: tbl.Mangled(id), Category: tbl.Category(na.cat),
+			g.Top = append(g.Top, TopKernel{Name: tbl.Name(id.name), Mangled: tbl.Mangled(id.name), Category: tbl.Category(id.cat),
 				Instances: na.n, TotalNS: na.total, Share: stats.Ratio(na.total, g.KernelNS)})
 		}
 		out = append(out, g)

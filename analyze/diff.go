@@ -82,10 +82,11 @@ type TokenDiff struct {
 	// steps.
 	BeforeP50, AfterP50 float64
 	// NSPerToken is the summed span of the windows over their summed
-	// tokens, rounded to the nanosecond (0 when no window has a token).
-	BeforeNSPerToken int64
-	AfterNSPerToken  int64
-	DeltaNSPerToken  int64
+	// tokens, rounded to the nanosecond; nil when the tokens sum to 0
+	// (undefined), and so is the delta.
+	BeforeNSPerToken *int64
+	AfterNSPerToken  *int64
+	DeltaNSPerToken  *int64
 	DeltaPct         *float64
 }
 
@@ -433,18 +434,25 @@ func tokenDiff(b, a *sideKind) *TokenDiff {
 	if b.tokens == nil || a.tokens == nil {
 		return nil
 	}
-	perToken := func(s *sideKind) int64 {
+	perToken := func(s *sideKind) *int64 {
 		var span, tok int64
 		for i, t := range s.tokens {
 			span += s.spans[i]
 			tok += t
 		}
-		return divRound(span, tok)
+		if tok <= 0 {
+			return nil
+		}
+		v := divRound(span, tok)
+		return &v
 	}
 	td := &TokenDiff{BeforeP50: stats.Of(slices.Clone(b.tokens)).P50, AfterP50: stats.Of(slices.Clone(a.tokens)).P50,
 		BeforeNSPerToken: perToken(b), AfterNSPerToken: perToken(a)}
-	td.DeltaNSPerToken = td.AfterNSPerToken - td.BeforeNSPerToken
-	td.DeltaPct = pctChange(td.BeforeNSPerToken, td.AfterNSPerToken)
+	if td.BeforeNSPerToken != nil && td.AfterNSPerToken != nil {
+		d := *td.AfterNSPerToken - *td.BeforeNSPerToken
+		td.DeltaNSPerToken = &d
+		td.DeltaPct = pctChange(*td.BeforeNSPerToken, *td.AfterNSPerToken)
+	}
 	return td
 }
 

@@ -203,7 +203,8 @@ func checkGenDiff(t *testing.T, d *analyze.Diff, bexp, aexp []*gen.Expected, mc 
 		slices.Sort(bt)
 		slices.Sort(at)
 		if k.Tokens.BeforeP50 != stats.Percentile(bt, 50) || k.Tokens.AfterP50 != stats.Percentile(at, 50) ||
-			k.Tokens.BeforeNSPerToken != perToken(bw) || k.Tokens.AfterNSPerToken != perToken(aw) {
+			k.Tokens.BeforeNSPerToken == nil || *k.Tokens.BeforeNSPerToken != perToken(bw) ||
+			k.Tokens.AfterNSPerToken == nil || *k.Tokens.AfterNSPerToken != perToken(aw) {
 			t.Errorf("%s tokens %+v; want p50 %v → %v, %d → %d ns/token", kind, *k.Tokens, stats.Percentile(bt, 50),
 				stats.Percentile(at, 50), perToken(bw), perToken(aw))
 		}

@@ -49,6 +49,7 @@ type KernelStat struct {
 func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 	type key struct {
 		name   window.NameID
+		cat    window.CatID // folded
 		input  int
 		device int32
 	}
@@ -69,13 +70,13 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 		l2g[ii] = map[local]int{}
 		for i := range t.Activities {
 			a := &t.Activities[i]
-			l, ok := opt.localKey(in, i)
+			l, ok := opt.localKey(tbl, ii, i)
 			if !ok {
 				continue
 			}
 			g, seen := l2g[ii][l]
 			if !seen {
-				k := key{name: tbl.ActivityName(ii, i), input: -1}
+				k := key{name: tbl.ActivityName(ii, i), cat: l.cat, input: -1}
 				if opt.PerDevice {
 					k.input, k.device = ii, a.Device
 				}
@@ -88,7 +89,7 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 					cats = append(cats, classify.Category{})
 				}
 				l2g[ii][l] = g
-				cats[g] = tbl.Category(tbl.Fold(tbl.ActivityCategory(ii, i)))
+				cats[g] = tbl.Category(l.cat)
 			}
 			counts[g]++
 			if a.Dur > math.MaxInt32 {
@@ -113,7 +114,7 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 		t := in.Trace
 		for i := range t.Activities {
 			a := &t.Activities[i]
-			l, ok := opt.localKey(in, i)
+			l, ok := opt.localKey(tbl, ii, i)
 			if !ok {
 				continue
 			}
@@ -158,6 +159,9 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 		if c := cmp.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
+		if c := cmp.Compare(a.Category.String(), b.Category.String()); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(a.Path, b.Path); c != 0 {
 			return c
 		}
@@ -172,16 +176,20 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 	return out
 }
 
-// local keys an activity within one input: (name id, device).
+// local keys an activity within one input: (name id, folded category,
+// device). A name has one category, but for a generic collective kernel
+// whose args name its op (window.Table.ActivityCategory).
 type local struct {
 	name   trace.NameID
+	cat    window.CatID
 	device int32
 }
 
-// localKey returns the key of activity i of in, and false when the table
-// leaves the activity out (a memory operation without MemOps, a window
-// the filter drops).
-func (opt KernelOptions) localKey(in *window.Input, i int) (local, bool) {
+// localKey returns the key of activity i of input ii, and false when the
+// table leaves the activity out (a memory operation without MemOps, a
+// window the filter drops).
+func (opt KernelOptions) localKey(tbl *window.Table, ii, i int) (local, bool) {
+	in := &tbl.Inputs[ii]
 	a := &in.Trace.Activities[i]
 	if a.Kind != trace.KindKernel && !opt.MemOps {
 		return local{}, false
@@ -189,7 +197,7 @@ func (opt KernelOptions) localKey(in *window.Input, i int) (local, bool) {
 	if !opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
 		return local{}, false
 	}
-	l := local{name: a.Name}
+	l := local{name: a.Name, cat: tbl.Fold(tbl.ActivityCategory(ii, i))}
 	if opt.PerDevice {
 		l.device = a.Device
 	}

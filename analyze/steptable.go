@@ -92,10 +92,10 @@ type StepStats struct {
 	GapNS    stats.Dist
 	// TokenSteps counts the steps whose marker gives a token count;
 	// Tokens summarises those counts, and NSPerToken is their summed span
-	// over their summed tokens (0 without tokens).
+	// over their summed tokens: nil when those are 0 (undefined).
 	TokenSteps int
 	Tokens     stats.Dist
-	NSPerToken float64
+	NSPerToken *float64
 	Categories []CategorySummary
 	// Outliers lists the indices of the outlier steps (OutlierRule).
 	Outliers []int
@@ -245,7 +245,7 @@ func addStats(all []StepRow, groups []Group) {
 				tokSum += r.Step.Tokens
 			}
 		}
-		ss.TokenSteps, ss.Tokens, ss.NSPerToken = len(tokens), stats.Of(tokens), stats.Ratio(tokSpan, tokSum)
+		ss.TokenSteps, ss.Tokens, ss.NSPerToken = len(tokens), stats.Of(tokens), perToken(tokSpan, tokSum)
 		seen := map[classify.Category]bool{}
 		var cats []classify.Category
 		for _, ri := range rows {

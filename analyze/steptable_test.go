@@ -236,11 +236,11 @@ func TestTokenStats(t *testing.T) {
 	addStats(rows, groups)
 	ss := groups[0].StepStats
 	// Tokens 32 and 64 (p50 48); spans 3200 + 4800 over 96 tokens.
-	if ss.TokenSteps != 2 || ss.Tokens.P50 != 48 || ss.NSPerToken != 8000.0/96 {
+	if ss.TokenSteps != 2 || ss.Tokens.P50 != 48 || ss.NSPerToken == nil || *ss.NSPerToken != 8000.0/96 {
 		t.Errorf("group tokens %d %+v %v", ss.TokenSteps, ss.Tokens, ss.NSPerToken)
 	}
 	sum := Summarize(&GroupTable{Groups: groups, Steps: rows})
-	if s := sum[0]; s.TokenSteps != 2 || s.TokensP50 != 48 || s.NSPerToken != 8000.0/96 {
+	if s := sum[0]; s.TokenSteps != 2 || s.TokensP50 != 48 || s.NSPerToken == nil || *s.NSPerToken != 8000.0/96 {
 		t.Errorf("summary tokens %d %v %v", s.TokenSteps, s.TokensP50, s.NSPerToken)
 	}
 }

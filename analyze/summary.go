@@ -31,10 +31,10 @@ type KindSummary struct {
 	PeriodP50, GapP50 float64
 	// TokenSteps counts the windows whose step marker gives a token count;
 	// TokensP50 is their median count and NSPerToken their summed span
-	// over their summed tokens.
+	// over their summed tokens: nil when those are 0 (undefined).
 	TokenSteps int
 	TokensP50  float64
-	NSPerToken float64
+	NSPerToken *float64
 	Idle       window.IdleSplit
 	// Categories: every category of the class, most kernel time first,
 	// with shares of the summed kernel time and of the summed span.
@@ -144,9 +144,19 @@ func Summarize(g *GroupTable) []KindSummary {
 			s.StepSpan = stats.Of(spans)
 			s.Periods = len(periods)
 			s.PeriodP50, s.GapP50 = stats.Of(periods).P50, stats.Of(gaps).P50
-			s.TokenSteps, s.TokensP50, s.NSPerToken = len(tokens), stats.Of(tokens).P50, stats.Ratio(tokSpan, tokSum)
+			s.TokenSteps, s.TokensP50, s.NSPerToken = len(tokens), stats.Of(tokens).P50, perToken(tokSpan, tokSum)
 		}
 		out = append(out, *s)
 	}
 	return out
+}
+
+// perToken is span over tokens: the step time per token; nil for no
+// tokens, where it is undefined (never 0, never negative).
+func perToken(spanNS, tokens int64) *float64 {
+	if tokens <= 0 {
+		return nil
+	}
+	v := float64(spanNS) / float64(tokens)
+	return &v
 }

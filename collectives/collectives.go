@@ -136,10 +136,16 @@ type Op struct {
 	// args ("Process Group Name", "Process Group Ranks"); "" when the
 	// kernels carry none.
 	Group, GroupRanks string
-	// GroupSize is n in the bus bandwidth factors: the args' group size,
-	// else the number of ranks matched, else (one rank) the trace's world
-	// size; 0 when unknown.
+	// GroupSize is n in the bus bandwidth factors: the args' group size
+	// (the majority of the ranks' kernels), unless the match contradicts
+	// it (fewer than the ranks matched, or more than the world size), else
+	// the number of ranks matched, else (one rank) the trace's world size;
+	// 0 when unknown.
 	GroupSize int
+	// ArgsGroupSize is the group size the args say (the majority of the
+	// ranks' kernels); 0 when they say none. When it differs from
+	// GroupSize, the match contradicted it.
+	ArgsGroupSize int
 	// Ranks are the ranks that ran the op, in rank order.
 	Ranks []RankStat
 	// Instances counts the instances found on every rank of Ranks.
@@ -166,6 +172,14 @@ type Op struct {
 	UpperBound bool
 	// Sizes are the per-size rows: known sizes ascending, unknown last.
 	Sizes []Size
+	// SizeConflicts counts the instances whose ranks' args disagree on
+	// the message size (a dtype or an element count): the majority's size
+	// was used, the lowest rank's on a tie.
+	SizeConflicts int64
+	// UnusableArgs counts the instances of unknown size whose kernels
+	// have collective args that give no size: no element count, a dtype
+	// of unknown size, or more than a TiB.
+	UnusableArgs int64
 	// SizedInstances and SizedTransferNS are the instances of known size;
 	// Bandwidth aggregates them: summed (bus) bytes over summed transfer.
 	SizedInstances  int64
@@ -195,13 +209,13 @@ type Table struct {
 // busFactor is nccl-tests' bus bandwidth factor of op over n ranks
 // (busbw = algbw × factor), and whether op has one: allreduce 2(n−1)/n;
 // allgather, reduce_scatter and all_to_all (n−1)/n; broadcast, reduce and
-// send_recv 1.
+// send_recv 1. A group of one rank moves nothing over the bus: no factor.
 func busFactor(op string, n int) (float64, bool) {
 	switch op {
 	case "broadcast", "reduce", "send_recv":
 		return 1, true
 	}
-	if n < 1 {
+	if n < 2 {
 		return 0, false
 	}
 	f := float64(n-1) / float64(n)
@@ -234,30 +248,6 @@ func argsBytes(c *trace.Collective, dtype string) int64 {
 		return -1
 	}
 	return n * size
-}
-
-// argsOp names a collective from its args' "Collective name"
-// ("_allgather_base", "allreduce_coalesced") in the sub-category
-// vocabulary; "" when it is none of them.
-func argsOp(name string) string {
-	s := strings.ToLower(name)
-	switch {
-	case strings.Contains(s, "allreduce"), strings.Contains(s, "all_reduce"):
-		return "allreduce"
-	case strings.Contains(s, "allgather"), strings.Contains(s, "all_gather"):
-		return "allgather"
-	case strings.Contains(s, "reduce_scatter"), strings.Contains(s, "reducescatter"):
-		return "reduce_scatter"
-	case strings.Contains(s, "alltoall"), strings.Contains(s, "all_to_all"):
-		return "all_to_all"
-	case strings.Contains(s, "broadcast"):
-		return "broadcast"
-	case strings.Contains(s, "send"), strings.Contains(s, "recv"):
-		return "send_recv"
-	case strings.Contains(s, "reduce"):
-		return "reduce"
-	}
-	return ""
 }
 
 // Match matches the collective kernels (category communication/*) of
@@ -321,7 +311,7 @@ type rankData struct {
 	// streams are the collective streams in order of first use.
 	streams []int32
 	// args finds the collective args of the rank's kernels.
-	args *argsIndex
+	args *window.Args
 }
 
 // collKernel is one collective kernel: 8 bytes, the analysis's memory
@@ -343,9 +333,16 @@ type laneKey struct {
 type commKey struct{ group, ranks string }
 
 type sizeKey struct {
-	bytes     int64
+	bytes  int64
+	source SizeSource
+}
+
+// rankSize is what one rank's kernel of an instance says about its size.
+type rankSize struct {
+	bytes     int64 // from the args; -1 none or unusable
 	source    SizeSource
-	groupSize int32
+	groupSize int32 // from the args; -1 none
+	args      bool  // the kernel has collective args
 }
 
 // interner numbers the distinct keys it is given, in order of first use.
@@ -376,8 +373,9 @@ type runAnalysis struct {
 
 	ranks    []*rankData
 	opNames  interner[string]
+	opOfCat  []int32 // per full window.CatID: its op; notComm, or -2 not yet
 	comms    interner[commKey]
-	sizes    interner[sizeKey]
+	sizeBuf  []rankSize // instance's scratch
 	lanes    interner[laneKey]
 	lastLane int32 // the last lane found; -1 none
 
@@ -399,7 +397,7 @@ type opAcc struct {
 	ranks    []int // indices in runAnalysis.ranks, rank order
 	stats    []RankStat
 	op       Op
-	argsGS   int32
+	gsVotes  []vote // the args' group sizes, one vote per rank's kernel
 	sizeRows map[sizeKey]*Size
 	bytes    float64 // summed bytes of instances of known size
 }
@@ -413,17 +411,33 @@ func (a *runAnalysis) laneID(k laneKey) int32 {
 	return a.lastLane
 }
 
-// notComm marks, in a per-name op table, a name that is no collective.
+// notComm marks, in the per-category op table, a category that is no
+// collective's.
 const notComm = -1
+
+// opOf returns the op of activity i of input ii (an index in opNames), or
+// notComm: the sub of its category (which follows a generic collective
+// kernel's args: window.Table.ActivityCategory) when it is communication.
+func (a *runAnalysis) opOf(ii, i int) int32 {
+	cid := a.tbl.ActivityCategory(ii, i)
+	for int(cid) >= len(a.opOfCat) {
+		a.opOfCat = append(a.opOfCat, -2)
+	}
+	op := a.opOfCat[cid]
+	if op == -2 {
+		op = notComm
+		if c := a.tbl.Category(cid); c.Top == classify.Communication {
+			op = a.opNames.id(c.Sub)
+		}
+		a.opOfCat[cid] = op
+	}
+	return op
+}
 
 // collect finds every rank's collective kernels and their lanes.
 func (a *runAnalysis) collect(rankIDs []window.RankID) {
 	a.lastLane = -1
-	type pending struct {
-		r    *rankData
-		opOf []int32
-	}
-	var all []pending
+	var all []*rankData
 	for i := 0; i < len(rankIDs); {
 		ii := a.tbl.Ranks[rankIDs[i]].Input
 		j := i
@@ -432,37 +446,23 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 		}
 		in := &a.tbl.Inputs[ii]
 		t := in.Trace
-		// The op of each kernel name, from its category once: -2 not yet.
-		opOf := make([]int32, len(t.Names))
-		for i := range opOf {
-			opOf[i] = -2
-		}
 		byProc := map[int32]*rankData{}
-		args := newArgsIndex(t)
+		args := a.tbl.Args(ii)
 		for _, id := range rankIDs[i:j] {
 			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, args: args}
 			byProc[r.Proc] = r
 			a.ranks = append(a.ranks, r)
-			all = append(all, pending{r, opOf})
+			all = append(all, r)
 		}
 		i = j
 		// isColl says whether activity i is a collective kernel of a kept
-		// class, finding each name's op once. Pass 1 counts each rank's
-		// collective kernels, pass 2 stores them in slices of that exact
-		// size.
+		// class. Pass 1 counts each rank's collective kernels, pass 2
+		// stores them in slices of that exact size.
 		isColl := func(i int, act *trace.Activity) bool {
 			if act.Kind != trace.KindKernel || !a.opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
 				return false
 			}
-			op := opOf[act.Name]
-			if op == -2 {
-				op = notComm
-				if c := a.tbl.Category(a.tbl.ActivityCategory(ii, i)); c.Top == classify.Communication {
-					op = a.opNames.id(c.Sub)
-				}
-				opOf[act.Name] = op
-			}
-			return op != notComm
+			return a.opOf(ii, i) != notComm
 		}
 		count := map[int32]int{}
 		var last *rankData
@@ -511,8 +511,8 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 			byID = false
 		}
 	}
-	for _, p := range all {
-		a.lanesOf(p.r, p.opOf, byID)
+	for _, r := range all {
+		a.lanesOf(r, byID)
 	}
 }
 
@@ -532,99 +532,8 @@ func compareRanks(x, y *rankData) int {
 	return cmp.Compare(x.ID, y.ID)
 }
 
-// argsIndex finds the collective args of a trace's kernels.
-type argsIndex struct {
-	t      *trace.Trace
-	kernel []trace.Collective // CollectiveOnKernel, by (Proc, Corr)
-	ops    map[threadKey]*step.Innermost
-	opList []int // CollectiveOnCPUOp: indices in t.Collectives
-	// The last answer: the kernels of a CUDA-graph replay share their
-	// launch's correlation id, and so its answer.
-	lastProc int32
-	lastCorr int64
-	lastC    *trace.Collective
-	lastSrc  SizeSource
-}
-
-type threadKey struct {
-	proc   int32
-	thread int64
-}
-
-func newArgsIndex(t *trace.Trace) *argsIndex {
-	x := &argsIndex{t: t, lastProc: -1}
-	i, _ := slices.BinarySearchFunc(t.Collectives, trace.CollectiveOnCPUOp, func(c trace.Collective, s trace.CollectiveSource) int {
-		return cmp.Compare(c.Source, s)
-	})
-	x.kernel = t.Collectives[:i]
-	for j := i; j < len(t.Collectives); j++ {
-		if t.Collectives[j].Source == trace.CollectiveOnCPUOp {
-			x.opList = append(x.opList, j)
-		}
-	}
-	if len(x.opList) == 0 {
-		return x
-	}
-	// Innermost wants start order, the enclosing range first on a tie.
-	slices.SortFunc(x.opList, func(p, q int) int {
-		a, b := &t.Collectives[p], &t.Collectives[q]
-		return cmp.Or(cmp.Compare(a.Proc, b.Proc), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.Start, b.Start),
-			cmp.Compare(b.Dur, a.Dur), cmp.Compare(p, q))
-	})
-	x.ops = map[threadKey]*step.Innermost{}
-	for _, j := range x.opList {
-		c := &t.Collectives[j]
-		k := threadKey{c.Proc, c.Thread}
-		if x.ops[k] == nil {
-			x.ops[k] = &step.Innermost{}
-		}
-		x.ops[k].Add(c.Start, c.Start+trace.Time(c.Dur), int32(j))
-	}
-	for _, v := range x.ops {
-		v.Build()
-	}
-	return x
-}
-
-// find returns the args of activity act: those on the kernel itself, else
-// those of the innermost record_param_comms op on the launching thread
-// that was open when the launch call started; nil when neither.
-func (x *argsIndex) find(act *trace.Activity) (*trace.Collective, SizeSource) {
-	if len(x.t.Collectives) == 0 || act.Corr == 0 {
-		return nil, sizeUnknown
-	}
-	if act.Proc == x.lastProc && act.Corr == x.lastCorr {
-		return x.lastC, x.lastSrc
-	}
-	c, src := x.lookup(act)
-	x.lastProc, x.lastCorr, x.lastC, x.lastSrc = act.Proc, act.Corr, c, src
-	return c, src
-}
-
-func (x *argsIndex) lookup(act *trace.Activity) (*trace.Collective, SizeSource) {
-	i, ok := slices.BinarySearchFunc(x.kernel, act, func(c trace.Collective, a *trace.Activity) int {
-		return cmp.Or(cmp.Compare(c.Proc, a.Proc), cmp.Compare(c.Corr, a.Corr))
-	})
-	if ok {
-		return &x.kernel[i], sizeArgs
-	}
-	if x.ops == nil {
-		return nil, sizeUnknown
-	}
-	l := x.t.FindLaunch(act.Proc, act.Corr)
-	if l == nil {
-		return nil, sizeUnknown
-	}
-	j := x.ops[threadKey{l.Proc, l.Thread}].Find(l.Start)
-	if j < 0 {
-		return nil, sizeUnknown
-	}
-	return &x.t.Collectives[j], sizeCPUOp
-}
-
-// lanesOf gives each collective kernel of rank r its lane; opOf is the op
-// of each kernel name of the rank's input.
-func (a *runAnalysis) lanesOf(r *rankData, opOf []int32, streamsByID bool) {
+// lanesOf gives each collective kernel of rank r its lane.
+func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 	in := &a.tbl.Inputs[r.Input]
 	t := in.Trace
 	args := r.args
@@ -649,44 +558,136 @@ func (a *runAnalysis) lanesOf(r *rankData, opOf []int32, streamsByID bool) {
 				k.step = stepOrd[s]
 			}
 		}
-		k.op = opOf[act.Name]
+		k.op = a.opOf(r.Input, int(ai))
 		k.stream = act.Stream
 		if !streamsByID {
 			k.stream = int32(slices.Index(r.streams, act.Stream))
 		}
-		c, _ := args.find(act)
 		var comm commKey
-		if c != nil {
+		if c := args.Find(act); c != nil {
 			comm = commKey{t.Names[c.Group], t.Names[c.GroupRanks]}
-			if a.opNames.keys[k.op] == "other" {
-				if op := argsOp(t.Names[c.Op]); op != "" {
-					k.op = a.opNames.id(op)
-				}
-			}
 		}
 		k.comm = a.comms.id(comm)
 		r.kern[j].lane = a.laneID(k)
 	}
 }
 
-// kernelSize is the size id of rank r's collective kernel ai (-1 for
-// none): from its args, whose group size counts even without a byte
-// count, else from its step's tokens.
-func (a *runAnalysis) kernelSize(r *rankData, ai int32) int32 {
-	in := &a.tbl.Inputs[r.Input]
-	t := in.Trace
-	size := int32(-1)
-	if c, src := r.args.find(&t.Activities[ai]); c != nil {
-		size = a.sizes.id(sizeKey{argsBytes(c, t.Names[c.DType]), src, c.GroupSize})
+// maxMessage bounds a message size read from args: no GPU holds a
+// buffer of a TiB, so a larger element count is a corrupt one.
+const maxMessage = 1 << 40
+
+// argsSize is what the collective args of rank r's kernel ai say.
+func (a *runAnalysis) argsSize(r *rankData, ai int32) rankSize {
+	t := a.tbl.Inputs[r.Input].Trace
+	c := r.args.Find(&t.Activities[ai])
+	if c == nil {
+		return rankSize{bytes: -1, source: sizeUnknown, groupSize: -1}
 	}
-	if (size < 0 || a.sizes.keys[size].bytes < 0) && a.opt.BytesPerToken > 0 && in.Steps != nil {
-		if s := in.Steps.Of[ai]; s >= 0 {
-			if tok := in.Steps.List[s].Tokens; tok > 0 && tok <= math.MaxInt64/a.opt.BytesPerToken {
-				size = a.sizes.id(sizeKey{tok * a.opt.BytesPerToken, sizeBytesPerToken, -1})
-			}
+	rs := rankSize{bytes: argsBytes(c, t.Names[c.DType]), source: sizeArgs, groupSize: c.GroupSize, args: true}
+	if c.Source == trace.CollectiveOnCPUOp {
+		rs.source = sizeCPUOp
+	}
+	if rs.bytes > maxMessage {
+		rs.bytes = -1
+	}
+	return rs
+}
+
+// tokenBytes is the size of rank r's kernel ai from its step's tokens
+// (Options.BytesPerToken); -1 without.
+func (a *runAnalysis) tokenBytes(r *rankData, ai int32) int64 {
+	in := &a.tbl.Inputs[r.Input]
+	if a.opt.BytesPerToken <= 0 || in.Steps == nil {
+		return -1
+	}
+	if s := in.Steps.Of[ai]; s >= 0 {
+		if tok := in.Steps.List[s].Tokens; tok > 0 && tok <= math.MaxInt64/a.opt.BytesPerToken {
+			return tok * a.opt.BytesPerToken
 		}
 	}
-	return size
+	return -1
+}
+
+// vote counts one value.
+type vote struct {
+	value int64
+	n     int64
+}
+
+// addVote counts value in votes.
+func addVote(votes []vote, value int64) []vote {
+	for i := range votes {
+		if votes[i].value == value {
+			votes[i].n++
+			return votes
+		}
+	}
+	return append(votes, vote{value, 1})
+}
+
+// majority returns the value with the most votes, the first counted on a
+// tie; false without votes.
+func majority(votes []vote) (int64, bool) {
+	best := -1
+	for i, v := range votes {
+		if best < 0 || v.n > votes[best].n {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return votes[best].value, true
+}
+
+// instanceSize is the size of one instance from its ranks' sizes (in
+// rank order): the majority of the byte counts the args give (the lowest
+// rank's on a tie; conflict when they differ), else of those the steps'
+// tokens give; unusable when some rank has args but none gives a size.
+func (a *runAnalysis) instanceSize(ranks []rankSize, tokens func(i int) int64) (sk sizeKey, conflict, unusable bool) {
+	sk = sizeKey{bytes: -1, source: sizeUnknown}
+	first, same, anyArgs := -1, true, false
+	for i, r := range ranks {
+		anyArgs = anyArgs || r.args
+		if r.bytes <= 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		} else if r.bytes != ranks[first].bytes {
+			same = false
+		}
+	}
+	if first >= 0 {
+		b := ranks[first].bytes
+		if !same {
+			var votes []vote
+			for _, r := range ranks {
+				if r.bytes > 0 {
+					votes = addVote(votes, r.bytes)
+				}
+			}
+			b, _ = majority(votes)
+		}
+		// The source: the kernel's own args before the launching op's.
+		src := sizeUnknown
+		for _, r := range ranks {
+			if r.bytes == b {
+				src = min(src, r.source)
+			}
+		}
+		return sizeKey{b, src}, !same, false
+	}
+	var votes []vote
+	for i := range ranks {
+		if b := tokens(i); b > 0 {
+			votes = addVote(votes, b)
+		}
+	}
+	if b, ok := majority(votes); ok {
+		return sizeKey{b, sizeBytesPerToken}, false, false
+	}
+	return sk, false, anyArgs
 }
 
 // match sorts each rank's kernels by lane (a counting sort, stable, so
@@ -724,7 +725,7 @@ func (a *runAnalysis) match() {
 			e = len(a.entries)
 			a.entryIDs[ek] = e
 			ranks := commRanks[k.comm]
-			acc := &opAcc{key: ek, ranks: ranks, stats: make([]RankStat, len(ranks)), argsGS: -1,
+			acc := &opAcc{key: ek, ranks: ranks, stats: make([]RankStat, len(ranks)),
 				sizeRows: map[sizeKey]*Size{}}
 			for i, ri := range ranks {
 				acc.stats[i].Member = a.ranks[ri].Member
@@ -773,7 +774,7 @@ func (a *runAnalysis) dur(r *rankData, p int32) int64 {
 func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 	transfer := int64(math.MaxInt64)
 	last := 0
-	size := int32(-1)
+	sizes := a.sizeBuf[:0]
 	for i, ri := range e.ranks {
 		r := a.ranks[ri]
 		p := r.off[l] + k
@@ -782,14 +783,15 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		if d < transfer { // strict: a tie stays with the lower rank
 			transfer, last = d, i
 		}
-		// The size from the best source, the lowest rank on a tie.
-		if a.opt.NoSizes {
-			continue
-		}
-		if s := a.kernelSize(r, r.kern[p].idx); s >= 0 && (size < 0 || a.sizeRank(s) < a.sizeRank(size)) {
-			size = s
+		if !a.opt.NoSizes {
+			rs := a.argsSize(r, r.kern[p].idx)
+			sizes = append(sizes, rs)
+			if rs.groupSize > 0 {
+				e.gsVotes = addVote(e.gsVotes, int64(rs.groupSize))
+			}
 		}
 	}
+	a.sizeBuf = sizes
 	e.op.Instances++
 	e.op.TransferNS += transfer
 	for i := range e.ranks {
@@ -802,31 +804,31 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 	}
 	e.stats[last].LastArrivals++
 	sk := sizeKey{bytes: -1, source: sizeUnknown}
-	if size >= 0 && a.sizes.keys[size].groupSize > 0 && e.argsGS < 0 {
-		e.argsGS = a.sizes.keys[size].groupSize
+	if !a.opt.NoSizes {
+		var conflict, unusable bool
+		sk, conflict, unusable = a.instanceSize(sizes, func(i int) int64 {
+			r := a.ranks[e.ranks[i]]
+			return a.tokenBytes(r, r.kern[r.off[l]+k].idx)
+		})
+		if conflict {
+			e.op.SizeConflicts++
+		}
+		if unusable {
+			e.op.UnusableArgs++
+		}
 	}
-	if size >= 0 && a.sizes.keys[size].bytes > 0 {
-		sk = a.sizes.keys[size]
+	if sk.bytes > 0 {
 		e.bytes += float64(sk.bytes)
 		e.op.SizedInstances++
 		e.op.SizedTransferNS += transfer
 	}
-	row := e.sizeRows[sizeKey{sk.bytes, sk.source, 0}]
+	row := e.sizeRows[sk]
 	if row == nil {
 		row = &Size{Bytes: sk.bytes, Source: sk.source}
-		e.sizeRows[sizeKey{sk.bytes, sk.source, 0}] = row
+		e.sizeRows[sk] = row
 	}
 	row.Instances++
 	row.TransferNS += transfer
-}
-
-// sizeRank orders size candidates: a byte count first, then by source.
-func (a *runAnalysis) sizeRank(s int32) int {
-	k := a.sizes.keys[s]
-	if k.bytes > 0 {
-		return int(k.source)
-	}
-	return 10 + int(k.source)
 }
 
 func (a *runAnalysis) members() []Member {
@@ -850,14 +852,7 @@ func (a *runAnalysis) ops() []Op {
 			op.ClassNS += a.classNS[classKey{a.ranks[ri].ID, e.key.class}]
 		}
 		op.Share = stats.Ratio(op.KernelNS+op.UnmatchedNS, op.ClassNS)
-		switch {
-		case e.argsGS > 0:
-			op.GroupSize = int(e.argsGS)
-		case len(e.ranks) > 1:
-			op.GroupSize = len(e.ranks)
-		case len(e.ranks) == 1 && a.ranks[e.ranks[0]].WorldSize > 1:
-			op.GroupSize = a.ranks[e.ranks[0]].WorldSize
-		}
+		op.GroupSize, op.ArgsGroupSize = a.groupSize(e)
 		op.UpperBound = len(e.ranks) == 1
 		op.Straggler = pickStraggler(e.stats, op.Instances)
 		for _, row := range e.sizeRows {
@@ -884,6 +879,31 @@ func (a *runAnalysis) ops() []Op {
 			cmp.Compare(x.Op, y.Op), cmp.Compare(x.Group, y.Group), cmp.Compare(x.GroupRanks, y.GroupRanks))
 	})
 	return out
+}
+
+// groupSize is n of the bus factors of e, and the group size its args
+// say (the majority over its ranks' kernels; 0 none). n is the args' size unless the match contradicts it (fewer than the ranks
+// matched, or more than the world size), else the number of ranks
+// matched, else (one rank) the world size; 0 when unknown. A group larger
+// than the ranks matched is one whose other ranks' files were not given.
+func (a *runAnalysis) groupSize(e *opAcc) (n, args int) {
+	world := 0
+	for _, ri := range e.ranks {
+		world = max(world, a.ranks[ri].WorldSize)
+	}
+	matched := len(e.ranks)
+	if v, ok := majority(e.gsVotes); ok {
+		args = int(v)
+	}
+	switch {
+	case args > 0 && args >= matched && (world <= 0 || args <= world):
+		return args, 0
+	case matched > 1:
+		n = matched
+	case world > 1:
+		n = world
+	}
+	return n, args
 }
 
 // bandwidth is bytes over transfer ns (1 byte/ns = 1 GB/s), its bus

@@ -318,7 +318,7 @@ func TestBusFactor(t *testing.T) {
 		want float64
 		ok   bool
 	}{
-		{"allreduce", 8, 1.75, true}, {"allreduce", 2, 1, true}, {"allreduce", 1, 0, true},
+		{"allreduce", 8, 1.75, true}, {"allreduce", 2, 1, true}, {"allreduce", 1, 0, false}, {"allgather", 1, 0, false},
 		{"allgather", 8, 0.875, true}, {"reduce_scatter", 4, 0.75, true}, {"all_to_all", 2, 0.5, true},
 		{"broadcast", 0, 1, true}, {"send_recv", 8, 1, true}, {"reduce", 3, 1, true},
 		{"allreduce", 0, 0, false}, {"other", 8, 0, false},
@@ -421,5 +421,37 @@ func TestPickStraggler(t *testing.T) {
 	}
 	if pickStraggler(stats(5), 5) != nil || pickStraggler(stats(0, 0), 0) != nil {
 		t.Error("one rank or no instance: a straggler")
+	}
+}
+
+// TestInstanceSize: the majority of the ranks' args sizes, the lowest
+// rank's on a tie, the kernel's own args before the launching op's; the
+// tokens only without args sizes; args without a size are unusable.
+func TestInstanceSize(t *testing.T) {
+	a := &runAnalysis{}
+	none := func(int) int64 { return -1 }
+	rs := func(b int64, src SizeSource) rankSize {
+		return rankSize{bytes: b, source: src, groupSize: -1, args: true}
+	}
+	for _, tc := range []struct {
+		name     string
+		ranks    []rankSize
+		tokens   func(int) int64
+		want     sizeKey
+		conflict bool
+		unusable bool
+	}{
+		{"agree", []rankSize{rs(8, sizeCPUOp), rs(8, sizeArgs)}, none, sizeKey{8, sizeArgs}, false, false},
+		{"majority", []rankSize{rs(16, sizeArgs), rs(8, sizeArgs), rs(8, sizeArgs)}, none, sizeKey{8, sizeArgs}, true, false},
+		{"tie: lowest rank", []rankSize{rs(16, sizeArgs), rs(8, sizeArgs)}, none, sizeKey{16, sizeArgs}, true, false},
+		{"unusable args, one usable", []rankSize{rs(-1, sizeArgs), rs(8, sizeArgs)}, none, sizeKey{8, sizeArgs}, false, false},
+		{"tokens", []rankSize{{bytes: -1, groupSize: -1}, {bytes: -1, groupSize: -1}}, func(i int) int64 { return 64 }, sizeKey{64, sizeBytesPerToken}, false, false},
+		{"unusable", []rankSize{rs(-1, sizeArgs), rs(-1, sizeCPUOp)}, none, sizeKey{-1, sizeUnknown}, false, true},
+		{"nothing", []rankSize{{bytes: -1, groupSize: -1}}, none, sizeKey{-1, sizeUnknown}, false, false},
+	} {
+		got, conflict, unusable := a.instanceSize(tc.ranks, tc.tokens)
+		if got != tc.want || conflict != tc.conflict || unusable != tc.unusable {
+			t.Errorf("%s: %+v %v %v, want %+v %v %v", tc.name, got, conflict, unusable, tc.want, tc.conflict, tc.unusable)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package collectives
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -61,8 +60,13 @@ func LinkNames() string {
 	return strings.Join(names, ", ")
 }
 
+// A link's bandwidth in GB/s per direction is bounded: below 10 MB/s or
+// above 100 TB/s it is a typo, and a share of it would print as a number
+// of hundreds of digits.
+const minLink, maxLink = 0.01, 100000
+
 // ParseLink reads --link: a link name (pcie5, nvlink4, …, any case) or a
-// positive number of GB/s per direction.
+// number of GB/s per direction, from 0.01 to 100000.
 func ParseLink(s string) (Link, error) {
 	low := strings.ToLower(strings.TrimSpace(s))
 	for _, l := range links {
@@ -71,8 +75,8 @@ func ParseLink(s string) (Link, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(low, "gb/s"), " "), 64)
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return Link{}, fmt.Errorf("unknown link %q: want a number of GB/s per direction or one of %s", s, LinkNames())
+	if err != nil || !(v >= minLink && v <= maxLink) {
+		return Link{}, fmt.Errorf("unknown link %q: want a number of GB/s per direction, 0.01 to 100000 GB/s, or one of %s", s, LinkNames())
 	}
 	return Link{GBps: v, About: "given bandwidth per direction"}, nil
 }

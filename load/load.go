@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,11 @@ type Options struct {
 	Filter step.Filter
 	// Strict makes a truncated input an error instead of a warning.
 	Strict bool
+	// RefuseMixedRuns makes a run whose files can only be of different
+	// runs (the same rank twice, two world sizes, more ranks than the
+	// world) a *MixedRunError instead of a warning: for analyses that
+	// match ranks (collectives).
+	RefuseMixedRuns bool
 	// Verbose lists every kind of odd input with an example.
 	Verbose bool
 	// Warnings receives the one-line warnings about the inputs (nil:
@@ -90,7 +96,11 @@ func Load(args []string, opt Options) (*window.Table, error) {
 	if err := check(opt.Filter, inputs); err != nil {
 		return nil, err
 	}
-	return window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps})
+	tbl, err := window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps})
+	if err != nil {
+		return nil, err
+	}
+	return tbl, runsChecked(tbl, opt)
 }
 
 // Pair loads the two sides of a comparison, each a run of its own
@@ -114,7 +124,10 @@ func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
 	if a, err = window.Build(ain, wopt); err != nil {
 		return nil, nil, err
 	}
-	return b, a, nil
+	if err := runsChecked(b, opt); err != nil {
+		return nil, nil, err
+	}
+	return b, a, runsChecked(a, opt)
 }
 
 func check(f step.Filter, inputs []window.Input) error {
@@ -245,15 +258,23 @@ func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
 			t.Procs[i].Rank = r
 		}
 	}
-	if err := warn(opt, path, t); err != nil {
+	if err := truncated(opt, path, t); err != nil {
 		return in, err
 	}
 	if !opt.Steps {
+		odd(opt, path, t.Anomalies)
 		return in, nil
 	}
 	st, err := step.Find(t, step.Options{Pattern: opt.Pattern})
 	if err != nil {
 		return in, err
+	}
+	if st != nil && len(st.Anomalies) > 0 {
+		all := append(slices.Clone(t.Anomalies), st.Anomalies...)
+		slices.SortStableFunc(all, func(a, b trace.Anomaly) int { return strings.Compare(a.What, b.What) })
+		odd(opt, path, all)
+	} else {
+		odd(opt, path, t.Anomalies)
 	}
 	if st == nil {
 		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
@@ -328,9 +349,9 @@ func warnf(w io.Writer, format string, args ...any) {
 	}
 }
 
-// warn writes the one-line warnings for a parsed trace; a truncated one
-// is an error with Strict.
-func warn(opt Options, path string, t *trace.Trace) error {
+// truncated writes the warning about a truncated trace, an error with
+// Strict.
+func truncated(opt Options, path string, t *trace.Trace) error {
 	if tr := t.Truncated; tr != nil {
 		events := "events"
 		if tr.Events == 1 {
@@ -342,28 +363,33 @@ func warn(opt Options, path string, t *trace.Trace) error {
 		}
 		warnf(opt.Warnings, "warning: %s", msg)
 	}
-	if len(t.Anomalies) == 0 || opt.Warnings == nil {
-		return nil
+	return nil
+}
+
+// odd writes the one-line summary of an input's odd events (the trace's
+// and its step markers').
+func odd(opt Options, path string, anomalies []trace.Anomaly) {
+	if len(anomalies) == 0 || opt.Warnings == nil {
+		return
 	}
 	var n int64
 	var parts []string
-	for _, a := range t.Anomalies {
+	for _, a := range anomalies {
 		n += a.Count
 		parts = append(parts, fmt.Sprintf("%d %s", a.Count, a.What))
 	}
-	odd := fmt.Sprintf("%d odd events", n)
+	events := fmt.Sprintf("%d odd events", n)
 	if n == 1 {
-		odd = "1 odd event"
+		events = "1 odd event"
 	}
 	if opt.Verbose {
-		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), odd)
-		for _, a := range t.Anomalies {
+		warnf(opt.Warnings, "%s: %s:", parse.DisplayName(path), events)
+		for _, a := range anomalies {
 			fmt.Fprintf(opt.Warnings, "  %d × %s (first: %s)\n", a.Count, a.What, a.Example)
 		}
-		return nil
+		return
 	}
-	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), odd, strings.Join(parts, "; "))
-	return nil
+	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), events, strings.Join(parts, "; "))
 }
 
 // parsed is the outcome of parsing one input file.

@@ -1,10 +1,13 @@
 package load
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/window"
 )
 
@@ -104,4 +107,165 @@ func fileRunName(p string) string {
 		return "stdin"
 	}
 	return b
+}
+
+// MixedRunError is Load's refusal (Options.RefuseMixedRuns) of a run
+// whose files disagree: ranks of another run may be in it.
+type MixedRunError struct {
+	Problems []string // one per disagreement, as the warnings say them
+}
+
+func (e *MixedRunError) Error() string {
+	return strings.Join(e.Problems, "; ") + ": the files may hold ranks of different runs"
+}
+
+// runProblem is one way a run's files disagree.
+type runProblem struct {
+	what string
+	// mixed says it can only come from files of different runs (the same
+	// rank twice, two world sizes, more ranks than the world); fewer
+	// ranks than the world is a run given in part.
+	mixed bool
+}
+
+// checkRuns finds the runs of tbl whose files disagree about the world
+// they belong to: two files claiming the same rank, different world
+// sizes (distributedInfo.world_size), or a rank count other than the
+// world size. Ranks whose trace does not say are left out.
+func checkRuns(tbl *window.Table) []runProblem {
+	var runs []string
+	byRun := map[string][]*window.Rank{}
+	for i := range tbl.Ranks {
+		r := &tbl.Ranks[i]
+		if _, ok := byRun[r.Run]; !ok {
+			runs = append(runs, r.Run)
+		}
+		byRun[r.Run] = append(byRun[r.Run], r)
+	}
+	var out []runProblem
+	for _, run := range runs {
+		ranks := byRun[run]
+		inputs := map[int]bool{}
+		for _, r := range ranks {
+			inputs[r.Input] = true
+		}
+		if len(inputs) < 2 {
+			continue // one file: nothing to disagree with
+		}
+		prefix := "run " + run + ": "
+		// The same rank in two files.
+		at := map[int][]string{} // rank number → the files claiming it
+		var numbers []int
+		for _, r := range ranks {
+			if r.Number == nil {
+				continue
+			}
+			n := *r.Number
+			if len(at[n]) == 0 {
+				numbers = append(numbers, n)
+			}
+			if !slices.Contains(at[n], r.Path) {
+				at[n] = append(at[n], r.Path)
+			}
+		}
+		slices.Sort(numbers)
+		for _, n := range numbers {
+			if len(at[n]) > 1 {
+				out = append(out, runProblem{prefix + "rank " + strconv.Itoa(n) + " is claimed by " + names(at[n]), true})
+			}
+		}
+		// World sizes.
+		world := map[int][]string{}
+		var sizes []int
+		for _, r := range ranks {
+			if r.WorldSize <= 0 {
+				continue
+			}
+			if len(world[r.WorldSize]) == 0 {
+				sizes = append(sizes, r.WorldSize)
+			}
+			if !slices.Contains(world[r.WorldSize], r.Path) {
+				world[r.WorldSize] = append(world[r.WorldSize], r.Path)
+			}
+		}
+		slices.Sort(sizes)
+		if len(sizes) > 1 {
+			var parts []string
+			for _, w := range sizes {
+				parts = append(parts, "world size "+strconv.Itoa(w)+" in "+names(world[w]))
+			}
+			out = append(out, runProblem{prefix + "the files disagree on the world size: " + strings.Join(parts, ", "), true})
+			continue
+		}
+		// The rank count against the one world size.
+		if len(sizes) == 1 && len(numbers) > 1 && len(numbers) != sizes[0] {
+			w := sizes[0]
+			var missing []int
+			for n := range w {
+				if len(at[n]) == 0 {
+					missing = append(missing, n)
+				}
+			}
+			switch {
+			case len(numbers) > w || numbers[len(numbers)-1] >= w:
+				out = append(out, runProblem{fmt.Sprintf("%s%d ranks (up to rank %d) in a world of %d", prefix, len(numbers), numbers[len(numbers)-1], w), true})
+			default:
+				what := "rank "
+				if len(missing) > 1 {
+					what = "ranks "
+				}
+				out = append(out, runProblem{fmt.Sprintf("%s%d of the world's %d ranks: %s%s missing", prefix, len(numbers), w, what, spans(missing)), false})
+			}
+		}
+	}
+	return out
+}
+
+// spans writes sorted numbers with their runs as ranges: "2-7", "0, 3-5".
+func spans(ns []int) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, strconv.Itoa(ns[i]))
+		default:
+			parts = append(parts, strconv.Itoa(ns[i])+"-"+strconv.Itoa(ns[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// names lists paths for a message: "a and b", "a, b and c".
+func names(paths []string) string {
+	ds := make([]string, len(paths))
+	for i, p := range paths {
+		ds[i] = parse.DisplayName(p)
+	}
+	if len(ds) == 1 {
+		return ds[0]
+	}
+	return strings.Join(ds[:len(ds)-1], ", ") + " and " + ds[len(ds)-1]
+}
+
+// runsChecked warns about the runs of tbl whose files disagree, or with
+// opt.RefuseMixedRuns refuses those that can only be files of different
+// runs.
+func runsChecked(tbl *window.Table, opt Options) error {
+	var refused []string
+	for _, p := range checkRuns(tbl) {
+		if opt.RefuseMixedRuns && p.mixed {
+			refused = append(refused, p.what)
+			continue
+		}
+		warnf(opt.Warnings, "warning: %s", p.what)
+	}
+	if len(refused) > 0 {
+		return &MixedRunError{Problems: refused}
+	}
+	return nil
 }

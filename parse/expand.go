@@ -1,8 +1,10 @@
 package parse
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,15 +49,20 @@ func (s Skipped) String() string { return DisplayName(s.Path) + ": skipped: " + 
 
 // Repeat is a file (or directory) given again under another spelling
 // (the same device and inode: a symlink, a hard link, the file given
-// directly and through its directory).
+// directly and through its directory), or a copy of one: another file
+// with the same bytes.
 type Repeat struct {
 	Path  string // the spelling not read
 	First string // the spelling read
+	Copy  bool   // another file, with the same content
 }
 
 // String is the message: "warning: B is the same file as A: read once".
 func (r Repeat) String() string {
-	if r.Path == r.First {
+	switch {
+	case r.Copy:
+		return fmt.Sprintf("warning: %s holds the same bytes as %s: read once", DisplayName(r.Path), DisplayName(r.First))
+	case r.Path == r.First:
 		return fmt.Sprintf("warning: %s is given twice: read once", DisplayName(r.Path))
 	}
 	return fmt.Sprintf("warning: %s is the same file as %s: read once", DisplayName(r.Path), DisplayName(r.First))
@@ -101,6 +108,7 @@ func Expand(args []string) (*Inputs, error) {
 				return false
 			}
 		}
+
 		seen[st.Size()] = append(seen[st.Size()], seenFile{path: path, st: st})
 		return true
 	}
@@ -123,11 +131,29 @@ func Expand(args []string) (*Inputs, error) {
 				files, skipped, err := dir(a, "", first)
 				in.Skipped = append(in.Skipped, skipped...)
 				errs = append(errs, err...)
+				// A copy of a file of the directory (a rank file copied
+				// twice into a run's directory, or into two of its node
+				// directories) would be a second rank with the same pid
+				// and rank: the same bytes are read once. Copies in
+				// different arguments are different runs, as file
+				// arguments of the same rank are (load's runs).
+				bySize := map[int64][]string{}
+			files:
 				for _, f := range files {
-					if first(f.path, f.st) {
-						arg.Files = append(arg.Files, f.path)
-						arg.Subdirs = append(arg.Subdirs, f.sub)
+					if !first(f.path, f.st) {
+						continue
 					}
+					if f.st.Mode().IsRegular() && f.st.Size() > 0 {
+						for _, p := range bySize[f.st.Size()] {
+							if sameBytes(p, f.path) {
+								in.Repeats = append(in.Repeats, Repeat{Path: f.path, First: p, Copy: true})
+								continue files
+							}
+						}
+						bySize[f.st.Size()] = append(bySize[f.st.Size()], f.path)
+					}
+					arg.Files = append(arg.Files, f.path)
+					arg.Subdirs = append(arg.Subdirs, f.sub)
 				}
 				if len(files) == 0 && len(err) == 0 {
 					errs = append(errs, fileError(a, errors.New("directory holds no trace files (*.json, *.json.gz, *.sqlite)")))
@@ -249,4 +275,36 @@ func readable(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// sameBytes reports whether the files at a and b (of the same size) hold
+// the same bytes; false when either cannot be read (reading reports it).
+// Files that differ mostly differ in their first bytes (a gzip header's
+// time, a trace's rank and pids), so the comparison stops early; only
+// copies are read to the end.
+func sameBytes(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	const chunk = 64 << 10
+	ba, bb := make([]byte, chunk), make([]byte, chunk)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			// Both at their end (io.EOF or io.ErrUnexpectedEOF after the
+			// same count), else a read error: not known to be the same.
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
+		}
+	}
 }

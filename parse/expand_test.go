@@ -1,7 +1,9 @@
 package parse
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,15 +104,16 @@ func TestExpandDirectory(t *testing.T) {
 // make a run of each directory; a file argument is its own group.
 func TestExpandGroups(t *testing.T) {
 	root := t.TempDir()
-	trace := []byte(`{"traceEvents": []}`)
+	// Traces of the same size, each its own bytes (copies are read once).
+	trace := func(n int) []byte { return []byte(fmt.Sprintf(`{"traceEvents": [], "n": %d}`, n)) }
 	a, b := filepath.Join(root, "runA"), filepath.Join(root, "runB")
 	os.Mkdir(a, 0o755)
 	os.Mkdir(b, 0o755)
-	for _, d := range []string{a, b} {
-		write(t, d, "rank1.json", trace)
-		write(t, d, "rank0.json", trace)
+	for i, d := range []string{a, b} {
+		write(t, d, "rank1.json", trace(2*i))
+		write(t, d, "rank0.json", trace(2*i+1))
 	}
-	single := write(t, root, "single.json", trace)
+	single := write(t, root, "single.json", trace(5))
 	in, err := Expand([]string{a, single, b, Stdin})
 	if err != nil {
 		t.Fatal(err)
@@ -135,9 +138,8 @@ func TestExpandRepeats(t *testing.T) {
 	root := t.TempDir()
 	d := filepath.Join(root, "run")
 	os.Mkdir(d, 0o755)
-	trace := []byte(`{"traceEvents": []}`)
-	r0 := write(t, d, "rank0.json", trace)
-	write(t, d, "rank1.json", trace) // same size, another file
+	r0 := write(t, d, "rank0.json", []byte(`{"traceEvents": [0]}`))
+	write(t, d, "rank1.json", []byte(`{"traceEvents": [1]}`)) // same size, other bytes
 	r1 := d + "/../run/rank1.json"
 	hard := filepath.Join(root, "hard.json")
 	if err := os.Link(r0, hard); err != nil {
@@ -175,6 +177,38 @@ func TestExpandRepeats(t *testing.T) {
 		t.Errorf("message %q, want %q", got, want)
 	}
 	if got, want := in.Repeats[4].String(), "warning: standard input is given twice: read once"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+// TestExpandCopies (issue 19 item 9): a file of a directory holding the
+// same bytes as one of the directory read before is read once, in any
+// subdirectory; files of the same size that differ anywhere, even in
+// their last byte past the first chunk, are both read; copies in other
+// arguments are other runs' files, read.
+func TestExpandCopies(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "run")
+	os.MkdirAll(filepath.Join(d, "node1"), 0o755)
+	big := append(append([]byte(`{"traceEvents": [], "pad": "`), bytes.Repeat([]byte("x"), 200<<10)...), `", "n": 1}`...)
+	other := slices.Clone(big)
+	other[len(other)-2] = '2'
+	a := write(t, d, "rank0.json", big)
+	b := write(t, d, "rank1.json", other)
+	c := write(t, filepath.Join(d, "node1"), "rank2.json", big)
+	loose := write(t, root, "loose.json", big)
+	in, err := Expand([]string{d, loose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := in.Files(); !slices.Equal(got, []string{c, b, loose}) {
+		t.Errorf("files %v", got)
+	}
+	want := []Repeat{{Path: a, First: c, Copy: true}}
+	if !reflect.DeepEqual(in.Repeats, want) {
+		t.Fatalf("repeats %+v, want %+v", in.Repeats, want)
+	}
+	if got, want := in.Repeats[0].String(), "warning: "+a+" holds the same bytes as "+c+": read once"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
 }

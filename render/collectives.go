@@ -40,7 +40,10 @@ func GBps(v float64) string {
 	case v >= 1:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	if v >= 0.001 || v == 0 {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) // never "0.000" for a bandwidth
 }
 
 // RankLabels names the ranks of a run for tables and charts: "rank 3"
@@ -115,7 +118,7 @@ func CollectiveVerdicts(ct *collectives.Table) []string {
 		for j < len(ct.Ops) && ct.Ops[j].Run == ct.Ops[i].Run && ct.Ops[j].Class == ct.Ops[i].Class {
 			j++
 		}
-		line := kindPrefix(&ct.Ops[i], len(ct.Runs)) + ": " + verdict(&ct.Ops[i], ct.Link, labels)
+		line := kindPrefix(&ct.Ops[i], len(ct.Runs)) + ": " + verdict(&ct.Ops[i], ct, labels)
 		if j > i+1 {
 			var also []string
 			for _, o := range ct.Ops[i+1 : j] {
@@ -200,7 +203,8 @@ func opTitle(o *collectives.Op) string {
 	return s
 }
 
-func verdict(o *collectives.Op, link *collectives.Link, labels map[window.RankID]string) string {
+func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]string) string {
+	link := ct.Link
 	var sb strings.Builder
 	sb.WriteString(opTitle(o) + " " + Pct(o.Share) + " of kernel time")
 	if o.UpperBound {
@@ -229,14 +233,61 @@ func verdict(o *collectives.Op, link *collectives.Link, labels map[window.RankID
 			fmt.Fprintf(&sb, " (the %d of %d instances of known size)", o.SizedInstances, o.Instances)
 		}
 	case o.AlgGBps != nil:
-		sb.WriteString(" at " + GBps(*o.AlgGBps) + " GB/s algbw (no bus factor: group size unknown)")
+		sb.WriteString(" at " + GBps(*o.AlgGBps) + " GB/s algbw (no bus factor: " + noBusFactor(o) + ")")
 	default:
-		sb.WriteString("; message size unknown (no collective args: give --bytes-per-token)")
+		sb.WriteString("; " + noBandwidth(o, ct.BytesPerToken))
 	}
 	if o.UnmatchedInstances > 0 {
 		fmt.Fprintf(&sb, "; %d instances (%s ms) not found on every rank", o.UnmatchedInstances, MS(o.UnmatchedNS))
 	}
 	return sb.String()
+}
+
+// noBusFactor says why an op with an algorithm bandwidth has no bus
+// bandwidth.
+func noBusFactor(o *collectives.Op) string {
+	switch {
+	case strings.HasPrefix(factorText(o.Op), "?"):
+		return "none for this op"
+	case o.GroupSize == 1:
+		return "a group of one rank"
+	}
+	return "group size unknown"
+}
+
+// noBandwidth says why an op has no bandwidth at all.
+func noBandwidth(o *collectives.Op, bytesPerToken int64) string {
+	switch {
+	case o.SizedInstances > 0:
+		return "transfer time 0 in every instance of known size: no bandwidth"
+	case o.UnusableArgs > 0:
+		return "message size unknown: the collective args give none (no element count, a dtype of unknown size, or over a TiB)"
+	case bytesPerToken > 0 && o.Class.Scope != step.InStep:
+		return "message size unknown: no collective args, and --bytes-per-token needs a step's token count (these kernels are outside any step)"
+	case bytesPerToken > 0:
+		return "message size unknown: no collective args, and --bytes-per-token needs the token count of the step markers (these give none)"
+	}
+	return "message size unknown (no collective args: give --bytes-per-token)"
+}
+
+// CollectiveWarnings are the warnings about collective args the match
+// contradicts: a group size other than the ranks that ran the op, sizes
+// that differ across the ranks of an instance.
+func CollectiveWarnings(ct *collectives.Table) []string {
+	var out []string
+	for i := range ct.Ops {
+		o := &ct.Ops[i]
+		what := kindPrefix(o, len(ct.Runs)) + " " + opTitle(o)
+		if o.ArgsGroupSize > 0 && o.ArgsGroupSize != o.GroupSize {
+			out = append(out, fmt.Sprintf("%s: the collective args say group size %d, but %s ran it: bus bandwidth uses %d",
+				what, o.ArgsGroupSize, plural(len(o.Ranks), "rank"), o.GroupSize))
+		}
+		if o.SizeConflicts > 0 {
+			out = append(out, fmt.Sprintf("%s: in %d of %d instances the ranks' collective args disagree on the message size (dtype or element count): used the majority's",
+				what, o.SizeConflicts, o.Instances))
+		}
+	}
+	return out
 }
 
 // Collectives writes the collectives analysis: the answer lines, then per
@@ -316,6 +367,12 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 		n := "group size unknown"
 		if o.GroupSize > 0 {
 			n = "group size " + strconv.Itoa(o.GroupSize)
+		}
+		if o.ArgsGroupSize > 0 && o.ArgsGroupSize != o.GroupSize {
+			n += " (the args say " + strconv.Itoa(o.ArgsGroupSize) + ")"
+		}
+		if o.SizeConflicts > 0 {
+			n += fmt.Sprintf("; %d instances whose ranks' args disagree on the size: the majority's", o.SizeConflicts)
 		}
 		bound := ""
 		if o.UpperBound {

@@ -70,6 +70,10 @@ type jsonCollective struct {
 	AlgBW          *float64 `json:"algbw_gbs"`
 	BusBW          *float64 `json:"busbw_gbs"`
 	LinkShare      *float64 `json:"link_share"`
+	// Issue 19: the args against the match.
+	ArgsGroupSize int   `json:"args_group_size"`
+	SizeConflicts int64 `json:"size_conflicts"`
+	UnusableArgs  int64 `json:"unusable_args"`
 }
 
 // jsonCollectivesDoc is the document of traceq collectives --format json.
@@ -99,7 +103,8 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			Straggler: jsonStrag(o.Straggler), Ranks: []jsonCollRank{}, Sizes: []jsonCollSize{},
 			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.ClassNS,
 			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
-			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare}
+			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare,
+			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs}
 		for _, r := range o.Ranks {
 			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
 				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals, jsonRankID: rankID(r.Rank)})

@@ -237,16 +237,28 @@ func stepTimeLine(st *analyze.StepTimeDiff) string {
 // tokenLine compares the tokens per step and the time per token.
 func tokenLine(t *analyze.TokenDiff) string {
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	d := us(t.DeltaNSPerToken)
-	if t.DeltaNSPerToken > 0 {
+	line := "tokens per step p50 " + num(t.BeforeP50) + " → " + num(t.AfterP50) + " · step time per token "
+	if t.DeltaNSPerToken == nil {
+		// A side whose steps computed no token: time per token undefined.
+		return line + optUS(t.BeforeNSPerToken) + " → " + optUS(t.AfterNSPerToken) + " µs"
+	}
+	d := us(*t.DeltaNSPerToken)
+	if *t.DeltaNSPerToken > 0 {
 		d = "+" + d
 	}
-	return "tokens per step p50 " + num(t.BeforeP50) + " → " + num(t.AfterP50) + " · step time per token " +
-		us(t.BeforeNSPerToken) + " → " + us(t.AfterNSPerToken) + " µs (" + d + " µs, " + signedPct(t.DeltaPct) + ")"
+	return line + us(*t.BeforeNSPerToken) + " → " + us(*t.AfterNSPerToken) + " µs (" + d + " µs, " + signedPct(t.DeltaPct) + ")"
 }
 
 // us formats nanoseconds as microseconds with three decimals.
 func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 3, 64) }
+
+// optUS is us, or "undefined" for nil.
+func optUS(ns *int64) string {
+	if ns == nil {
+		return "undefined"
+	}
+	return us(*ns)
+}
 
 func signedMSf(ns float64) string {
 	s := MSf(ns)
@@ -342,6 +354,12 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 		"before_instances", "after_instances", "before_windows", "after_windows",
 		"before_stddev_ns", "after_stddev_ns", "noise_ns"})
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	optI64 := func(v *int64) string { // "" for undefined
+		if v == nil {
+			return ""
+		}
+		return i64(*v)
+	}
 	// Percentiles interpolate: to the thousandth of a nanosecond.
 	num := func(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64) }
 	pct := func(p *float64) string {
@@ -394,7 +412,7 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 		if t := k.Tokens; t != nil {
 			cw.Write([]string{kind, "tokens", "tokens_p50", "", "", "", "", "", num(t.BeforeP50), num(t.AfterP50), num(t.AfterP50 - t.BeforeP50),
 				pct(pctOf(t.BeforeP50, t.AfterP50)), "", "", "", "", "", bw, aw, "", "", ""})
-			cw.Write([]string{kind, "tokens", "ns_per_token", "", "", "", "", "", i64(t.BeforeNSPerToken), i64(t.AfterNSPerToken), i64(t.DeltaNSPerToken),
+			cw.Write([]string{kind, "tokens", "ns_per_token", "", "", "", "", "", optI64(t.BeforeNSPerToken), optI64(t.AfterNSPerToken), optI64(t.DeltaNSPerToken),
 				pct(t.DeltaPct), "", "", "", "", "", bw, aw, "", "", ""})
 		}
 	}

@@ -96,7 +96,7 @@ type jsonStepStats struct {
 	GapNS      jsonSummary           `json:"gap_ns"`
 	TokenSteps int                   `json:"token_steps"`
 	Tokens     jsonSummary           `json:"tokens"`
-	NSPerToken float64               `json:"ns_per_token"`
+	NSPerToken *float64              `json:"ns_per_token"` // null: undefined (no tokens)
 }
 
 func jsonStats(ss *analyze.StepStats) *jsonStepStats {
@@ -224,8 +224,8 @@ func jsonGroups(gs []analyze.Group) []jsonGroup {
 			j.PeriodNSP50, j.GapNSP50 = &p50, &gap
 		}
 		if ss := g.StepStats; ss != nil && ss.TokenSteps > 0 {
-			p50, per := ss.Tokens.P50, ss.NSPerToken
-			j.TokensP50, j.NSPerToken = &p50, &per
+			p50 := ss.Tokens.P50
+			j.TokensP50, j.NSPerToken = &p50, ss.NSPerToken
 		}
 		for _, c := range g.Categories {
 			j.Categories = append(j.Categories, jsonCategory{Category: c.Category.String(), KernelNS: c.KernelNS,
@@ -504,9 +504,9 @@ func jsonStepTime(st *analyze.StepTimeDiff) *jsonStepTimeDiff {
 type jsonTokenDiff struct {
 	BeforeTokensP50  float64  `json:"before_tokens_p50"`
 	AfterTokensP50   float64  `json:"after_tokens_p50"`
-	BeforeNSPerToken int64    `json:"before_ns_per_token"`
-	AfterNSPerToken  int64    `json:"after_ns_per_token"`
-	DeltaNSPerToken  int64    `json:"delta_ns_per_token"`
+	BeforeNSPerToken *int64   `json:"before_ns_per_token"` // null: undefined (no tokens)
+	AfterNSPerToken  *int64   `json:"after_ns_per_token"`
+	DeltaNSPerToken  *int64   `json:"delta_ns_per_token"`
 	DeltaPct         *float64 `json:"delta_ns_per_token_pct"`
 }
 

@@ -109,8 +109,10 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 				l += fmt.Sprintf(" · period p50 %s ms, gap p50 %s ms", MSf(s.PeriodP50), MSf(s.GapP50))
 			}
 			if s.TokenSteps > 0 {
-				l += fmt.Sprintf(" · %s tokens/step (p50), %s µs/token", strconv.FormatFloat(s.TokensP50, 'f', -1, 64),
-					strconv.FormatFloat(s.NSPerToken/1e3, 'f', 1, 64))
+				l += fmt.Sprintf(" · %s tokens/step (p50)", strconv.FormatFloat(s.TokensP50, 'f', -1, 64))
+				if s.NSPerToken != nil { // undefined without tokens
+					l += fmt.Sprintf(", %s µs/token", strconv.FormatFloat(*s.NSPerToken/1e3, 'f', 1, 64))
+				}
 			}
 			line(l)
 		}

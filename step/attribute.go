@@ -47,6 +47,10 @@ type Attributor struct {
 	steps    []Step // after Resolve
 	gpuSets  map[streamKey]*Innermost
 	devSets  map[int32]*Innermost
+	// tooMany counts the markers claiming more than maxTokens tokens
+	// (their count ignored); tooManyAt is the first.
+	tooMany   int64
+	tooManyAt string
 }
 
 // mirror is one GPU-side marker range and what Observe found inside it.
@@ -123,7 +127,7 @@ func NewAttributor(t *trace.Trace, opt Options) (*Attributor, error) {
 		prev = r
 		name := t.Names[r.Name]
 		s := int32(len(a.cpu))
-		a.cpu = append(a.cpu, newStep(int(s), name, r.Start, r.End(), r.Proc))
+		a.cpu = append(a.cpu, a.newStep(int(s), name, r.Start, r.End(), r.Proc))
 		k := threadKey{r.Proc, r.Thread}
 		if a.cpuSets[k] == nil {
 			a.cpuSets[k] = &Innermost{}
@@ -150,12 +154,24 @@ func NewAttributor(t *trace.Trace, opt Options) (*Attributor, error) {
 	return a, nil
 }
 
+// maxTokens bounds the tokens of one step: no engine computes a billion
+// tokens in one forward pass, so a marker claiming more is corrupt (its
+// count is ignored, and counted as odd input).
+const maxTokens = 1_000_000_000
+
 // newStep is a step of a marker: the kind and token count its text says,
 // else Generic and -1.
-func newStep(index int, name string, start, end trace.Time, proc int32) Step {
+func (a *Attributor) newStep(index int, name string, start, end trace.Time, proc int32) Step {
 	s := Step{Index: index, Kind: Generic, Marker: name, Start: start, End: end, Proc: proc, Tokens: -1}
 	if m, ok := parseMarker(name); ok {
 		s.Kind, s.Tokens = m.Kind, m.Tokens
+	}
+	if s.Tokens > maxTokens {
+		s.Tokens = -1
+		if a.tooMany == 0 {
+			a.tooManyAt = name
+		}
+		a.tooMany++
 	}
 	return s
 }
@@ -240,7 +256,7 @@ func (a *Attributor) Resolve() {
 				continue
 			}
 			m.step = int32(len(a.steps))
-			a.steps = append(a.steps, newStep(len(a.steps), m.name, m.start, m.end, 0))
+			a.steps = append(a.steps, a.newStep(len(a.steps), m.name, m.start, m.end, 0))
 			last[m.name] = m.step
 		}
 		a.renumber()
@@ -455,5 +471,9 @@ func Find(t *trace.Trace, opt Options) (*Steps, error) {
 		}
 	}
 	st.List = a.Steps()
+	if a.tooMany > 0 {
+		st.Anomalies = append(st.Anomalies, trace.Anomaly{What: "step marker claiming more than 10⁹ tokens: its count ignored",
+			Count: a.tooMany, Example: a.tooManyAt})
+	}
 	return st, nil
 }

@@ -13,6 +13,9 @@ type Steps struct {
 	// Of holds, for each activity (by index in Trace.Activities), the
 	// index in List of the step it belongs to, or -1 for none.
 	Of []int32
+	// Anomalies are the odd markers, as trace.Trace.Anomalies lists odd
+	// events: token counts beyond belief.
+	Anomalies []trace.Anomaly
 }
 
 // Step is one step window found from a marker range.

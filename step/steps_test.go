@@ -440,6 +440,38 @@ func TestFindStepsTokensAndATOM(t *testing.T) {
 	}
 }
 
+// TestTokensBeyondBelief (issue 19 item 11): a marker claiming more than
+// 10⁹ tokens has its count ignored and counted as odd; 0 tokens stay 0.
+func TestTokensBeyondBelief(t *testing.T) {
+	b := newBuilder()
+	b.cpu("decode[bs=1 tok=999999999999999999]", 1, 0, 100)
+	b.cpu("decode[bs=1 tok=0]", 1, 100, 200)
+	b.cpu("decode[bs=1 tok=1000000000]", 1, 200, 300)
+	b.cpu("decode[bs=1 tok=1000000001]", 1, 300, 400)
+	st, err := Find(b.done(t), Options{})
+	if err != nil || len(st.List) != 4 {
+		t.Fatalf("%+v, %v", st, err)
+	}
+	var got []int64
+	for _, s := range st.List {
+		got = append(got, s.Tokens)
+	}
+	if want := []int64{-1, 0, 1_000_000_000, -1}; !slices.Equal(got, want) {
+		t.Errorf("tokens %v, want %v", got, want)
+	}
+	if len(st.Anomalies) != 1 || st.Anomalies[0].Count != 2 || st.Anomalies[0].Example != "decode[bs=1 tok=999999999999999999]" {
+		t.Errorf("anomalies %+v", st.Anomalies)
+	}
+	// vLLM's sum of two counts, and a GPU mirror's marker.
+	b = newBuilder()
+	b.gpu("execute_context_0(999999999999999999)_generation_1(999999999999999999)", 0, 7, 100, 200)
+	b.kernel(0, 0, 0, 7, 150, 160)
+	st, err = Find(b.done(t), Options{})
+	if err != nil || len(st.List) != 1 || st.List[0].Tokens != -1 || len(st.Anomalies) != 1 {
+		t.Fatalf("mirror step: %+v, %v", st, err)
+	}
+}
+
 // TestIvsetBrute compares Innermost.Find with a brute-force scan on random
 // interval sets, nested and overlapping.
 func TestIvsetBrute(t *testing.T) {

@@ -38,6 +38,8 @@ type Input struct {
 	Truncated string
 	// Stepped summarises the steps; nil without steps.
 	Stepped *StepSummary
+
+	args *Args // the trace's collective args; nil without any
 }
 
 // StepSummary is what a report says about the steps of one input.
@@ -126,9 +128,12 @@ type Table struct {
 	catIDs  map[classify.Category]CatID
 	fold    []CatID // per category: the one windows sum it under
 	// Per input, per trace.NameID: the table's name and full category of
-	// the activities of that name (-1 for names no activity has).
+	// the activities of that name (-1 for names no activity has); per
+	// activity, its category when some activity's differs from its
+	// name's (nil otherwise).
 	nameOf [][]NameID
 	catOf  [][]CatID
+	actCat [][]CatID
 	total  int64 // summed durations of every input, for CheckSums
 }
 
@@ -213,10 +218,20 @@ func (t *Table) ActivityName(in, i int) NameID {
 }
 
 // ActivityCategory returns the full category of activity i of input in
-// (memcpy and memset by their kind, kernels by name; never folded).
+// (never folded): memcpy and memset by their kind, kernels by name, and a
+// collective kernel whose name does not say its op (communication/other,
+// as ncclDevKernel_Generic) by the op its args name
+// (classify.CollectiveCategory).
 func (t *Table) ActivityCategory(in, i int) CatID {
+	if ac := t.actCat[in]; ac != nil {
+		return ac[i]
+	}
 	return t.catOf[in][t.Inputs[in].Trace.Activities[i].Name]
 }
+
+// Args returns the index of input in's collective args (nil without
+// any). It is not safe for concurrent use.
+func (t *Table) Args(in int) *Args { return t.Inputs[in].args }
 
 // Select returns the table of some of t's inputs (by index, ascending):
 // their ranks and windows, renumbered; names and categories are shared.
@@ -227,7 +242,7 @@ func (t *Table) Select(inputs []int) *Table {
 	}
 	out := *t
 	out.Inputs, out.Ranks, out.Windows, out.EmptyLaunches = nil, nil, nil, []EmptyLaunch{}
-	out.nameOf, out.catOf = nil, nil
+	out.nameOf, out.catOf, out.actCat = nil, nil, nil
 	inputAt := make([]int, len(t.Inputs))
 	for i := range t.Inputs {
 		inputAt[i] = -1
@@ -236,6 +251,7 @@ func (t *Table) Select(inputs []int) *Table {
 			out.Inputs = append(out.Inputs, t.Inputs[i])
 			out.nameOf = append(out.nameOf, t.nameOf[i])
 			out.catOf = append(out.catOf, t.catOf[i])
+			out.actCat = append(out.actCat, t.actCat[i])
 		}
 	}
 	rankAt := make([]RankID, len(t.Ranks))

@@ -186,3 +186,54 @@ func join(s []string) string {
 	}
 	return out
 }
+
+// TestArgsCategory (issue 19 item 26): a generic collective kernel takes
+// the category of the op its args name, from the kernel's own args or the
+// record_param_comms op that launched it; a named one keeps its name's;
+// a window's sums of the name add its categories.
+func TestArgsCategory(t *testing.T) {
+	const (
+		generic = "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"
+		ag      = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+	)
+	tr := &trace.Trace{
+		Names: []string{generic, ag, "cudaLaunchKernel", "allreduce", "broadcast", "barrier", "Float"},
+		Procs: []trace.Proc{{PID: 1, Rank: -1}},
+		Activities: []trace.Activity{
+			{Start: 100, Dur: 10, Corr: 1, Name: 0}, // args on the kernel: allreduce
+			{Start: 200, Dur: 20, Corr: 2, Name: 0}, // args of the launching op: broadcast
+			{Start: 300, Dur: 30, Corr: 3, Name: 0}, // no args
+			{Start: 400, Dur: 40, Corr: 4, Name: 1}, // named: its args do not matter
+			{Start: 500, Dur: 50, Corr: 5, Name: 0}, // args name barrier: other
+		},
+		Launches: []trace.Launch{
+			{Start: 90, Dur: 1, Corr: 1, Thread: 1, Name: 2}, {Start: 190, Dur: 1, Corr: 2, Thread: 1, Name: 2},
+			{Start: 290, Dur: 1, Corr: 3, Thread: 1, Name: 2}, {Start: 390, Dur: 1, Corr: 4, Thread: 1, Name: 2},
+			{Start: 490, Dur: 1, Corr: 5, Thread: 1, Name: 2},
+		},
+		Collectives: []trace.Collective{
+			{Source: trace.CollectiveOnKernel, Corr: 1, Op: 3, DType: 6},
+			{Source: trace.CollectiveOnKernel, Corr: 4, Op: 3, DType: 6},
+			{Source: trace.CollectiveOnKernel, Corr: 5, Op: 5, DType: 6},
+			{Source: trace.CollectiveOnCPUOp, Start: 185, Dur: 10, Thread: 1, Op: 4, DType: 6},
+		},
+	}
+	tbl, err := Build([]Input{{Path: "x.json", Trace: tr}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range tr.Activities {
+		got = append(got, tbl.Category(tbl.ActivityCategory(0, i)).String())
+	}
+	if want := "communication/allreduce communication/broadcast communication/other communication/allgather communication/other"; join(got) != want {
+		t.Errorf("categories %s, want %s", join(got), want)
+	}
+	w := tbl.Windows[0]
+	if n := w.Name(0); n.N != 4 || n.TotalNS != 110 || len(w.Names) != 4 {
+		t.Errorf("name sums %+v of %+v", n, w.Names)
+	}
+	if s := tbl.Select([]int{0}); s.Category(s.ActivityCategory(0, 1)).Sub != "broadcast" {
+		t.Errorf("Select drops the activities' categories")
+	}
+}

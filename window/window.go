@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
 )
@@ -61,12 +62,20 @@ func (w *Window) Cat(id CatID) CatSum {
 	return CatSum{Cat: id}
 }
 
-// Name returns the window's sums of name id (zero when it has none).
+// Name returns the window's sums of name id, over its categories (a
+// collective kernel's category can follow its args: see
+// Table.ActivityCategory); zero when it has none.
 func (w *Window) Name(id NameID) NameSum {
-	if i, ok := slices.BinarySearchFunc(w.Names, id, func(n NameSum, id NameID) int { return cmp.Compare(n.Name, id) }); ok {
-		return w.Names[i]
+	i, _ := slices.BinarySearchFunc(w.Names, id, func(n NameSum, id NameID) int { return cmp.Compare(n.Name, id) })
+	sum := NameSum{Name: id, Cat: -1}
+	for ; i < len(w.Names) && w.Names[i].Name == id; i++ {
+		if sum.Cat < 0 {
+			sum.Cat = w.Names[i].Cat
+		}
+		sum.N += w.Names[i].N
+		sum.TotalNS += w.Names[i].TotalNS
 	}
-	return NameSum{Name: id, Cat: -1}
+	return sum
 }
 
 // CatSum is one category's activities in a window.
@@ -77,10 +86,11 @@ type CatSum struct {
 	N        int64 // activities
 }
 
-// NameSum is one name's activities in a window.
+// NameSum is one name's activities of one category in a window (a name
+// has one category, unless its kernels' collective args say otherwise).
 type NameSum struct {
 	Name    NameID
-	Cat     CatID // the name's full category (never folded)
+	Cat     CatID // the activities' full category (never folded)
 	N       int64
 	TotalNS int64
 }
@@ -149,8 +159,15 @@ type win struct {
 	// whole trace): the gaps idleScan splits by cause.
 	idle  int64
 	cats  map[CatID]*catAcc
-	names map[NameID]*nameAcc
+	names map[nameCat]*nameAcc
 	windowIdle
+}
+
+// nameCat keys a window's names: a name and the category its activities
+// have.
+type nameCat struct {
+	name NameID
+	cat  CatID
 }
 
 type catAcc struct {
@@ -160,7 +177,6 @@ type catAcc struct {
 }
 
 type nameAcc struct {
-	cat   CatID
 	n     int64
 	total int64
 }
@@ -208,8 +224,22 @@ func (t *Table) add(in Input) error {
 	}
 	t.nameOf = append(t.nameOf, nameOf)
 	t.catOf = append(t.catOf, catOf)
+	t.actCat = append(t.actCat, nil)
 	scan := newIdleScan(t, tr, in.Steps != nil, catOf)
 	scan.onGap = t.opt.Gaps
+	// A collective kernel whose name does not say its op
+	// (communication/other: ncclDevKernel_Generic) takes the category of
+	// the op its args name: its own, per activity, kept in actCat when
+	// it differs from its name's.
+	args := newArgs(tr)
+	t.Inputs[ii].args = args
+	var byArgs []bool // per trace.NameID: a communication/other kernel name
+	if args != nil {
+		byArgs = make([]bool, len(tr.Names))
+		for id, c := range catOf {
+			byArgs[id] = c >= 0 && t.cats[c] == genericComm
+		}
+	}
 	m := map[winKey]*win{}
 	var lastKey winKey
 	var last *win
@@ -225,7 +255,7 @@ func (t *Table) add(in Input) error {
 			w = m[k]
 			if w == nil {
 				w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-					first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[NameID]*nameAcc{}}
+					first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[nameCat]*nameAcc{}}
 				m[k] = w
 				wins = append(wins, w)
 			}
@@ -236,7 +266,11 @@ func (t *Table) add(in Input) error {
 		w.last = max(w.last, end)
 		w.kernel += a.Dur
 		w.busy.add(a.Start, end)
-		cid := t.fold[catOf[a.Name]]
+		full := catOf[a.Name]
+		if byArgs != nil {
+			full = t.argsCategory(ii, i, a, full, byArgs, args)
+		}
+		cid := t.fold[full]
 		ca := w.cats[cid]
 		if ca == nil {
 			ca = &catAcc{}
@@ -245,11 +279,11 @@ func (t *Table) add(in Input) error {
 		ca.kernel += a.Dur
 		ca.n++
 		ca.busy.add(a.Start, end)
-		nid := nameOf[a.Name]
-		na := w.names[nid]
+		nk := nameCat{nameOf[a.Name], full}
+		na := w.names[nk]
 		if na == nil {
-			na = &nameAcc{cat: catOf[a.Name]}
-			w.names[nid] = na
+			na = &nameAcc{}
+			w.names[nk] = na
 		}
 		na.n++
 		na.total += a.Dur
@@ -272,10 +306,10 @@ func (w *win) done(st *step.Steps) Window {
 	}
 	slices.SortFunc(out.Cats, func(a, b CatSum) int { return cmp.Compare(a.Cat, b.Cat) })
 	out.Names = make([]NameSum, 0, len(w.names))
-	for id, n := range w.names {
-		out.Names = append(out.Names, NameSum{Name: id, Cat: n.cat, N: n.n, TotalNS: n.total})
+	for k, n := range w.names {
+		out.Names = append(out.Names, NameSum{Name: k.name, Cat: k.cat, N: n.n, TotalNS: n.total})
 	}
-	slices.SortFunc(out.Names, func(a, b NameSum) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Names, func(a, b NameSum) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat)) })
 	if len(w.launches) > 0 {
 		out.Launches = make([]LaunchSum, 0, len(w.launches))
 		for api, l := range w.launches {
@@ -320,4 +354,39 @@ func (u *union) sum() int64 {
 		return u.total
 	}
 	return u.total + int64(u.end-u.start)
+}
+
+// genericComm is the category of a collective kernel whose name does not
+// say its op.
+var genericComm = classify.Category{Top: classify.Communication, Sub: "other"}
+
+// argsCategory is the full category of activity i of input ii, a.Name's
+// being full: the category of the op its collective args name when the
+// name is a generic collective kernel's (byArgs) and the args name an
+// op, else full. It records the activity's category when it differs from
+// its name's.
+func (t *Table) argsCategory(ii, i int, a *trace.Activity, full CatID, byArgs []bool, args *Args) CatID {
+	cat := full
+	if byArgs[a.Name] && a.Kind == trace.KindKernel {
+		if c := args.Find(a); c != nil {
+			if op, ok := classify.CollectiveCategory(args.t.Names[c.Op]); ok {
+				cat = t.catID(op)
+			}
+		}
+	}
+	ac := t.actCat[ii]
+	if ac == nil && cat != full {
+		// The first activity of another category than its name's: from
+		// here on every activity's is kept.
+		acts := t.Inputs[ii].Trace.Activities
+		ac = make([]CatID, len(acts))
+		for j := range i {
+			ac[j] = t.catOf[ii][acts[j].Name]
+		}
+		t.actCat[ii] = ac
+	}
+	if ac != nil {
+		ac[i] = cat
+	}
+	return cat
 }

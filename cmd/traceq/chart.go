@@ -64,7 +64,7 @@ func chartCmd(e *env) *cli.Command {
 		ArgsUsage: "INPUT...",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "type", Usage: "the chart: " + chartKindNames() + ", roofline"},
-			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps)"},
+			&cli.IntFlag{Name: "step-index", Usage: "timeline: the step to draw, by index among the input's steps (0 = the whole trace when it has no steps; default: the first step, of --kind's kind with --kind)"},
 			&cli.StringFlag{Name: "from", Usage: "timeline: draw from `TIME` after the step's first kernel (1.5ms, 250us; a bare number counts µs)"},
 			&cli.StringFlag{Name: "to", Usage: "timeline: draw up to `TIME` after the step's first kernel (default: its end)"},
 			&cli.IntFlag{Name: "longest", Usage: "timeline: name the `N` longest kernels under the chart (default 5, -1 none)"},
@@ -95,6 +95,12 @@ func chartCmd(e *env) *cli.Command {
 			if c.Int("top") <= 0 {
 				return usagef("chart: --top must be > 0")
 			}
+			stepIndex := -1 // the first step of --kind's kind
+			if c.IsSet("step-index") {
+				if stepIndex = c.Int("step-index"); stepIndex < 0 {
+					return usagef("chart: --step-index must be 0 or more")
+				}
+			}
 			if err := refuseInputs("chart", "-o", out, inputPaths(c.Args().Slice())); err != nil {
 				return err
 			}
@@ -114,7 +120,7 @@ func chartCmd(e *env) *cli.Command {
 			// Drawn in memory first: a chart that cannot be drawn leaves
 			// no file.
 			var buf bytes.Buffer
-			if err := charts.Draw(&buf, kind, 0, c.Int("step-index"), format); err != nil {
+			if err := charts.Draw(&buf, kind, 0, stepIndex, format); err != nil {
 				return err
 			}
 			return writeFile(e, out, func(w io.Writer) error {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/traceq/traceq/collectives"
@@ -42,18 +44,23 @@ func collectivesCmd(e *env) *cli.Command {
 		Flags: append([]cli.Flag{formatFlag,
 			kindFlag("only collectives of steps of this kind: decode, prefill, mixed or step"),
 			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
+			&cli.BoolFlag{Name: "force", Usage: "match a run whose files disagree (the same rank twice, two world sizes, more ranks than the world)"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			opt, err := collectiveOptions(c)
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true})
+			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force")})
 			if err != nil {
 				return err
 			}
 			opt.Filter, _ = kindFilter(c)
-			return render.Collectives(e.stdout, collectives.Match(tbl, opt), render.Options{Format: c.String("format")})
+			ct := collectives.Match(tbl, opt)
+			for _, w := range render.CollectiveWarnings(ct) {
+				fmt.Fprintf(e.stderr, "traceq: warning: %s\n", w)
+			}
+			return render.Collectives(e.stdout, ct, render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -50,6 +50,9 @@ type selection struct {
 	// without --kind).
 	steps bool
 	byTop bool
+	// matchRanks refuses a run whose files can only be of different runs
+	// (collectives without --force): it would match their collectives.
+	matchRanks bool
 }
 
 // loadOptions reads the flags every command that reads traces shares:
@@ -70,6 +73,7 @@ func loadOptions(c *cli.Context, e *env, sel selection) (load.Options, error) {
 	opt.Steps = (sel.steps || on) && !c.Bool("no-steps")
 	opt.Pattern, opt.ByTop = c.String("step"), sel.byTop
 	opt.Strict, opt.Verbose = c.Bool("strict"), c.Bool("verbose")
+	opt.RefuseMixedRuns = sel.matchRanks
 	opt.Warnings, opt.Stdin = e.stderr, e.stdin
 	if e.tty {
 		opt.Progress = e.stderr
@@ -97,7 +101,10 @@ func loadInputs(c *cli.Context, e *env, sel selection) (*window.Table, error) {
 func withFlags(err error) error {
 	var pe *step.PatternError
 	var ke *step.NoKindError
+	var me *load.MixedRunError
 	switch {
+	case errors.As(err, &me):
+		return fmt.Errorf("%w; --force matches their collectives as one run's anyway", err)
 	case errors.As(err, &pe):
 		return usagef("--step %s: %v", pe.Pattern, pe.Err)
 	case errors.As(err, &ke) && ke.Class == step.WholeTrace:

@@ -132,8 +132,34 @@ func (c *Charts) series(i int, forHist bool) []analyze.StepRow {
 	return chart.StepSeries(c.groups.Steps, i, f)
 }
 
+// timelineStep is the step of in a timeline draws: index, which must be
+// of the filter's class, or for index -1 the first step of that class (0,
+// the whole trace, without steps).
+func timelineStep(in *window.Input, index int, f step.Filter) (int, error) {
+	if in.Steps == nil || len(in.Steps.List) == 0 {
+		return max(index, 0), nil
+	}
+	if index < 0 {
+		for _, s := range in.Steps.List {
+			if f.Keeps(step.ClassOf(s.Kind)) {
+				return s.Index, nil
+			}
+		}
+		k, _ := f.Class()
+		return 0, fmt.Errorf("%s: no %s steps", in.Path, k)
+	}
+	if index < len(in.Steps.List) {
+		if s := in.Steps.List[index]; !f.Keeps(step.ClassOf(s.Kind)) {
+			k, _ := f.Class()
+			return 0, fmt.Errorf("%s: step %d is a %s step, not a %s step", in.Path, index, s.Kind, k.Kind)
+		}
+	}
+	return index, nil
+}
+
 // Draw writes chart kind in format (svg or png); per-input charts draw
-// input i, the timeline its step stepIndex.
+// input i, the timeline its step stepIndex (-1: its first step of the
+// filter's class).
 func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format string) error {
 	opt := chart.Options{Format: format, Title: chartTitle(c.tbl.Inputs)}
 	one := chart.Options{Format: format, Title: chartInputTitle(c.tbl.Inputs, i)}
@@ -162,7 +188,11 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 	case Top:
 		return chart.Top(w, c.kernels, c.labels(), opt)
 	case Timeline:
-		tl, err := chart.StepTrack(c.tbl, i, stepIndex)
+		index, err := timelineStep(&c.tbl.Inputs[i], stepIndex, c.opt.Filter)
+		if err != nil {
+			return err
+		}
+		tl, err := chart.StepTrack(c.tbl, i, index)
 		if err != nil {
 			return err
 		}
