@@ -74,6 +74,14 @@ type jsonCollective struct {
 	ArgsGroupSize int   `json:"args_group_size"`
 	SizeConflicts int64 `json:"size_conflicts"`
 	UnusableArgs  int64 `json:"unusable_args"`
+	// Issue 24: runs over hosts and expert parallelism.
+	Phase          string    `json:"phase"`
+	Host           string    `json:"host"`
+	Rules          []string  `json:"communicator_rules"`
+	Scope          string    `json:"link_scope"`
+	OpLink         *jsonLink `json:"op_link"`
+	TokenInstances int64     `json:"token_instances"`
+	TokenImbalance *float64  `json:"token_imbalance"`
 }
 
 // jsonCollectivesDoc is the document of traceq collectives --format json.
@@ -82,6 +90,21 @@ type jsonCollectivesDoc struct {
 	Link          *jsonLink        `json:"link"`
 	BytesPerToken int64            `json:"bytes_per_token"`
 	Collectives   []jsonCollective `json:"collectives"`
+	// Links are --link's per-scope links (intra=…,inter=…); null for the
+	// one-link form.
+	Links *jsonLinks `json:"links"`
+}
+
+type jsonLinks struct {
+	Intra *jsonLink `json:"intra"`
+	Inter *jsonLink `json:"inter"`
+}
+
+func jsonLinkOf(l *collectives.Link) *jsonLink {
+	if l == nil {
+		return nil
+	}
+	return &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About}
 }
 
 func jsonStrag(s *collectives.Straggler) *jsonStraggler {
@@ -94,8 +117,9 @@ func jsonStrag(s *collectives.Straggler) *jsonStraggler {
 
 func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 	doc := jsonCollectivesDoc{Inputs: jsonInputs(ct.Source.Inputs), BytesPerToken: ct.BytesPerToken, Collectives: []jsonCollective{}}
-	if l := ct.Link; l != nil {
-		doc.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About}
+	doc.Link = jsonLinkOf(ct.Link)
+	if ct.Links.Given() && ct.Links.All == nil {
+		doc.Links = &jsonLinks{Intra: jsonLinkOf(ct.Links.Intra), Inter: jsonLinkOf(ct.Links.Inter)}
 	}
 	for _, o := range ct.Ops {
 		j := jsonCollective{Op: o.Op, StepKind: o.Class.String(), GroupSize: o.GroupSize, Instances: o.Instances,
@@ -104,7 +128,15 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.ClassNS,
 			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
 			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare,
-			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs}
+			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs,
+			Phase: o.Phase, Host: o.Host, Rules: []string{}, Scope: o.Scope.String(), OpLink: jsonLinkOf(o.Link), TokenInstances: o.TokenInstances}
+		for _, r := range o.Rules {
+			j.Rules = append(j.Rules, r.String())
+		}
+		if o.TokenInstances > 0 {
+			v := o.TokenImbalance()
+			j.TokenImbalance = &v
+		}
 		for _, r := range o.Ranks {
 			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
 				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals, jsonRankID: rankID(r.Rank)})

@@ -12,7 +12,7 @@ import (
 // Flags of collectives (and report).
 var (
 	bytesPerTokenFlag = &cli.Int64Flag{Name: "bytes-per-token", Usage: "size collectives without args as `N` bytes × the step's token count (from its marker); e.g. hidden size × 2 for a bf16 all-reduce"}
-	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + collectives.LinkNames() + ") or GB/s per direction"}
+	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + collectives.LinkNames() + ") or GB/s per direction; for a run over hosts, intra=NAME|GBPS,inter=NAME|GBPS (between hosts: " + collectives.NetLinkNames() + ")"}
 )
 
 // collectiveOptions reads --bytes-per-token and --link.
@@ -24,11 +24,15 @@ func collectiveOptions(c *cli.Context) (collectives.Options, error) {
 		opt.BytesPerToken = n
 	}
 	if s := c.String("link"); s != "" {
-		l, err := collectives.ParseLink(s)
+		ls, err := collectives.ParseLinks(s, collectives.ParseLink)
 		if err != nil {
 			return opt, usagef("%s: --link: %v", c.Command.Name, err)
 		}
-		opt.Link = &l
+		if ls.All != nil {
+			opt.Link = ls.All
+		} else {
+			opt.Links = ls
+		}
 	}
 	return opt, nil
 }

@@ -89,7 +89,7 @@ func reportCmd(e *env) *cli.Command {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"), Efficiency: eff}
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Links: copt.Links, Unattributed: c.Bool("unattributed"), Efficiency: eff}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group

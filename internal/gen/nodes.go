@@ -147,10 +147,13 @@ type CommExpect struct {
 	Ranks      []int
 	Group      string
 	GroupRanks string
-	// Rule is what forms the communicator: "args" (the prefill
-	// all-reduces' process-group args), "pg_config" (graph-replayed
-	// kernels and DeepEP's, from the ranks' pg_config and hosts).
-	Rule string
+	// Rules are what form the communicator, in the order
+	// collectives.CommRule numbers them: "args" and "cpu_op" (the
+	// prefill all-reduces' process-group args, on the kernel or on the
+	// record_param_comms op that launched it), "pg_config"
+	// (graph-replayed kernels and DeepEP's, from the ranks' pg_config and
+	// hosts).
+	Rules []string
 	// Link is "intra" (every member on one host) or "inter"; BusGBps the
 	// bus bandwidth the collectives ran at.
 	Link    string
@@ -321,13 +324,13 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 			o = &CommExpect{Kind: kind, Op: op, Sizes: map[SizeKey]*SizeExpect{}}
 			if op == "allreduce" {
 				o.Group, o.Ranks = cfg.TPGroup(node * per)
-				o.Rule, o.Link, o.BusGBps = "pg_config", "intra", intra
-				if kind == "prefill" {
-					o.Rule = "args"
+				o.Link, o.BusGBps = "intra", intra
+				if kind == "decode" {
+					o.Rules = []string{"pg_config"}
 				}
 			} else {
 				o.Group, o.Ranks = cfg.EPGroup()
-				o.Rule, o.Link, o.BusGBps = "pg_config", "inter", inter
+				o.Rules, o.Link, o.BusGBps = []string{"pg_config"}, "inter", inter
 				if cfg.nodes() == 1 {
 					o.Link, o.BusGBps = "intra", intra
 				}
@@ -513,6 +516,12 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 						if argsOnOp {
 							src = "cpu_op"
 						}
+						if !containsStr(o.Rules, src) {
+							o.Rules = append(o.Rules, src)
+							if len(o.Rules) == 2 && o.Rules[0] == "cpu_op" {
+								o.Rules[0], o.Rules[1] = "args", "cpu_op"
+							}
+						}
 					}
 				} else {
 					o = commOf(kind, "all_to_all", 0)
@@ -591,6 +600,15 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 		}
 	}
 	return exp, nil
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
 }
 
 func containsInt(xs []int, x int) bool {

@@ -3,12 +3,15 @@ package gen
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/parse/chrometrace"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
 )
 
 // nodeRun is the run: 2 hosts × 8 ranks, a straggler on each host
@@ -165,5 +168,135 @@ func TestWriteNodeRankErrors(t *testing.T) {
 	}
 	if _, err := WriteNodeRank(&bytes.Buffer{}, NodeConfig{}, 16); err == nil {
 		t.Error("rank 16 of 16: no error")
+	}
+}
+
+// TestNodeRunCollectivesExact checks every figure of the collectives
+// analysis of the run over two hosts against the generator's record, per
+// communicator: the two tensor-parallel all-reduce groups are two
+// matches (by pg_config for the graph-replayed decode kernels, by their
+// args in prefill), each with its own straggler; the all-to-all over all
+// 16 ranks one; instances, kernel time, wait and transfer to the
+// nanosecond; message sizes, the bus bandwidth against the link of the
+// communicator's scope (NVLink inside a host, InfiniBand across), the
+// token imbalance of the all-to-all.
+func TestNodeRunCollectivesExact(t *testing.T) {
+	cfg := nodeRun()
+	var inputs []window.Input
+	var exp *NodeExpected
+	for r := range cfg.Ranks() {
+		tr, e, _ := readNodeRank(t, cfg, r)
+		if exp == nil {
+			exp = e
+		}
+		st, err := step.Find(tr, step.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, window.Input{Path: cfg.Host(r) + "/rank" + strconv.Itoa(r) + ".json", Run: "run", Host: cfg.Host(r), Trace: tr, Steps: st})
+	}
+	tbl, err := window.Build(inputs, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := collectives.ParseLinks("intra=nvlink4,inter=ib-ndr400", collectives.ParseLink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := collectives.Match(tbl, collectives.Options{BytesPerToken: cfg.BytesPerToken(), Links: links})
+	// Decode and prefill, each: two all-reduce groups, an all-to-all in
+	// two phases (dispatch, combine).
+	if len(ct.Ops) != 8 {
+		for _, o := range ct.Ops {
+			t.Logf("%s %s %s %s %v", o.Class, o.Op, o.Phase, o.Group, o.Rules)
+		}
+		t.Fatalf("%d ops, want 8", len(ct.Ops))
+	}
+	for _, want := range exp.Comms {
+		var got []*collectives.Op
+		for i := range ct.Ops {
+			o := &ct.Ops[i]
+			if o.Class.String() == want.Kind && o.Op == want.Op && o.Group == want.Group {
+				got = append(got, o)
+			}
+		}
+		what := want.Kind + " " + want.Op + " " + want.GroupRanks
+		// An all-to-all's instances are its dispatches and its combines,
+		// matched apart: their figures add up to the generator's.
+		if want.Op == "all_to_all" && (len(got) != 2 || got[0].Phase == got[1].Phase) {
+			t.Fatalf("%s: %d ops", what, len(got))
+		}
+		if want.Op == "allreduce" && len(got) != 1 {
+			t.Fatalf("%s: %d ops", what, len(got))
+		}
+		var inst, transfer, tokInst, tokMax, tokSum, sized int64
+		kernel := make([]int64, len(want.Ranks))
+		wait := make([]int64, len(want.Ranks))
+		last := make([]int64, len(want.Ranks))
+		sizes := map[SizeKey][2]int64{}
+		for _, o := range got {
+			var rules []string
+			for _, r := range o.Rules {
+				rules = append(rules, r.String())
+			}
+			wantLink := map[string]string{"intra": "nvlink4", "inter": "ib-ndr400"}[want.Link]
+			if o.GroupRanks != want.GroupRanks || !slices.Equal(rules, want.Rules) || o.Scope.String() != want.Link ||
+				o.Link == nil || o.Link.Name != wantLink || o.GroupSize != len(want.Ranks) || len(o.Ranks) != len(want.Ranks) ||
+				o.UnmatchedInstances != 0 || o.UpperBound {
+				t.Fatalf("%s %s: %+v\nrules %v link %v", what, o.Phase, o, rules, o.Link)
+			}
+			inst += o.Instances
+			transfer += o.TransferNS
+			tokInst, tokMax, tokSum = tokInst+o.TokenInstances, tokMax+o.TokenMaxSum, tokSum+o.TokenSum
+			sized += o.SizedInstances
+			for i, st := range o.Ranks {
+				if st.Number == nil || *st.Number != want.Ranks[i] || st.Host != cfg.Host(want.Ranks[i]) {
+					t.Fatalf("%s: rank %d is %+v", what, i, st.Rank)
+				}
+				kernel[i] += st.KernelNS
+				wait[i] += st.WaitNS
+				last[i] += st.LastArrivals
+			}
+			for _, row := range o.Sizes {
+				k := SizeKey{row.Bytes, row.Source.String()}
+				v := sizes[k]
+				sizes[k] = [2]int64{v[0] + row.Instances, v[1] + row.TransferNS}
+				// Every size's bus bandwidth is the generator's, and its
+				// share that of the communicator's link.
+				if row.BusGBps == nil || !relEq(*row.BusGBps, float64(want.BusGBps)) || row.LinkShare == nil ||
+					!relEq(*row.LinkShare, float64(want.BusGBps)/o.Link.GBps) {
+					t.Errorf("%s %s: size %d: busbw %v share %v, want %d GB/s of %v", what, o.Phase, row.Bytes, row.BusGBps, row.LinkShare, want.BusGBps, o.Link.GBps)
+				}
+			}
+			// Each all-reduce group's straggler is its host's slow rank;
+			// the all-to-all's last arrivals are checked summed over its
+			// phases below (in prefill, host 1's larger batches make rank
+			// 11 last in some).
+			if s := o.Straggler; want.Op == "allreduce" && (s == nil || *s.Number != want.Straggler() || !s.Distinct) {
+				t.Errorf("%s %s: straggler %+v, want rank %d", what, o.Phase, s, want.Straggler())
+			}
+		}
+		if inst != want.Instances || transfer != want.TransferNS || sized != want.Instances || !slices.Equal(kernel, want.KernelNS) ||
+			!slices.Equal(wait, want.WaitNS) || !slices.Equal(last, want.LastArrivals) {
+			t.Errorf("%s: instances %d transfer %d kernel %v wait %v last %v\nwant %d %d %v %v %v", what, inst, transfer, kernel, wait, last,
+				want.Instances, want.TransferNS, want.KernelNS, want.WaitNS, want.LastArrivals)
+		}
+		if len(sizes) != len(want.Sizes) {
+			t.Errorf("%s: %d sizes, want %d", what, len(sizes), len(want.Sizes))
+		}
+		for k, w := range want.Sizes {
+			if g := sizes[k]; g[0] != w.Instances || g[1] != w.TransferNS {
+				t.Errorf("%s: size %+v: %v, want %d instances, %d ns", what, k, g, w.Instances, w.TransferNS)
+			}
+		}
+		if want.Op == "all_to_all" {
+			if tokInst != want.Instances || tokMax != want.TokenMaxSum || tokSum != want.TokenSum {
+				t.Errorf("%s: tokens over %d instances, max %d sum %d; want %d %d", what, tokInst, tokMax, tokSum, want.TokenMaxSum, want.TokenSum)
+			}
+			imb := float64(len(want.Ranks)) * float64(want.TokenMaxSum) / float64(want.TokenSum)
+			if o := got[0]; !relEq(o.TokenImbalance(), float64(len(want.Ranks))*float64(o.TokenMaxSum)/float64(o.TokenSum)) || imb <= 1 {
+				t.Errorf("%s: token imbalance %v (run %v)", what, o.TokenImbalance(), imb)
+			}
+		}
 	}
 }
