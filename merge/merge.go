@@ -52,9 +52,13 @@ const (
 	AlignBase
 	// AlignNone: the timestamps as they are.
 	AlignNone
+	// AlignCollectives: by the collectives' ends (merge/align.go): on
+	// top of the base alignment where every rank has a base, each rank
+	// moved so that the kernels of every matched collective end together.
+	AlignCollectives
 )
 
-var alignNames = [...]string{AlignAuto: "auto", AlignBase: "base", AlignNone: "none"}
+var alignNames = [...]string{AlignAuto: "auto", AlignBase: "base", AlignNone: "none", AlignCollectives: "collectives"}
 
 func (a Align) String() string {
 	if int(a) < len(alignNames) {
@@ -70,7 +74,7 @@ func ParseAlign(s string) (Align, error) {
 			return Align(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown alignment %q: want auto, base or none", s)
+	return 0, fmt.Errorf("unknown alignment %q: want auto, base, collectives or none", s)
 }
 
 // Options configures Merge.
@@ -103,8 +107,12 @@ type Rank struct {
 	Steps []step.Step
 	// Copy counts the rank's events read and kept.
 	Copy slice.Stats
-	// Gaps counts the idle-gap annotations written.
-	Gaps int64
+	// Gaps and Waits count the idle-gap and waiting annotations written.
+	Gaps, Waits int64
+	// Joined says, with collectives alignment, that the rank's shift
+	// came from collectives chaining it to the first rank; a rank none
+	// reaches keeps its base alignment.
+	Joined bool
 }
 
 // Result is what Merge wrote.
@@ -117,6 +125,12 @@ type Result struct {
 	// Origin is the merged trace's first GPU activity, on its clock: the
 	// zero of From and To.
 	Origin int64
+	// Instances counts the collective instances matched across the
+	// ranks in (or, for a time window, within a second of) the window;
+	// SpreadP50 and SpreadMax are, over them, the median and the largest
+	// time between the first and the last end once aligned.
+	Instances            int
+	SpreadP50, SpreadMax int64
 	// Events counts the events written, annotations and names included.
 	Events int64
 }
@@ -130,6 +144,8 @@ type plan struct {
 	sel     *slice.Selection
 	gaps    []window.Gap // with Options.Steps: those in the selection
 	log     gapLog       // with a time window: every gap, compactly
+	proj    *project     // the collective kernels near the window
+	waits   []wait
 	index   int
 	threads int // thread names written for GPU streams and idle tracks
 }
@@ -180,6 +196,9 @@ func Prepare(set *parse.Inputs, opt Options) (*Merger, error) {
 	res := &Result{Align: opt.Align}
 	align(plans, res)
 	name(plans)
+	if err := matchCollectives(plans, opt, res); err != nil {
+		return nil, err
+	}
 	if opt.Steps == nil {
 		window0(plans, opt, res)
 	} else {
@@ -251,13 +270,41 @@ func prepare(path, host string, opt Options) (*plan, error) {
 		}
 		p.sel, p.Steps = sel, steps
 		p.gaps = log.within(sel.GPU.Start, sel.GPU.End)
+		chosen := chosenSteps(in.Steps, *opt.Steps)
+		p.proj = projectCollectives(tbl, 0, func(i int) bool { s := in.Steps.Of[i]; return s >= 0 && chosen[s] })
 	} else {
 		p.log = log
+		// The window is placed once every rank is read: keep the
+		// collectives within a second of where it falls on this rank's
+		// own clock, from its first GPU activity (ranks of one run start
+		// within far less of each other).
+		lo, hi := sat(p.first, opt.From-nearWindow), sat(sat(p.first, opt.To), nearWindow)
+		acts := t.Activities
+		p.proj = projectCollectives(tbl, 0, func(i int) bool { a := &acts[i]; return int64(a.Start) >= lo && int64(a.End()) <= hi })
 	}
 	// The model goes before the next rank is parsed.
 	tbl, t, in = nil, nil, nil
 	runtime.GC()
 	return p, nil
+}
+
+// nearWindow is how far from a time window, on a rank's own clock, its
+// collectives are kept for matching.
+const nearWindow = int64(1e9)
+
+// chosenSteps marks the steps of st that opt selects, by position.
+func chosenSteps(st *step.Steps, opt slice.StepOptions) map[int32]bool {
+	out := map[int32]bool{}
+	to := opt.To
+	if to < 0 {
+		to = len(st.List)
+	}
+	for i, s := range st.List {
+		if s.Index >= opt.From && s.Index < to && opt.Filter.Keeps(step.ClassOf(s.Kind)) {
+			out[int32(i)] = true
+		}
+	}
+	return out
 }
 
 // ErrNoSteps is the error for a rank without step markers when steps are
@@ -267,19 +314,26 @@ var ErrNoSteps = errors.New("use a time window")
 // align sets each rank's shift.
 func align(plans []*plan, res *Result) {
 	mode := res.Align
-	if mode == AlignAuto {
-		mode = AlignBase
+	if mode == AlignAuto || mode == AlignCollectives {
+		base := true
 		for _, p := range plans {
-			if p.base == 0 {
-				mode = AlignNone
-			}
+			base = base && p.base != 0
+		}
+		switch {
+		case mode == AlignAuto && base:
+			mode = AlignBase
+		case mode == AlignAuto:
+			mode = AlignNone
 		}
 		res.Align = mode
+		if mode == AlignCollectives && !base {
+			mode = AlignNone // the collectives' shifts start from the clocks as recorded
+		}
 	}
 	for _, p := range plans {
 		p.AlignedBy = "none"
 	}
-	if mode != AlignBase {
+	if mode == AlignNone {
 		return
 	}
 	// The first rank with a base is the reference: base + ts is the
@@ -356,6 +410,10 @@ func copyRanks(out *slice.Writer, plans []*plan, res *Result) error {
 		empty bool
 		err   error
 	}
+	labels := make([]string, len(plans))
+	for i, p := range plans {
+		labels[i] = p.Label
+	}
 	results := make([]chan done, len(plans))
 	for i := range results {
 		results[i] = make(chan done, 1)
@@ -376,7 +434,7 @@ func copyRanks(out *slice.Writer, plans []*plan, res *Result) error {
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				path, empty, err := p.copy()
+				path, empty, err := p.copy(labels)
 				results[i] <- done{path, empty, err}
 			}()
 		}
@@ -386,7 +444,7 @@ func copyRanks(out *slice.Writer, plans []*plan, res *Result) error {
 		d := <-results[i]
 		if d.err == nil {
 			d.err = appendFragment(out, d.path, d.empty)
-			res.Events += p.Copy.Kept + p.Gaps + 2 + int64(p.threads)
+			res.Events += p.Copy.Kept + p.Gaps + p.Waits + 2 + int64(p.threads)
 		}
 		if d.path != "" {
 			outfile.Remove(d.path)
@@ -423,7 +481,7 @@ func appendFragment(out *slice.Writer, path string, empty bool) error {
 // copy is the second pass over one rank: its process's names, the events
 // its selection keeps, rewritten, and its annotations, into a temporary
 // fragment whose path it returns.
-func (p *plan) copy() (path string, empty bool, err error) {
+func (p *plan) copy(labels []string) (path string, empty bool, err error) {
 	f, err := outfile.Temp("", "traceq-merge-*")
 	if err != nil {
 		return "", false, fmt.Errorf("a temporary file for the merge: %w", err)
@@ -476,6 +534,11 @@ func (p *plan) copy() (path string, empty bool, err error) {
 		meta.thread(gpuTid(k.dev, k.s), "GPU "+strconv.FormatInt(k.dev, 10)+" · stream "+strconv.FormatInt(k.s, 10))
 	}
 	p.threads = len(keys)
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if p.sel.Corr == nil { // a time window: the waits inside it
+		lo, hi = p.sel.GPU.Start, p.sel.GPU.End
+	}
+	p.Waits = p.annotateWaits(meta, labels, lo, hi)
 	p.Gaps = p.annotateGaps(meta)
 	if meta.err != nil {
 		return "", false, meta.err
@@ -568,7 +631,12 @@ func summary(plans []*plan, res *Result) []byte {
 	doc := struct {
 		Align string `json:"align"`
 		Ranks []rank `json:"ranks"`
-	}{Align: res.Align.String()}
+		// The collectives matched across the ranks, and how far apart
+		// their ends are on the merged clock.
+		Instances   int   `json:"collective_instances"`
+		SpreadP50NS int64 `json:"collective_end_spread_p50_ns"`
+		SpreadMaxNS int64 `json:"collective_end_spread_max_ns"`
+	}{Align: res.Align.String(), Instances: res.Instances, SpreadP50NS: res.SpreadP50, SpreadMaxNS: res.SpreadMax}
 	for _, p := range plans {
 		doc.Ranks = append(doc.Ranks, rank{p.PID, p.Label, p.Path, p.Host, p.Number, p.ShiftNS, p.AlignedBy})
 	}

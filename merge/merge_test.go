@@ -450,3 +450,72 @@ func TestGapLog(t *testing.T) {
 		t.Errorf("%d bytes for %d gaps", len(l.buf), len(gaps))
 	}
 }
+
+// TestMergeAlignCollectives: host 1's clock 7.5 µs late and the same
+// base on every rank: aligning by the base leaves the all-to-alls 7.5 µs
+// apart; aligning by the collectives recovers the skew exactly (every
+// collective of the generated run ends together on the true clock), and
+// then every one ends at one time on all its ranks.
+func TestMergeAlignCollectives(t *testing.T) {
+	dir, cfg, _ := nodeRun(t, false)
+	out, res := mergeTo(t, []string{dir}, Options{Steps: &slice.StepOptions{From: 1, To: 3}, Align: AlignCollectives})
+	if res.Align != AlignCollectives || res.Instances != 2*2*(2+2) /* 2 steps × 2 layers × (an all-reduce per host, a dispatch, a combine) */ || res.SpreadMax != 0 {
+		t.Errorf("align %v, %d instances, spread %d", res.Align, res.Instances, res.SpreadMax)
+	}
+	for i, r := range res.Ranks {
+		if r.ShiftNS != -cfg.SkewOf(i) || !r.Joined || r.AlignedBy != "collectives" {
+			t.Errorf("rank %d: shift %d (%s), want %d", i, r.ShiftNS, r.AlignedBy, -cfg.SkewOf(i))
+		}
+	}
+	ends := collectiveEnds(t, out)
+	for _, op := range []string{"all_to_all", "allreduce"} {
+		for r := 1; r < 16; r++ {
+			ref := ends[0][op]
+			if op == "allreduce" {
+				ref = ends[cfg.Node(r)*8][op] // each host's group ends together
+			}
+			if !slices.Equal(ends[r][op], ref) || len(ref) == 0 {
+				t.Errorf("%s: rank %d ends %v, want %v", op, r, ends[r][op], ref)
+			}
+		}
+	}
+	_, base := mergeTo(t, []string{dir}, Options{Steps: &slice.StepOptions{From: 1, To: 3}, Align: AlignBase})
+	if base.SpreadMax != cfg.SkewNS || base.Ranks[8].ShiftNS != 0 {
+		t.Errorf("by the base: spread %d, rank 8 shift %d", base.SpreadMax, base.Ranks[8].ShiftNS)
+	}
+}
+
+// TestMergeWaits: the waits annotated over the whole run are each rank's
+// waits in every communicator, as the generator recorded them: summed per
+// rank, to the nanosecond; each names the rank that arrived last.
+func TestMergeWaits(t *testing.T) {
+	dir, cfg, exp := nodeRun(t, true)
+	out, res := mergeTo(t, []string{dir}, Options{Steps: &slice.StepOptions{From: 0, To: -1}})
+	want := make([]int64, cfg.Ranks())
+	for _, c := range exp.Comms {
+		for j, r := range c.Ranks {
+			want[r] += c.WaitNS[j]
+		}
+	}
+	annot := annotations(t, out)
+	labels := map[string]bool{}
+	for _, r := range res.Ranks {
+		labels["waiting for "+r.Label] = true
+	}
+	for i := range cfg.Ranks() {
+		var got, n int64
+		for _, a := range annot[int64(i+1)] {
+			if a.tid != gpuTid(int64(i%8), 1<<20-2) {
+				continue
+			}
+			if !labels[a.name] {
+				t.Fatalf("rank %d: annotation %q", i, a.name)
+			}
+			got += a.dur
+			n++
+		}
+		if got != want[i] || n != res.Ranks[i].Waits {
+			t.Errorf("rank %d: waits %d ns in %d slices (%d written), want %d ns", i, got, n, res.Ranks[i].Waits, want[i])
+		}
+	}
+}

@@ -286,5 +286,13 @@ func SignedMicros(ns int64) string {
 	if ns < 0 {
 		u = uint64(-(ns + 1)) + 1
 	}
-	return sign + strconv.FormatUint(u/1000, 10) + "." + fmt.Sprintf("%03d", u%1000)
+	return sign + micros(u)
+}
+
+// Micros formats a non-negative ns as µs with three decimals, exactly:
+// "7.500".
+func Micros(ns int64) string { return micros(uint64(max(ns, 0))) }
+
+func micros(u uint64) string {
+	return strconv.FormatUint(u/1000, 10) + "." + fmt.Sprintf("%03d", u%1000)
 }

@@ -26,13 +26,14 @@ func mergeCmd(e *env) *cli.Command {
 		Description: "--steps K:M takes steps K to M-1 of every rank (the indices 'traceq steps' prints); --time START:END counts\n" +
 			"from the merged trace's first GPU activity (a bare number counts µs, or give a unit: 1.5ms, 250us, 2s).\n" +
 			"--align base moves each rank by its baseTimeNanoseconds (host wall clocks); auto does so when every rank\n" +
-			"has one. Open the output at https://ui.perfetto.dev (Open trace file). Definitions: docs/diff-slice.md#merge.",
+			"has one; collectives moves each rank so that the kernels of every matched collective end together.\n" +
+			"Open the output at https://ui.perfetto.dev (Open trace file). Definitions: docs/diff-slice.md#merge.",
 		ArgsUsage: "RUN...",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the merged trace to `FILE` (gzip-compressed when it ends in .gz)"},
 			&cli.StringFlag{Name: "steps", Usage: "steps `K:M` (K to M-1) of every rank, K: or K"},
 			&cli.StringFlag{Name: "time", Usage: "time window `START:END` from the merged trace's first GPU activity"},
-			&cli.StringFlag{Name: "align", Value: "auto", Usage: "put the clocks on one: `auto`, base (baseTimeNanoseconds) or none"},
+			&cli.StringFlag{Name: "align", Value: "auto", Usage: "put the clocks on one: `auto`, base (baseTimeNanoseconds), collectives (matched collectives end together) or none"},
 			kindFlag("with --steps: only steps of this kind (decode, prefill, mixed, step)"),
 			stepFlag,
 		}, rulesFlag, strictFlag, verbose),
@@ -125,14 +126,15 @@ func mergeCmd(e *env) *cli.Command {
 					what += " of each rank"
 				}
 			}
-			var kept, read, gaps int64
+			var kept, read, gaps, waits int64
 			for _, r := range res.Ranks {
 				kept += r.Copy.Kept
 				read += r.Copy.Read
 				gaps += r.Gaps
+				waits += r.Waits
 			}
-			fmt.Fprintf(e.stdout, "%s: %d ranks, %s: kept %d of %d events, %d idle gaps annotated; clocks: %s\n",
-				out, len(res.Ranks), what, kept, read, gaps, alignWords(res.Align))
+			fmt.Fprintf(e.stdout, "%s: %d ranks, %s: kept %d of %d events, %d idle gaps and %d waits annotated; clocks: %s\n",
+				out, len(res.Ranks), what, kept, read, gaps, waits, alignWords(res))
 			for _, r := range res.Ranks {
 				fmt.Fprintf(e.stdout, "  %s: %s\n", r.Label, shiftWords(r))
 				if r.Copy.Truncated != "" {
@@ -144,12 +146,21 @@ func mergeCmd(e *env) *cli.Command {
 	}
 }
 
-func alignWords(a merge.Align) string {
-	switch a {
-	case merge.AlignBase:
-		return "aligned by each trace's baseTimeNanoseconds"
+func alignWords(res *merge.Result) string {
+	spread := func() string {
+		if res.Instances == 0 {
+			return "no collective matched across ranks"
+		}
+		return fmt.Sprintf("the ends of the %d matched collectives lie within %s µs of each other (median %s µs)",
+			res.Instances, render.Micros(res.SpreadMax), render.Micros(res.SpreadP50))
 	}
-	return "as recorded (not aligned)"
+	switch res.Align {
+	case merge.AlignBase:
+		return "aligned by each trace's baseTimeNanoseconds; " + spread()
+	case merge.AlignCollectives:
+		return "aligned by the collectives; " + spread()
+	}
+	return "as recorded (not aligned); " + spread()
 }
 
 // shiftWords says how a rank's clock moved.

@@ -1,0 +1,96 @@
+package merge
+
+import (
+	"strconv"
+
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/window"
+)
+
+// wait is one rank's wait in one collective instance: the part of its
+// kernel before the last rank arrived (docs/definitions.md#collectives).
+type wait struct {
+	start, dur int64 // on the rank's own clock
+	device     int32
+	last       int // the plan of the rank that arrived last
+	op         string
+	transfer   int64
+}
+
+// matchCollectives matches the ranks' collective kernels near the window
+// (their projections) as traceq collectives does: each instance gives
+// the ranks that waited their waits and, with --align collectives, the
+// kernels' ends the clocks are aligned by.
+func matchCollectives(plans []*plan, opt Options, res *Result) error {
+	inputs := make([]window.Input, len(plans))
+	for i, p := range plans {
+		inputs[i] = window.Input{Path: p.Path, Run: "merge", Host: p.Host, Trace: p.proj.Trace, Steps: p.proj.Steps}
+	}
+	tbl, err := window.Build(inputs, window.Options{Classifier: opt.Load.Classifier})
+	if err != nil {
+		return err
+	}
+	var insts []matched
+	collectives.Match(tbl, collectives.Options{NoSizes: true, OnInstance: func(in *collectives.Instance) {
+		m := matched{ranks: make([]int, len(in.Ranks)), ends: make([]int64, len(in.Ranks))}
+		for j, r := range in.Ranks {
+			pi := r.Input // the table's inputs are the plans, in order
+			a := &plans[pi].proj.Trace.Activities[in.Kernels[j]]
+			m.ranks[j] = pi
+			m.ends[j] = int64(a.End()) + plans[pi].ShiftNS
+			if w := a.Dur - in.TransferNS; w > 0 && j != in.Last {
+				plans[pi].waits = append(plans[pi].waits, wait{start: int64(a.Start), dur: w, device: a.Device,
+					last: in.Ranks[in.Last].Input, op: in.Op, transfer: in.TransferNS})
+			}
+		}
+		insts = append(insts, m)
+	}})
+	res.Instances = len(insts)
+	all := make([]bool, len(plans))
+	for i := range all {
+		all[i] = true
+	}
+	// How far apart the ends are on the clocks as aligned so far.
+	res.SpreadP50, res.SpreadMax = spread(insts, make([]int64, len(plans)), all)
+	if res.Align == AlignCollectives {
+		al := collectivesShift(len(plans), insts)
+		for i, p := range plans {
+			if al.joined[i] {
+				p.ShiftNS += al.shift[i]
+				p.AlignedBy, p.Joined = "collectives", true
+			}
+		}
+		res.SpreadP50, res.SpreadMax = al.spreadP50, al.spreadMax
+	}
+	for _, p := range plans {
+		p.proj = nil
+	}
+	return nil
+}
+
+// waitTid is the thread of device d's waits: after its streams, before
+// its idle gaps.
+func waitTid(d int64) int64 { return gpuTid(d, 1<<20-2) }
+
+// annotateWaits writes the rank's waits as slices on a track per device,
+// "waiting for rank R", and returns how many, those inside [lo, hi] of
+// the rank's own clock.
+func (p *plan) annotateWaits(m *metaWriter, labels []string, lo, hi int64) int64 {
+	var n int64
+	named := map[int64]bool{}
+	for _, w := range p.waits {
+		if w.start < lo || w.start+w.dur > hi {
+			continue
+		}
+		d := int64(w.device)
+		if !named[d] {
+			named[d] = true
+			m.thread(waitTid(d), "GPU "+strconv.FormatInt(d, 10)+" · waiting")
+			p.threads++
+		}
+		m.slice(waitTid(d), "waiting for "+labels[w.last], w.start+p.ShiftNS, w.dur, "traceq",
+			`"op": "`+w.op+`", "wait_ns": `+strconv.FormatInt(w.dur, 10)+`, "transfer_ns": `+strconv.FormatInt(w.transfer, 10))
+		n++
+	}
+	return n
+}
