@@ -43,13 +43,20 @@ var layers = map[string][]string{
 	"opcost":     {"gpuspec"},
 	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost"},
 
+	// Findings join the analyses: what to fix first, and its size.
+	"findings": {"trace", "classify", "stats", "step", "window", "analyze", "collectives"},
+
+	// The deployment's settings (--link, --bytes-per-token, --gpu given
+	// once: the environment, traceq.toml), for the command.
+	"settings": {},
+
 	// The loader: arguments to the table, for the command, bench/prof and
 	// the tests.
 	"load": {"trace", "classify", "parse", "step", "window"},
 
-	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency"},
-	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "render"},
-	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "render", "render/chart"},
+	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings"},
+	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "render"},
+	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "render", "render/chart"},
 	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
 	"slice":          {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "step"},
 	// merge: the ranks of a run as one Chrome trace, each rank read
@@ -58,7 +65,7 @@ var layers = map[string][]string{
 
 	// The command and the tools on top.
 	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
-		"gpuspec", "efficiency", "load", "render", "render/chart", "render/report", "render/parquet", "slice", "merge"},
+		"gpuspec", "efficiency", "findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice", "merge"},
 	"bench/prof": {"parse", "load", "analyze"},
 }
 
@@ -75,6 +82,7 @@ var thirdParty = map[string][]string{
 	"gonum.org/v1/plot":                    {"render/chart"},
 	"github.com/parquet-go/parquet-go":     {"render/parquet"},
 	"github.com/rogpeppe/go-internal/diff": {"internal/golden"},
+	"github.com/BurntSushi/toml":           {"settings"},
 }
 
 func TestImportRules(t *testing.T) {
@@ -107,7 +115,7 @@ func TestImportRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "load", "render", "cmd/traceq"} {
+	for _, must := range []string{"trace", "classify", "parse/chrometrace", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "load", "render", "cmd/traceq"} {
 		if imports[must] == nil {
 			t.Errorf("package %s not found: the walk is broken", must)
 		}

@@ -150,6 +150,19 @@ func (r *GroupTable) HasCommunication() bool {
 	})
 }
 
+// AnyCommunication reports whether some group ran collective kernels
+// (category communication/*): whether the collectives are worth matching.
+func (r *GroupTable) AnyCommunication() bool {
+	for i := range r.Groups {
+		for _, c := range r.Groups[i].Categories {
+			if c.Category.Top == classify.Communication {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 type groupKey struct {
 	rank   window.RankID
 	device int32

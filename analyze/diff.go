@@ -58,7 +58,11 @@ type KindDiff struct {
 	// every window of the kind on both sides has one.
 	Tokens *TokenDiff
 	// Total compares the kind's whole kernel time (category "total").
-	Total      CategoryDiff
+	Total CategoryDiff
+	// Wall compares the wall time per window: the summed span of the
+	// windows over their number (for a whole trace, the span per device:
+	// what diff leads with when there are no steps).
+	Wall       CategoryDiff
 	Categories []CategoryDiff
 	// Kernels are the kernels whose time per step changed most.
 	Kernels []KernelDiff
@@ -161,6 +165,7 @@ type sideKind struct {
 	// count, nil when a window's marker gives none.
 	spans  []int64
 	tokens []int64
+	span   int64 // summed span of the windows
 }
 
 type nameStat struct {
@@ -274,6 +279,7 @@ func diffSide(tbl *window.Table, opt Options) (map[step.Class]*sideKind, []step.
 			}
 		}
 		s.kernel += w.KernelNS
+		s.span += w.SpanNS()
 		s.idle += w.IdleNS
 		s.split.Add(w.Idle)
 		for _, c := range w.Cats {
@@ -378,6 +384,8 @@ func compareKind(kind step.Class, b, a *sideKind, top int, mc MinChange) KindDif
 		BeforeDevices: b.devices, AfterDevices: a.devices}
 	kernel := func(w *window.Window) int64 { return w.KernelNS }
 	kd.Total = categoryDiff(classify.Category{}, b.kernel, a.kernel, bw, aw, b.kernel, a.kernel).judged(b.sample(kernel), a.sample(kernel), mc)
+	span := func(w *window.Window) int64 { return w.SpanNS() }
+	kd.Wall = categoryDiff(classify.Category{}, b.span, a.span, bw, aw, b.span, a.span).judged(b.sample(span), a.sample(span), mc)
 	seen := map[classify.Category]bool{}
 	var cats []classify.Category
 	for _, m := range []map[classify.Category]int64{b.cats, a.cats} {

@@ -100,6 +100,12 @@ type RankStat struct {
 	// LastArrivals counts the instances where this rank arrived last: its
 	// kernel was the shortest (ties to the lowest Index).
 	LastArrivals int64
+	// LeadNS sums, over the instances where this rank arrived last, the
+	// time between its arrival and the next-to-last rank's: the second-
+	// shortest kernel minus the shortest. It is what those instances would
+	// have been shorter had the rank kept up with the others
+	// (docs/definitions.md#straggler).
+	LeadNS int64
 }
 
 // Straggler is the rank that arrived last most often.
@@ -196,6 +202,10 @@ type Op struct {
 	// (KernelNS + UnmatchedNS) / ClassNS.
 	ClassNS int64
 	Share   float64
+	// Steps is the number of steps of the class on the op's ranks (the
+	// most of any rank; 1 for a whole trace): what a per-step figure
+	// divides the op's sums by.
+	Steps int
 	// Straggler is the rank that arrived last most often; nil for one
 	// rank or no matched instance.
 	Straggler *Straggler
@@ -275,6 +285,11 @@ type Table struct {
 	Ops []Op
 }
 
+// BusFactor is nccl-tests' bus bandwidth factor of op over n ranks
+// (busbw = algbw × factor), and whether op has one: the bytes a message
+// of b bytes puts on the bus are b × factor.
+func BusFactor(op string, n int) (float64, bool) { return busFactor(op, n) }
+
 // busFactor is nccl-tests' bus bandwidth factor of op over n ranks
 // (busbw = algbw × factor), and whether op has one: allreduce 2(n−1)/n;
 // allgather, reduce_scatter and all_to_all (n−1)/n; broadcast, reduce and
@@ -352,12 +367,18 @@ func Match(tbl *window.Table, opt Options) *Table {
 	// All GPU activity time of each rank per class: the denominator of
 	// an op's share.
 	classNS := map[classKey]int64{}
+	steps := map[classKey]map[int32]bool{}
 	for i := range tbl.Windows {
 		w := &tbl.Windows[i]
-		classNS[classKey{w.Rank, w.Class}] += w.KernelNS
+		k := classKey{w.Rank, w.Class}
+		classNS[k] += w.KernelNS
+		if steps[k] == nil {
+			steps[k] = map[int32]bool{}
+		}
+		steps[k][w.Step] = true
 	}
 	for _, run := range runs {
-		a := &runAnalysis{tbl: tbl, opt: opt, run: run, classNS: classNS}
+		a := &runAnalysis{tbl: tbl, opt: opt, run: run, classNS: classNS, steps: steps}
 		a.collect(byRun[run])
 		a.match()
 		ct.Runs = append(ct.Runs, Run{Name: run, Ranks: a.members()})
@@ -446,6 +467,7 @@ type runAnalysis struct {
 	opt     Options
 	run     string
 	classNS map[classKey]int64
+	steps   map[classKey]map[int32]bool // each rank's steps of each class
 
 	ranks []*rankData
 	// hostOf is the host of each distributed rank of the run ("" when
@@ -877,7 +899,7 @@ func (a *runAnalysis) dur(r *rankData, p int32) int64 {
 
 // instance adds the k-th kernels of lane l, found on every rank of e.
 func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
-	transfer := int64(math.MaxInt64)
+	transfer, second := int64(math.MaxInt64), int64(math.MaxInt64)
 	last := 0
 	sizes := a.sizeBuf[:0]
 	for i, ri := range e.ranks {
@@ -886,7 +908,9 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		d := a.dur(r, p)
 		durs[i] = d
 		if d < transfer { // strict: a tie stays with the lower rank
-			transfer, last = d, i
+			transfer, second, last = d, transfer, i
+		} else if d < second {
+			second = d
 		}
 		if !a.opt.NoSizes {
 			rs := a.argsSize(r, r.kern[p].idx, a.opNames.keys[e.key.op])
@@ -911,6 +935,9 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 	a.tokens(e, l, k)
 	if a.opt.OnInstance != nil {
 		a.onInstance(e, l, k, transfer, last)
+	}
+	if len(e.ranks) > 1 {
+		e.stats[last].LeadNS += second - transfer
 	}
 	sk := sizeKey{bytes: -1, source: sizeUnknown}
 	if !a.opt.NoSizes {
@@ -966,15 +993,28 @@ func (a *runAnalysis) ops() []Op {
 		op.Link = a.opt.links().For(op.Scope)
 		op.Ranks = e.stats
 		for _, ri := range e.ranks {
-			op.ClassNS += a.classNS[classKey{a.ranks[ri].ID, e.key.class}]
+			k := classKey{a.ranks[ri].ID, e.key.class}
+			op.ClassNS += a.classNS[k]
+			op.Steps = max(op.Steps, len(a.steps[k]))
 		}
 		op.Share = stats.Ratio(op.KernelNS+op.UnmatchedNS, op.ClassNS)
 		op.GroupSize, op.ArgsGroupSize = a.groupSize(e)
 		op.UpperBound = len(e.ranks) == 1
 		op.Straggler = pickStraggler(e.stats, op.Instances)
+		// The link share is the time the instances would take at the
+		// link over the time they took (for a bandwidth, busbw / link).
+		var linkNS float64
+		linkAll := op.Link != nil
 		for _, row := range e.sizeRows {
 			if row.Bytes >= 0 {
-				row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS, op.Link)
+				row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS)
+				if t, ok := a.linkTime(op.Link, op.Op, op.GroupSize, row.Bytes); ok && row.TransferNS > 0 {
+					share := t * float64(row.Instances) / float64(row.TransferNS)
+					row.LinkShare = &share
+					linkNS += t * float64(row.Instances)
+				} else {
+					linkAll = false
+				}
 			}
 			op.Sizes = append(op.Sizes, *row)
 		}
@@ -985,7 +1025,11 @@ func (a *runAnalysis) ops() []Op {
 			return cmp.Or(cmp.Compare(x.Bytes, y.Bytes), cmp.Compare(x.Source, y.Source))
 		})
 		if op.SizedInstances > 0 {
-			op.Bandwidth = a.bandwidth(op.Op, op.GroupSize, e.bytes, op.SizedTransferNS, op.Link)
+			op.Bandwidth = a.bandwidth(op.Op, op.GroupSize, e.bytes, op.SizedTransferNS)
+			if linkAll && op.SizedTransferNS > 0 {
+				share := linkNS / float64(op.SizedTransferNS)
+				op.LinkShare = &share
+			}
 		}
 		if op.Instances+op.UnmatchedInstances > 0 {
 			out = append(out, op)
@@ -1026,7 +1070,7 @@ func (a *runAnalysis) groupSize(e *opAcc) (n, args int) {
 
 // bandwidth is bytes over transfer ns (1 byte/ns = 1 GB/s), its bus
 // bandwidth and its share of link (nil: none).
-func (a *runAnalysis) bandwidth(op string, n int, bytes float64, transferNS int64, link *Link) Bandwidth {
+func (a *runAnalysis) bandwidth(op string, n int, bytes float64, transferNS int64) Bandwidth {
 	var bw Bandwidth
 	if transferNS <= 0 {
 		return bw
@@ -1039,11 +1083,17 @@ func (a *runAnalysis) bandwidth(op string, n int, bytes float64, transferNS int6
 	}
 	bus := alg * f
 	bw.BusGBps = &bus
-	if l := link; l != nil && l.GBps > 0 {
-		share := bus / l.GBps
-		bw.LinkShare = &share
-	}
 	return bw
+}
+
+// linkTime is the time one instance of op over n ranks moving bytes would
+// take at the link (Link.TimeAt); ok is false without a link or when it
+// cannot tell.
+func (a *runAnalysis) linkTime(link *Link, op string, n int, bytes int64) (float64, bool) {
+	if link == nil {
+		return 0, false
+	}
+	return link.TimeAt(op, n, bytes)
 }
 
 // Straggler returns the rank that arrived last most often in the
@@ -1089,6 +1139,8 @@ type ClassSum struct {
 	Straggler *Straggler
 	// UpperBound: every op has one rank (see Op.UpperBound).
 	UpperBound bool
+	// Steps is the most steps of the class any op has (Op.Steps).
+	Steps int
 }
 
 // PerClass sums t's ops per run and class, in t's order.
@@ -1104,6 +1156,7 @@ func (t *Table) PerClass() []ClassSum {
 		var multi int64
 		for _, o := range t.Ops[i:j] {
 			k.Instances += o.Instances
+			k.Steps = max(k.Steps, o.Steps)
 			if !o.UpperBound {
 				k.UpperBound = false
 				multi += o.Instances
@@ -1119,6 +1172,7 @@ func (t *Table) PerClass() []ClassSum {
 				s.TransferNS += st.TransferNS
 				if !o.UpperBound {
 					s.LastArrivals += st.LastArrivals
+					s.LeadNS += st.LeadNS
 				}
 			}
 		}

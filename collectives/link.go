@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -17,10 +18,19 @@ type Link struct {
 	GBps float64
 	// About says what the figure is and where it comes from.
 	About string
+	// Source is the file a measured link was read from (ReadNCCLTests);
+	// Curves what it measured, per collective. GBps is then the highest
+	// busbw measured.
+	Source string
+	Curves []Curve
 }
 
-// Label names the link in a sentence: "pcie5", or "the given 40 GB/s".
+// Label names the link in a sentence: "pcie5", "40 GB/s", or for a
+// measured link "nccl-tests (FILE)".
 func (l *Link) Label() string {
+	if l.Measured() {
+		return "nccl-tests (" + filepath.Base(l.Source) + ")"
+	}
 	if l.Name != "" {
 		return l.Name
 	}
@@ -43,12 +53,12 @@ func (l *Link) Label() string {
 // Real collectives reach less: nccl-tests' all_reduce busbw is typically
 // 70–85 % of these on NVLink and 80–90 % on PCIe.
 var links = []Link{
-	{"pcie4", 31.5, "PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"},
-	{"pcie5", 63.0, "PCIe 5.0 x16: 32 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"},
-	{"pcie6", 128.0, "PCIe 6.0 x16: 64 GT/s PAM4 FLIT × 16 lanes, per direction (PCI-SIG)"},
-	{"nvlink3", 300.0, "NVLink 3 (A100): 12 links, 600 GB/s bidirectional per GPU (NVIDIA A100 datasheet)"},
-	{"nvlink4", 450.0, "NVLink 4 (H100/H200): 18 links, 900 GB/s bidirectional per GPU (NVIDIA H100 datasheet)"},
-	{"nvlink5", 900.0, "NVLink 5 (B200): 18 links, 1.8 TB/s bidirectional per GPU (NVIDIA DGX B200 datasheet)"},
+	{Name: "pcie4", GBps: 31.5, About: "PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"},
+	{Name: "pcie5", GBps: 63.0, About: "PCIe 5.0 x16: 32 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"},
+	{Name: "pcie6", GBps: 128.0, About: "PCIe 6.0 x16: 64 GT/s PAM4 FLIT × 16 lanes, per direction (PCI-SIG)"},
+	{Name: "nvlink3", GBps: 300.0, About: "NVLink 3 (A100): 12 links, 600 GB/s bidirectional per GPU (NVIDIA A100 datasheet)"},
+	{Name: "nvlink4", GBps: 450.0, About: "NVLink 4 (H100/H200): 18 links, 900 GB/s bidirectional per GPU (NVIDIA H100 datasheet)"},
+	{Name: "nvlink5", GBps: 900.0, About: "NVLink 5 (B200): 18 links, 1.8 TB/s bidirectional per GPU (NVIDIA DGX B200 datasheet)"},
 }
 
 // LinkNames lists the names Links knows, comma-separated.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
-	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
@@ -90,16 +89,19 @@ func heading(sb *strings.Builder, title string, opt Options) {
 	}
 }
 
-// Breakdown writes the breakdown r, its per-kernel table ks and, for the
-// communication rows of the cross-rank table, the stragglers of ct (nil
-// when the collectives were not matched). Text and markdown lead with the
-// summary of each run and class, then the parts opt.Detail asks for; CSV
-// and JSON are complete, with the per-kernel table next to the groups.
-func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, ct *collectives.Table, opt Options) error {
+// Breakdown writes the breakdown r, its per-kernel table ks, the findings
+// of a and, for the communication rows of the cross-rank table, the
+// stragglers of a.Collectives (nil when the collectives were not
+// matched). Text and markdown lead with the summary of each run and
+// class, its findings first, then the parts opt.Detail asks for; CSV and
+// JSON are complete, with the per-kernel table next to the groups.
+func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, a Answer, opt Options) error {
+	ct := a.Collectives
 	switch opt.Format {
 	case "json":
 		return writeJSON(w, jsonBreakdownDoc{Inputs: jsonInputs(r.Table.Inputs), Groups: jsonGroups(r.Groups),
-			Kernels: jsonKernels(ks, kernelEff(opt.Efficiency)), CrossRank: jsonRanks(r.CrossRank, ct), EmptyLaunches: jsonEmptyLaunches(r.Table)})
+			Kernels: jsonKernels(ks, kernelEff(opt.Efficiency)), CrossRank: jsonRanks(r.CrossRank, ct), EmptyLaunches: jsonEmptyLaunches(r.Table),
+			Findings: jsonFindings(a.Findings), Below: jsonBelow(a.Findings), Settings: jsonSettings(a.Settings)})
 	case "csv":
 		if err := breakdownCSV(w, r); err != nil {
 			return err
@@ -111,7 +113,7 @@ func Breakdown(w io.Writer, r *analyze.GroupTable, ks []analyze.KernelStat, ct *
 	}
 	var sb strings.Builder
 	md := opt.Format == "markdown"
-	summaryText(&sb, analyze.Summarize(r), opt)
+	summaryText(&sb, r, a, opt)
 	var names Labels
 	if opt.Detail&(DetailGroups|DetailKernels) != 0 {
 		names = LabelsOf(r.Table.Names())

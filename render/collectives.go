@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
@@ -296,7 +297,7 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 	var sb strings.Builder
 	sb.WriteString(opTitle(o) + " " + Pct(o.Share) + " of kernel time")
 	if o.UpperBound {
-		sb.WriteString("; one rank, so waiting cannot be told from transfer: transfer ≤ " + MS(o.TransferNS) + " ms")
+		sb.WriteString("; one rank, so waiting cannot be told from transfer: transfer ≤ " + perStep(o, o.TransferNS))
 	} else {
 		if s := o.Straggler; s != nil && s.Distinct {
 			fmt.Fprintf(&sb, "; %s of it waiting for %s (last in %s of %d instances)", Pct(stats.Ratio(o.WaitNS, o.KernelNS)),
@@ -305,7 +306,7 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 			fmt.Fprintf(&sb, "; %s of it waiting, for no rank in particular (the most often last, %s, in %s of %d instances)",
 				Pct(stats.Ratio(o.WaitNS, o.KernelNS)), labels[s.ID], Pct(s.Share()), s.Instances)
 		}
-		sb.WriteString("; transfer " + MS(o.TransferNS) + " ms")
+		sb.WriteString("; transfer " + perStep(o, o.TransferNS))
 	}
 	switch {
 	case o.BusGBps != nil:
@@ -314,7 +315,9 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 			at = " at ≥ "
 		}
 		sb.WriteString(at + GBps(*o.BusGBps) + " GB/s busbw")
-		if o.LinkShare != nil {
+		if o.LinkShare != nil && link.Measured() {
+			sb.WriteString(" = " + Pct(*o.LinkShare) + " of what " + link.Label() + " reached at these sizes")
+		} else if o.LinkShare != nil {
 			sb.WriteString(" = " + Pct(*o.LinkShare) + " of " + link.Label())
 			if ct.Links.Given() && ct.Links.All == nil {
 				sb.WriteString(" (" + scopeWords(o.Scope) + ")")
@@ -335,6 +338,15 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 		fmt.Fprintf(&sb, "; token imbalance %s× (the busiest rank's tokens over the mean)", strconv.FormatFloat(o.TokenImbalance(), 'f', 2, 64))
 	}
 	return sb.String()
+}
+
+// perStep says an op's summed time per step ("0.254 ms/step"), or over
+// the whole trace for a trace without steps.
+func perStep(o *collectives.Op, ns int64) string {
+	if o.Class.Scope != step.InStep {
+		return MS(ns) + " ms in all"
+	}
+	return MS(stats.PerStep(ns, max(o.Steps, 1))) + " ms/step"
 }
 
 // noBusFactor says why an op with an algorithm bandwidth has no bus
@@ -385,11 +397,14 @@ func CollectiveWarnings(ct *collectives.Table) []string {
 }
 
 // Collectives writes the collectives analysis: the answer lines, then per
-// op the per-rank table and the per-size table.
-func Collectives(w io.Writer, ct *collectives.Table, opt Options) error {
+// op the per-rank table and the per-size table; then where the settings
+// not given on the command line came from.
+func Collectives(w io.Writer, ct *collectives.Table, set *settings.Settings, opt Options) error {
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, collectivesDoc(ct))
+		doc := collectivesDoc(ct)
+		doc.Settings = jsonSettings(set)
+		return writeJSON(w, doc)
 	case "csv":
 		return collectivesCSV(w, ct)
 	case "markdown", "text", "":
@@ -414,6 +429,7 @@ func Collectives(w io.Writer, ct *collectives.Table, opt Options) error {
 		sb.WriteString(Printable(v) + "\n")
 	}
 	CollectiveTables(&sb, ct, opt)
+	settingsLine(&sb, set, md)
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
@@ -439,7 +455,11 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 		}
 		sb.WriteString("\n")
 		if !o.UpperBound {
-			sb.WriteString("per rank: its kernels' time = waiting for the last rank + transfer (the instance's shortest kernel)")
+			over := "over the whole trace"
+			if o.Class.Scope == step.InStep {
+				over = "summed over " + StepCount(max(o.Steps, 1), o.Class.Kind)
+			}
+			sb.WriteString("per rank, " + over + ": its kernels' time = waiting for the last rank + transfer (the instance's shortest kernel)")
 			if o.UnmatchedInstances > 0 {
 				fmt.Fprintf(sb, "; %d instances (%s ms) not on every rank are left out", o.UnmatchedInstances, MS(o.UnmatchedNS))
 			}

@@ -9,6 +9,8 @@ type jsonLink struct {
 	Name  string  `json:"name"` // "" for a figure given as a number
 	GBps  float64 `json:"gbs"`
 	About string  `json:"about"`
+	// Source is the nccl-tests output a measured link was read from.
+	Source string `json:"source,omitempty"`
 }
 
 type jsonCollRank struct {
@@ -74,6 +76,8 @@ type jsonCollective struct {
 	ArgsGroupSize int   `json:"args_group_size"`
 	SizeConflicts int64 `json:"size_conflicts"`
 	UnusableArgs  int64 `json:"unusable_args"`
+	// Steps is what the per-step figures divide the op's sums by.
+	Steps int `json:"steps"`
 	// Issue 24: runs over hosts and expert parallelism.
 	Phase          string    `json:"phase"`
 	Host           string    `json:"host"`
@@ -90,6 +94,8 @@ type jsonCollectivesDoc struct {
 	Link          *jsonLink        `json:"link"`
 	BytesPerToken int64            `json:"bytes_per_token"`
 	Collectives   []jsonCollective `json:"collectives"`
+	// Settings says where the link and the bytes per token came from.
+	Settings []jsonSetting `json:"settings"`
 	// Links are --link's per-scope links (intra=…,inter=…); null for the
 	// one-link form.
 	Links *jsonLinks `json:"links"`
@@ -104,7 +110,7 @@ func jsonLinkOf(l *collectives.Link) *jsonLink {
 	if l == nil {
 		return nil
 	}
-	return &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About}
+	return &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
 }
 
 func jsonStrag(s *collectives.Straggler) *jsonStraggler {
@@ -127,7 +133,7 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			Straggler: jsonStrag(o.Straggler), Ranks: []jsonCollRank{}, Sizes: []jsonCollSize{},
 			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.ClassNS,
 			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
-			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare,
+			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare, Steps: o.Steps,
 			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs,
 			Phase: o.Phase, Host: o.Host, Rules: []string{}, Scope: o.Scope.String(), OpLink: jsonLinkOf(o.Link), TokenInstances: o.TokenInstances}
 		for _, r := range o.Rules {

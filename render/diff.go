@@ -10,15 +10,23 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
 )
 
-// Diff writes the comparison of two runs.
-func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
+// Diff writes the comparison of two runs, leading per step kind with the
+// step time (the wall time without steps) and what changed in the
+// findings: fb holds the findings of the before run (d.BeforeRun), fa of
+// the after run (nil when not computed; one report may hold both).
+func Diff(w io.Writer, d *analyze.Diff, fb, fa *findings.Report, opt Options) error {
+	changes := findings.Compare(fb, d.BeforeRun, fa, d.AfterRun)
 	switch opt.Format {
 	case "json":
-		return writeJSON(w, diffDoc(d))
+		doc := diffDoc(d)
+		doc.Findings, doc.BeforeFindings = jsonRunFindings(fa, d.AfterRun), jsonRunFindings(fb, d.BeforeRun)
+		doc.FindingChanges = jsonFindingChanges(changes)
+		return writeJSON(w, doc)
 	case "csv":
 		return diffCSV(w, d)
 	case "markdown", "text", "":
@@ -34,13 +42,19 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 			sb.WriteString(label + ": " + text + "\n")
 		}
 	}
-	// The answer first: per step kind, what changed.
-	for i := range d.Kinds {
-		sb.WriteString(diffAnswer(&d.Kinds[i]))
-		if md {
-			sb.WriteString("  ")
+	// The answer first: per step kind, the step time, what changed in the
+	// findings, then in the categories.
+	for _, ls := range diffAnswers(d, changes) {
+		for j, l := range ls {
+			if j > 0 && !md {
+				l = "  " + l
+			}
+			sb.WriteString(l)
+			if md {
+				sb.WriteString("  ")
+			}
+			sb.WriteByte('\n')
 		}
-		sb.WriteByte('\n')
 	}
 	if len(d.Kinds) > 0 {
 		sb.WriteByte('\n')
@@ -153,14 +167,40 @@ func classList(cs []step.Class) string {
 	return strings.Join(names, ", ")
 }
 
+// DiffAnswers is what diff leads with, per step kind: the step time p50
+// before → after (the wall time without steps) and what changed in the
+// findings, then the kernel time and the categories that changed most;
+// fb and fa as for Diff.
+func DiffAnswers(d *analyze.Diff, fb, fa *findings.Report) [][]string {
+	return diffAnswers(d, findings.Compare(fb, d.BeforeRun, fa, d.AfterRun))
+}
+
+func diffAnswers(d *analyze.Diff, changes []findings.KindChange) [][]string {
+	var out [][]string
+	for i := range d.Kinds {
+		k := &d.Kinds[i]
+		var c *findings.KindChange
+		for j := range changes {
+			if changes[j].Class == k.Class {
+				c = &changes[j]
+			}
+		}
+		out = append(out, diffAnswer(k, c, d.MinChange))
+	}
+	return out
+}
+
 // answerChanges is how many changed categories a diff's answer line
 // names.
 const answerChanges = 3
 
-// diffAnswer is a kind's one-line answer: the step time and the kernel
-// time per step before → after with their verdicts, the categories that
-// changed most (grew or shrank, beyond noise), and the idle time's change.
-func diffAnswer(k *analyze.KindDiff) string {
+// diffAnswer is a kind's answer, first lines of diff: the step time p50
+// before → after with its verdict (the wall time per device without
+// steps), and the findings that changed — the straggler, wait and
+// transfer per collective, the other savings; then the kernel time per
+// step and the categories that changed most beyond noise, and the idle
+// time's change.
+func diffAnswer(k *analyze.KindDiff, c *findings.KindChange, mc analyze.MinChange) []string {
 	var sb strings.Builder
 	per := "per step"
 	switch {
@@ -176,8 +216,16 @@ func diffAnswer(k *analyze.KindDiff) string {
 		sb.WriteString(k.Class.String() + ": ")
 	}
 	if st := k.StepTime; st != nil {
-		fmt.Fprintf(&sb, "step time p50 %s → %s ms (%s, %s); ", MSf(st.Before.P50), MSf(st.After.P50), signedPct(st.DeltaP50Pct), st.Change)
+		fmt.Fprintf(&sb, "step time p50 %s → %s ms (%s, %s)", MSf(st.Before.P50), MSf(st.After.P50), signedPct(st.DeltaP50Pct), st.Change)
+	} else {
+		w := k.Wall
+		fmt.Fprintf(&sb, "wall time %s %s → %s ms (%s, %s)", per, MS(w.BeforePerStepNS), MS(w.AfterPerStepNS), signedPct(w.DeltaPct), w.Change)
 	}
+	if said := findingsChanged(c, per, mc); len(said) > 0 {
+		sb.WriteString(": " + strings.Join(said, "; "))
+	}
+	lines := []string{sb.String()}
+	sb.Reset()
 	t := k.Total
 	fmt.Fprintf(&sb, "kernel time %s %s → %s ms (%s, %s)", per, MS(t.BeforePerStepNS), MS(t.AfterPerStepNS), signedPct(t.DeltaPct), t.Change)
 	var named []string
@@ -193,8 +241,133 @@ func diffAnswer(k *analyze.KindDiff) string {
 	}
 	if id := k.Idle.Total; id.Changed() {
 		fmt.Fprintf(&sb, "; idle %s ms", signedMS(id.DeltaNS))
+		var causes []string
+		for _, c := range []struct {
+			name string
+			d    analyze.CategoryDiff
+		}{{"launch-bound", k.Idle.LaunchBound}, {"device-side", k.Idle.DeviceSide}, {"unknown", k.Idle.Unknown}} {
+			if c.d.Changed() {
+				causes = append(causes, c.name+" "+signedMS(c.d.DeltaNS))
+			}
+		}
+		if len(causes) > 0 {
+			sb.WriteString(" (" + strings.Join(causes, ", ") + ")")
+		}
 	}
-	return sb.String()
+	return append(lines, sb.String())
+}
+
+// answerOps is how many collectives a diff's answer compares.
+const answerOps = 2
+
+// findingsChanged says what changed in a kind's findings: the straggler,
+// each collective's wait and transfer, the other savings listed on
+// either side — those that changed beyond mc.
+func findingsChanged(c *findings.KindChange, per string, mc analyze.MinChange) []string {
+	if c == nil {
+		return nil
+	}
+	unit := " ms/step"
+	if per != "per step" {
+		unit = " ms " + per
+	}
+	changed := func(b, a int64) bool { return b != a && !mc.Below(float64(a-b), float64(b)) }
+	var out []string
+	b, a := c.StragglerBefore, c.StragglerAfter
+	switch c.Straggler() {
+	case findings.StragglerGone:
+		out = append(out, fmt.Sprintf("the straggler is gone (%s, ≈%s%s before)", RankName(b.Rank), MS(b.LeadNS), unit))
+	case findings.StragglerNew:
+		out = append(out, fmt.Sprintf("a new straggler, %s (≈%s%s)", RankName(a.Rank), MS(a.LeadNS), unit))
+	case findings.StragglerSame:
+		out = append(out, fmt.Sprintf("%s still the straggler (≈%s → ≈%s%s)", RankName(a.Rank), MS(b.LeadNS), MS(a.LeadNS), unit))
+	case findings.StragglerMoved:
+		out = append(out, fmt.Sprintf("the straggler moved from %s to %s (≈%s → ≈%s%s)", RankName(b.Rank), RankName(a.Rank), MS(b.LeadNS), MS(a.LeadNS), unit))
+	}
+	ops := 0
+	for _, o := range c.Collectives {
+		if ops == answerOps {
+			break
+		}
+		name := OpName(o.Op)
+		if o.Group != "" {
+			name += " (group " + Printable(o.Group) + ")"
+		}
+		part := func(what string, b, a int64) string {
+			if !changed(b, a) {
+				return what + " unchanged (" + MS(a) + unit + ")"
+			}
+			return what + " " + MS(b) + " → " + MS(a) + unit
+		}
+		switch {
+		case o.Before == nil:
+			out = append(out, fmt.Sprintf("%s new: wait %s, transfer %s%s", name, MS(o.After.WaitNS), MS(o.After.TransferNS), unit))
+		case o.After == nil:
+			out = append(out, name+" gone")
+		case changed(o.Before.WaitNS, o.After.WaitNS) || changed(o.Before.TransferNS, o.After.TransferNS):
+			out = append(out, name+" "+part("wait", o.Before.WaitNS, o.After.WaitNS)+", "+part("transfer", o.Before.TransferNS, o.After.TransferNS))
+		default:
+			continue
+		}
+		ops++
+	}
+	for _, f := range c.Findings {
+		name := findingName(f)
+		switch {
+		case f.Before == nil:
+			out = append(out, fmt.Sprintf("new: %s %s%s", name, sizeOf(f.After), unit))
+		case f.After == nil:
+			out = append(out, fmt.Sprintf("gone: %s (%s%s before)", name, sizeOf(f.Before), unit))
+		case changed(f.Before.SavingNS, f.After.SavingNS):
+			out = append(out, fmt.Sprintf("%s %s → %s%s", name, sizeOf(f.Before), sizeOf(f.After), unit))
+		}
+	}
+	return out
+}
+
+// findingName names a finding in a diff: "launch-bound idle", "AllReduce
+// transfer against pcie4".
+func findingName(f findings.FindingChange) string {
+	x := f.After
+	if x == nil {
+		x = f.Before
+	}
+	switch f.Kind {
+	case findings.Transfer:
+		return OpName(x.Collective.Op) + " transfer below the link"
+	case findings.LatencyBound:
+		return OpName(x.Collective.Op) + " latency"
+	case findings.Roofline:
+		return x.Roofline.Category.String() + " above the roofline"
+	case findings.LaunchBound:
+		return "launch-bound idle"
+	case findings.BetweenSteps:
+		return "time between steps"
+	}
+	return strings.ReplaceAll(f.Kind.String(), "_", " ")
+}
+
+// sizeOf is a finding's saving with its sign: "≈0.051", "≤0.474".
+func sizeOf(f *findings.Finding) string {
+	if f.Estimate == findings.UpperBound {
+		return "≤" + MS(f.SavingNS)
+	}
+	return "≈" + MS(f.SavingNS)
+}
+
+// GateText says how a step kind failed a --fail-if condition: "decode:
+// step time p50 0.658 → 0.744 ms (+13.1%, grew) beyond step_p50>+3%".
+func GateText(r *analyze.GateResult) string {
+	name := map[string]string{"step_p50": "step time p50", "step_p90": "step time p90", "wall": "wall time per step",
+		"kernel": "kernel time per step", "idle": "idle time per step"}[r.Gate.Metric]
+	if r.Class.Scope != step.InStep && r.Gate.Metric != "step_p50" && r.Gate.Metric != "step_p90" {
+		name = strings.Replace(name, "per step", "per device", 1)
+	}
+	change := signedPct(r.DeltaPct)
+	if r.Change != "" {
+		change += ", " + r.Change
+	}
+	return fmt.Sprintf("%s: %s %s → %s ms (%s) beyond %s", r.Class, name, MSf(r.Before), MSf(r.After), change, Printable(r.Gate.Text))
 }
 
 // sideText names a side by its run, with its file, or its count of files
@@ -415,6 +588,11 @@ func diffCSV(w io.Writer, d *analyze.Diff) error {
 			cw.Write([]string{kind, "tokens", "ns_per_token", "", "", "", "", "", optI64(t.BeforeNSPerToken), optI64(t.AfterNSPerToken), optI64(t.DeltaNSPerToken),
 				pct(t.DeltaPct), "", "", "", "", "", bw, aw, "", "", ""})
 		}
+		// Added after the rows of step time and tokens: the wall time.
+		cw.Write(append([]string{kind, "wall", "", "", "", k.Wall.Change, i64(k.Wall.BeforeNS), i64(k.Wall.AfterNS),
+			i64(k.Wall.BeforePerStepNS), i64(k.Wall.AfterPerStepNS), i64(k.Wall.DeltaNS), pct(k.Wall.DeltaPct),
+			"", "", "", "", "", bw, aw}, verdict(k.Wall.Verdict)...))
+
 	}
 	cw.Flush()
 	return cw.Error()

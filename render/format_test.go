@@ -65,7 +65,7 @@ func TestBreakdownFormats(t *testing.T) {
 		{"json", `"kernel_ns": 2000000`},
 	} {
 		var buf bytes.Buffer
-		if err := Breakdown(&buf, r, nil, nil, Options{Format: tc.format, Detail: DetailGroups}); err != nil {
+		if err := Breakdown(&buf, r, nil, Answer{}, Options{Format: tc.format, Detail: DetailGroups}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(buf.String(), tc.want) {
@@ -73,11 +73,11 @@ func TestBreakdownFormats(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	Breakdown(&buf, r, nil, nil, Options{Format: "markdown", Detail: DetailGroups})
+	Breakdown(&buf, r, nil, Answer{}, Options{Format: "markdown", Detail: DetailGroups})
 	if !strings.Contains(buf.String(), "### a|b.json · rank 3 · device 1 · whole trace") || !strings.Contains(buf.String(), "| k | 2.000 |") {
 		t.Errorf("markdown title or escaping:\n%s", buf.String())
 	}
-	if err := Breakdown(&buf, r, nil, nil, Options{Format: "yaml"}); err == nil {
+	if err := Breakdown(&buf, r, nil, Answer{}, Options{Format: "yaml"}); err == nil {
 		t.Error("unknown format: want an error")
 	}
 }

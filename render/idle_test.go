@@ -47,7 +47,7 @@ func TestIdleJSON(t *testing.T) {
 	tbl.EmptyLaunches = []window.EmptyLaunch{{Rank: 0, API: "cudaMemcpyAsync", Calls: 2, CPUNS: 9}}
 	r := &analyze.GroupTable{Table: tbl, Groups: []analyze.Group{idleGroup()}}
 	var buf bytes.Buffer
-	if err := Breakdown(&buf, r, nil, nil, Options{Format: "json"}); err != nil {
+	if err := Breakdown(&buf, r, nil, Answer{}, Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -97,7 +97,7 @@ func TestIdleJSON(t *testing.T) {
 	// A group without launches or steps still has every field, empty.
 	r.Groups[0] = analyze.Group{Rank: &tbl.Ranks[0]}
 	buf.Reset()
-	Breakdown(&buf, r, nil, nil, Options{Format: "json"})
+	Breakdown(&buf, r, nil, Answer{}, Options{Format: "json"})
 	for _, key := range []string{`"launches": []`, `"between_steps_by_kind": []`, `"unknown_ns": 0`, `"exposed_ns": 0`} {
 		if !strings.Contains(buf.String(), key) {
 			t.Errorf("empty group lacks %s:\n%s", key, buf.String())

@@ -3,11 +3,14 @@ package render
 import (
 	"encoding/json"
 	"io"
+	"math"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/findings"
+	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
@@ -332,6 +335,10 @@ type jsonBreakdownDoc struct {
 	CrossRank []jsonRankRow `json:"cross_rank"`
 	// EmptyLaunches are the launch calls that launched no recorded work.
 	EmptyLaunches []jsonEmptyLaunch `json:"launches_without_gpu_work"`
+	// Findings: what to fix first (docs/json.md#findings).
+	Findings []jsonFinding        `json:"findings"`
+	Below    []jsonBelowThreshold `json:"findings_below_threshold"`
+	Settings []jsonSetting        `json:"settings"`
 }
 
 // jsonKernelsDoc is the document of traceq kernels --format json.
@@ -552,6 +559,9 @@ type jsonKindDiff struct {
 	Idle          jsonIdleDiff       `json:"idle"`
 	StepTime      *jsonStepTimeDiff  `json:"step_time"`
 	Tokens        *jsonTokenDiff     `json:"tokens"`
+	// Wall compares the wall time per window (the span per device for a
+	// whole trace); its category is "wall".
+	Wall jsonCategoryDiff `json:"wall"`
 }
 
 // jsonIdleDiff compares the idle time per step, in total and by cause;
@@ -584,7 +594,102 @@ type jsonDiffDoc struct {
 	AfterRun   string         `json:"after_run"`
 	MinChange  jsonMinChange  `json:"min_change"`
 	NoiseK     int            `json:"noise_k"`
+	// Findings are the after run's (what to fix now), BeforeFindings the
+	// before run's; FindingChanges what changed between them.
+	Findings       []jsonFinding       `json:"findings"`
+	BeforeFindings []jsonFinding       `json:"before_findings"`
+	FindingChanges []jsonFindingChange `json:"finding_changes"`
 }
+
+// jsonFindingChange compares one step kind's findings before → after.
+type jsonFindingChange struct {
+	StepKind string `json:"step_kind"`
+	// Straggler: none, gone, new, same, moved; with each side's rank
+	// (null: none, or unknown) and saving.
+	Straggler       string               `json:"straggler"`
+	StragglerBefore *jsonStragglerChange `json:"straggler_before"`
+	StragglerAfter  *jsonStragglerChange `json:"straggler_after"`
+	Collectives     []jsonOpChange       `json:"collectives"`
+	Savings         []jsonSavingChange   `json:"savings"`
+}
+
+type jsonStragglerChange struct {
+	Rank     *int   `json:"rank"`
+	Path     string `json:"path"`
+	SavingNS int64  `json:"saving_ns_per_step"`
+}
+
+// jsonOpChange compares a collective's wait and transfer per step; null
+// on a side without the op.
+type jsonOpChange struct {
+	Op               string `json:"op"`
+	ProcessGroup     string `json:"process_group"`
+	BeforeWaitNS     *int64 `json:"before_wait_ns_per_step"`
+	AfterWaitNS      *int64 `json:"after_wait_ns_per_step"`
+	BeforeTransferNS *int64 `json:"before_transfer_ns_per_step"`
+	AfterTransferNS  *int64 `json:"after_transfer_ns_per_step"`
+}
+
+// jsonSavingChange compares one finding's saving; null on the side that
+// does not list it.
+type jsonSavingChange struct {
+	Kind     string `json:"kind"`
+	Subject  string `json:"subject"`
+	BeforeNS *int64 `json:"before_saving_ns_per_step"`
+	AfterNS  *int64 `json:"after_saving_ns_per_step"`
+}
+
+// jsonRunFindings is the findings of one run of rep.
+func jsonRunFindings(rep *findings.Report, run string) []jsonFinding {
+	out := []jsonFinding{}
+	for _, f := range jsonFindings(rep) {
+		if f.Run == run {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func jsonFindingChanges(cs []findings.KindChange) []jsonFindingChange {
+	out := []jsonFindingChange{}
+	strag := func(e *findings.StragglerEvidence) *jsonStragglerChange {
+		if e == nil {
+			return nil
+		}
+		return &jsonStragglerChange{Rank: e.Rank.Number, Path: e.Rank.Path, SavingNS: e.LeadNS}
+	}
+	for i := range cs {
+		c := &cs[i]
+		j := jsonFindingChange{StepKind: c.Class.String(), Straggler: stragglerChangeNames[c.Straggler()],
+			StragglerBefore: strag(c.StragglerBefore), StragglerAfter: strag(c.StragglerAfter),
+			Collectives: []jsonOpChange{}, Savings: []jsonSavingChange{}}
+		for _, o := range c.Collectives {
+			oc := jsonOpChange{Op: o.Op, ProcessGroup: o.Group}
+			if o.Before != nil {
+				oc.BeforeWaitNS, oc.BeforeTransferNS = i64p(o.Before.WaitNS), i64p(o.Before.TransferNS)
+			}
+			if o.After != nil {
+				oc.AfterWaitNS, oc.AfterTransferNS = i64p(o.After.WaitNS), i64p(o.After.TransferNS)
+			}
+			j.Collectives = append(j.Collectives, oc)
+		}
+		for _, f := range c.Findings {
+			sc := jsonSavingChange{Kind: f.Kind.String()}
+			if f.Before != nil {
+				sc.BeforeNS, sc.Subject = i64p(f.Before.SavingNS), Subject(f.Before)
+			}
+			if f.After != nil {
+				sc.AfterNS, sc.Subject = i64p(f.After.SavingNS), Subject(f.After)
+			}
+			j.Savings = append(j.Savings, sc)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+var stragglerChangeNames = map[findings.StragglerChange]string{findings.NoStraggler: "none", findings.StragglerGone: "gone",
+	findings.StragglerNew: "new", findings.StragglerSame: "same", findings.StragglerMoved: "moved"}
 
 // jsonMinChange is the threshold below which a change is unchanged.
 type jsonMinChange struct {
@@ -601,6 +706,8 @@ func diffDoc(d *analyze.Diff) jsonDiffDoc {
 			BeforeDevices: k.BeforeDevices, AfterDevices: k.AfterDevices, BeforeSteps: k.BeforeSteps, AfterSteps: k.AfterSteps,
 			Total: jsonCatDiff(k.Total, true), Categories: []jsonCategoryDiff{}, Kernels: []jsonKernelDiff{},
 			Idle: jsonIdleDiffOf(k.Idle), StepTime: jsonStepTime(k.StepTime), Tokens: jsonTokens(k.Tokens)}
+		j.Wall = jsonCatDiff(k.Wall, false)
+		j.Wall.Category = "wall"
 		for _, c := range k.Categories {
 			j.Categories = append(j.Categories, jsonCatDiff(c, false))
 		}
@@ -615,4 +722,203 @@ func diffDoc(d *analyze.Diff) jsonDiffDoc {
 		doc.Kinds = append(doc.Kinds, j)
 	}
 	return doc
+}
+
+// jsonSetting is one deployment setting and where it came from: a flag
+// (source "--link"), the environment ("TRACEQ_LINK") or a traceq.toml
+// (its path).
+type jsonSetting struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+func jsonSettings(set *settings.Settings) []jsonSetting {
+	out := []jsonSetting{}
+	for _, s := range set.List() {
+		out = append(out, jsonSetting{Name: string(s.Name), Value: s.Value, Source: s.From()})
+	}
+	return out
+}
+
+// jsonFinding is one finding (docs/json.md#findings): what a fix would
+// save per step, with its evidence.
+type jsonFinding struct {
+	Run      string       `json:"run"`
+	StepKind string       `json:"step_kind"`
+	Kind     string       `json:"kind"`
+	Subject  string       `json:"subject"`
+	SavingNS int64        `json:"saving_ns_per_step"`
+	Share    float64      `json:"share_of_step"`
+	Evidence jsonEvidence `json:"evidence"`
+	Remedy   string       `json:"remedy"`
+	// Added to the issue's contract.
+	Estimate string `json:"estimate"`
+	Text     string `json:"text"`
+}
+
+// jsonEvidence holds the evidence of a finding; the fields of other
+// kinds are left out.
+type jsonEvidence struct {
+	// straggler
+	Rank         *int         `json:"rank,omitempty"`
+	Path         string       `json:"path,omitempty"`
+	PID          int64        `json:"pid,omitempty"`
+	LastArrivals int64        `json:"last_arrivals,omitempty"`
+	Instances    int64        `json:"instances,omitempty"`
+	LeadNS       *int64       `json:"lead_ns_per_step,omitempty"`
+	OthersWaitNS *int64       `json:"others_wait_ns_per_step,omitempty"`
+	Excess       []jsonExcess `json:"compute_excess,omitempty"`
+	SlowGPU      *bool        `json:"slow_gpu,omitempty"`
+	// transfer, latency_bound
+	Op               string    `json:"op,omitempty"`
+	ProcessGroup     string    `json:"process_group,omitempty"`
+	GroupSize        int       `json:"group_size,omitempty"`
+	InstancesPerStep *float64  `json:"instances_per_step,omitempty"`
+	TransferNS       *int64    `json:"transfer_ns_per_step,omitempty"`
+	WaitNS           *int64    `json:"wait_ns_per_step,omitempty"`
+	SizedInstances   *int64    `json:"sized_instances,omitempty"`
+	Fit              *jsonFit  `json:"fit,omitempty"`
+	Link             *jsonLink `json:"link,omitempty"`
+	AtLinkNS         *int64    `json:"at_link_ns_per_step,omitempty"`
+	LinkSavingNS     *int64    `json:"link_saving_ns_per_step,omitempty"`
+	LatencyNS        *int64    `json:"latency_ns_per_step,omitempty"`
+	// launch_bound, between_steps, exposed_communication
+	IdleNS          *int64   `json:"idle_ns_per_step,omitempty"`
+	LaunchBoundNS   *int64   `json:"launch_bound_ns_per_step,omitempty"`
+	LaunchCPUPerGPU *float64 `json:"launch_cpu_per_gpu,omitempty"`
+	BetweenNS       *int64   `json:"between_steps_ns_per_step,omitempty"`
+	PeriodNS        *float64 `json:"period_ns_p50,omitempty"`
+	CommNS          *int64   `json:"communication_ns_per_step,omitempty"`
+	ExposedNS       *int64   `json:"exposed_ns_per_step,omitempty"`
+	// roofline
+	Category   string   `json:"category,omitempty"`
+	ModelledNS *int64   `json:"modelled_ns_per_step,omitempty"`
+	RooflineNS *int64   `json:"roofline_ns_per_step,omitempty"`
+	KernelNS   *int64   `json:"kernel_ns_per_step,omitempty"`
+	Efficiency *float64 `json:"efficiency,omitempty"`
+	// capture_gap
+	Gap   string `json:"gap,omitempty"`
+	Count *int64 `json:"count,omitempty"`
+	Of    *int64 `json:"of,omitempty"`
+}
+
+type jsonExcess struct {
+	Category string  `json:"category"`
+	RankNS   int64   `json:"rank_ns_per_step"`
+	MedianNS float64 `json:"median_ns_per_step"`
+	Ratio    float64 `json:"ratio"`
+}
+
+// jsonFit is the latency–bandwidth fit of an op: beta_gbs is null when
+// the time does not grow with the size (all latency).
+type jsonFit struct {
+	OK           bool     `json:"ok"`
+	Sizes        int      `json:"sizes"`
+	AlphaNS      float64  `json:"alpha_ns"`
+	BetaGBps     *float64 `json:"beta_gbs"`
+	LatencyShare float64  `json:"latency_share"`
+}
+
+// jsonBelowThreshold counts one run's and step kind's findings under
+// --min-finding.
+type jsonBelowThreshold struct {
+	Run      string `json:"run"`
+	StepKind string `json:"step_kind"`
+	Count    int    `json:"count"`
+	SavingNS int64  `json:"saving_ns_per_step"`
+}
+
+// jsonAdviseDoc is the document of traceq advise --format json.
+type jsonAdviseDoc struct {
+	Inputs     []jsonInput          `json:"inputs"`
+	Settings   []jsonSetting        `json:"settings"`
+	MinFinding float64              `json:"min_finding"`
+	Findings   []jsonFinding        `json:"findings"`
+	Below      []jsonBelowThreshold `json:"findings_below_threshold"`
+}
+
+func i64p(v int64) *int64     { return &v }
+func f64p(v float64) *float64 { return &v }
+func knownp(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+func jsonFindings(rep *findings.Report) []jsonFinding {
+	out := []jsonFinding{}
+	if rep == nil {
+		return out
+	}
+	for _, kf := range rep.Kinds {
+		for i := range kf.Findings {
+			f := &kf.Findings[i]
+			j := jsonFinding{Run: f.Run, StepKind: f.Class.String(), Kind: f.Kind.String(), Subject: Subject(f),
+				SavingNS: f.SavingNS, Share: f.Share, Remedy: f.Remedy, Estimate: f.Estimate.String(), Text: FindingText(f, true)}
+			if e := f.Straggler; e != nil {
+				slow := e.SlowGPU
+				j.Evidence.Rank, j.Evidence.Path, j.Evidence.PID = e.Rank.Number, e.Rank.Path, e.Rank.PID
+				j.Evidence.LastArrivals, j.Evidence.Instances = e.LastArrivals, e.Instances
+				j.Evidence.LeadNS, j.Evidence.OthersWaitNS, j.Evidence.SlowGPU = i64p(e.LeadNS), i64p(e.WaitNS), &slow
+				j.Evidence.Excess = []jsonExcess{}
+				for _, x := range e.Excess {
+					j.Evidence.Excess = append(j.Evidence.Excess, jsonExcess{Category: x.Category.String(), RankNS: x.RankNS, MedianNS: x.MedianNS, Ratio: x.Ratio})
+				}
+			}
+			if e := f.Collective; e != nil {
+				ev := &j.Evidence
+				ev.Op, ev.ProcessGroup, ev.GroupSize = e.Op, e.Group, e.GroupSize
+				ev.InstancesPerStep, ev.TransferNS, ev.WaitNS = f64p(e.InstancesPerStep), i64p(e.TransferNS), i64p(e.WaitNS)
+				ev.Instances, ev.SizedInstances = e.Instances, i64p(e.SizedInstances)
+				fit := &jsonFit{OK: e.Fit.OK, Sizes: e.Fit.Sizes, AlphaNS: e.Fit.AlphaNS, LatencyShare: e.Fit.LatencyShare()}
+				if !math.IsInf(e.Fit.BetaGBps, 1) && e.Fit.OK {
+					fit.BetaGBps = f64p(e.Fit.BetaGBps)
+				}
+				ev.Fit = fit
+				if l := e.Link; l != nil {
+					ev.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
+				}
+				ev.AtLinkNS, ev.LinkSavingNS, ev.LatencyNS = knownp(e.AtLinkNS), knownp(e.LinkSavingNS), knownp(e.LatencyNS)
+			}
+			if e := f.Idle; e != nil {
+				ev := &j.Evidence
+				switch f.Kind {
+				case findings.LaunchBound:
+					ev.IdleNS, ev.LaunchBoundNS, ev.LaunchCPUPerGPU = i64p(e.IdleNS), i64p(e.LaunchBoundNS), f64p(e.LaunchCPUPerGPU)
+				case findings.BetweenSteps:
+					ev.BetweenNS = i64p(e.BetweenNS)
+					if e.PeriodNS > 0 {
+						ev.PeriodNS = f64p(e.PeriodNS)
+					}
+				case findings.ExposedCommunication:
+					ev.CommNS, ev.ExposedNS = i64p(e.CommBusyNS), i64p(e.CommExposedNS)
+				}
+			}
+			if r := f.Roofline; r != nil {
+				ev := &j.Evidence
+				ev.Category, ev.KernelNS, ev.ModelledNS, ev.RooflineNS, ev.Efficiency = r.Category.String(), i64p(r.KernelNS),
+					i64p(r.ModelledNS), i64p(r.RooflineNS), f64p(r.Efficiency)
+			}
+			if g := f.Gap; g != nil {
+				j.Evidence.Gap, j.Evidence.Op, j.Evidence.Count, j.Evidence.Of = g.Gap.String(), g.Op, i64p(g.Count), i64p(g.Of)
+			}
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func jsonBelow(rep *findings.Report) []jsonBelowThreshold {
+	out := []jsonBelowThreshold{}
+	if rep == nil {
+		return out
+	}
+	for _, kf := range rep.Kinds {
+		if kf.Below > 0 {
+			out = append(out, jsonBelowThreshold{Run: kf.Run, StepKind: kf.Class.String(), Count: kf.Below, SavingNS: kf.BelowNS})
+		}
+	}
+	return out
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/findings"
+	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 )
@@ -74,16 +77,31 @@ func runTitle(s *analyze.KindSummary) string {
 	return Printable(strings.Join(parts, " · "))
 }
 
+// Answer is what breakdown's first screen and the report lead with,
+// beside the breakdown: the run's matched collectives (nil when the
+// inputs have none), the findings made of them (nil when not computed),
+// and the settings the command found.
+type Answer struct {
+	Collectives *collectives.Table
+	Findings    *findings.Report
+	Settings    *settings.Settings
+}
+
 // summaryText writes the first screen of breakdown: per run and step kind,
-// the step time and where it goes; time outside every step folded into
-// one line per run.
-func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
+// the step time, the findings and where the time goes; time outside every
+// step folded into one line per run.
+func summaryText(sb *strings.Builder, g *analyze.GroupTable, a Answer, opt Options) {
+	sums := analyze.Summarize(g)
 	md := opt.Format == "markdown"
 	outside := map[string]*analyze.KindSummary{}
 	for i := range sums {
 		if sums[i].Class.Scope == step.Outside {
 			outside[sums[i].Run] = &sums[i]
 		}
+	}
+	var perClass []collectives.ClassSum
+	if a.Collectives != nil {
+		perClass = a.Collectives.PerClass()
 	}
 	first := true
 	for i := range sums {
@@ -106,7 +124,7 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 		if s.Class.Scope == step.InStep && s.Windows > 0 {
 			l := fmt.Sprintf("step time p50 %s ms · p90 %s ms", MSf(s.StepSpan.P50), MSf(s.StepSpan.P90))
 			if s.Periods > 0 {
-				l += fmt.Sprintf(" · period p50 %s ms, gap p50 %s ms", MSf(s.PeriodP50), MSf(s.GapP50))
+				l += fmt.Sprintf(" · period p50 %s ms, gap p50 %s ms (%s of the period)", MSf(s.PeriodP50), MSf(s.GapP50), Pct(s.GapP50/s.PeriodP50))
 			}
 			if s.TokenSteps > 0 {
 				l += fmt.Sprintf(" · %s tokens/step (p50)", strconv.FormatFloat(s.TokensP50, 'f', -1, 64))
@@ -126,6 +144,22 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 		if e := stepRow(opt.Efficiency, s.Run, s.Class); e != nil && e.ModelledNS > 0 {
 			line(SpeedOfLight(e))
 		}
+		if kf := a.Findings.Of(s.Run, s.Class); kf != nil {
+			sb.WriteByte('\n')
+			head := "findings, by what a fix would save per step"
+			if s.Class.Scope != step.InStep {
+				head = "findings, by what a fix would save per device"
+			}
+			if kf.Below > 0 {
+				head += fmt.Sprintf(" (%d more under %s of the %s: %s ms in all)", kf.Below, Pct(a.Findings.MinShare), spanWord(s.Class), MS(kf.BelowNS))
+			}
+			if md {
+				sb.WriteString(strings.ToUpper(head[:1]) + head[1:] + ":\n\n")
+			} else {
+				sb.WriteString("  " + head + ":\n")
+			}
+			findingList(sb, kf, a.Findings.MinShare, false, md, "  ")
+		}
 		sb.WriteByte('\n')
 		perHead := "kernel " + per
 		t := &Table{Head: []string{"category", perHead, "of kernel time", "of " + spanWord(s.Class)},
@@ -142,16 +176,75 @@ func summaryText(sb *strings.Builder, sums []analyze.KindSummary, opt Options) {
 			t.Add(fmt.Sprintf("%d more categories", len(rest)), MS(stats.PerStep(kernel, s.Windows)), Pct(ratio(kernel, s.KernelNS)), "")
 		}
 		t.Write(sb, md)
+		var notes []string
 		if s.Ranks > 1 {
-			sb.WriteByte('\n')
-			line(rankSpread(s, per))
+			notes = append(notes, rankLine(s, per, perClass, a.Findings))
+		}
+		if o := outlierLine(g, s); o != "" {
+			notes = append(notes, o)
 		}
 		if o := outside[s.Run]; o != nil && i+1 < len(sums) && sums[i+1].Class.Scope == step.Outside {
-			sb.WriteByte('\n')
-			line(fmt.Sprintf("outside any step: %s ms of kernel time on %s (%s of the run's kernel time)",
+			notes = append(notes, fmt.Sprintf("outside any step: %s ms of kernel time in all, on %s (%s of the run's kernel time)",
 				MS(o.KernelNS), countOf(o.Devices, "device"), Pct(ratio(o.KernelNS, runKernel(sums, s.Run)))))
 		}
+		if len(notes) > 0 {
+			sb.WriteByte('\n')
+		}
+		for _, n := range notes {
+			line(n)
+		}
 	}
+	settingsLine(sb, a.Settings, md)
+}
+
+// rankLine says how the ranks compare: the straggler when the collectives
+// name one, else how kernel time per step varies across them.
+func rankLine(s *analyze.KindSummary, per string, perClass []collectives.ClassSum, fs *findings.Report) string {
+	for _, cs := range perClass {
+		st := cs.Straggler
+		if cs.Run != s.Run || cs.Class != s.Class || st == nil || !st.Distinct {
+			continue
+		}
+		l := fmt.Sprintf("across %d ranks: %s is the straggler, last to arrive at %s of %d collectives", s.Ranks, RankName(st.Rank),
+			Pct(st.Share()), st.Instances)
+		if kf := fs.Of(s.Run, s.Class); kf != nil && kf.Straggler != nil && len(kf.Straggler.Excess) > 0 {
+			x := kf.Straggler.Excess[0]
+			l += fmt.Sprintf("; its %s %s× the median rank's", x.Category, strconv.FormatFloat(x.Ratio, 'f', 2, 64))
+		}
+		return l
+	}
+	return rankSpread(s, per)
+}
+
+// outlierLine names the outlier steps of a run and class: "" when none.
+func outlierLine(g *analyze.GroupTable, s *analyze.KindSummary) string {
+	if s.Class.Scope != step.InStep {
+		return ""
+	}
+	var names []string
+	n := 0
+	for i := range g.Steps {
+		r := &g.Steps[i]
+		if !r.Outlier || r.Rank.Run != s.Run || step.ClassOf(r.Step.Kind) != s.Class {
+			continue
+		}
+		n++
+		if len(names) < 3 {
+			name := "step " + strconv.Itoa(r.Step.Index)
+			if s.Ranks > 1 {
+				name += " on " + RankName(r.Rank)
+			}
+			names = append(names, fmt.Sprintf("%s (%s ms, %s the median)", name, MS(r.SpanNS), ratioX(float64(r.SpanNS), s.StepSpan.P50)))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	more := ""
+	if n > len(names) {
+		more = fmt.Sprintf(", and %d more", n-len(names))
+	}
+	return fmt.Sprintf("outlier steps: %s%s (traceq steps lists them)", strings.Join(names, ", "), more)
 }
 
 // spanWord names what a summary's shares are of.

@@ -14,10 +14,10 @@ import (
 
 // Summary writes the summary Breakdown leads with, in markdown when
 // opt.Format is "markdown" and text otherwise: per run and step kind, the
-// step time and where it goes.
-func Summary(w io.Writer, r *analyze.GroupTable, opt Options) error {
+// step time, the findings and where the time goes.
+func Summary(w io.Writer, r *analyze.GroupTable, a Answer, opt Options) error {
 	var sb strings.Builder
-	summaryText(&sb, analyze.Summarize(r), opt)
+	summaryText(&sb, r, a, opt)
 	_, err := io.WriteString(w, sb.String())
 	return err
 }

@@ -25,10 +25,10 @@ func TestSummaryAndDetailAreBreakdown(t *testing.T) {
 	for _, format := range []string{"text", "markdown"} {
 		opt := Options{Format: format, Detail: DetailGroups | DetailRanks, NoHint: true}
 		var whole, sum, detail bytes.Buffer
-		if err := Breakdown(&whole, r, nil, nil, opt); err != nil {
+		if err := Breakdown(&whole, r, nil, Answer{}, opt); err != nil {
 			t.Fatal(err)
 		}
-		if err := Summary(&sum, r, opt); err != nil {
+		if err := Summary(&sum, r, Answer{}, opt); err != nil {
 			t.Fatal(err)
 		}
 		if err := BreakdownDetail(&detail, r, nil, opt); err != nil {

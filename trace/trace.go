@@ -240,6 +240,16 @@ type Anomaly struct {
 	Example string
 }
 
+// Anomalies an analysis acts on, by their What: a finding names what the
+// trace lacks when a parser reported them (package findings).
+const (
+	// AnomalyWholeGraphs: nsys traced CUDA graphs as whole graphs, so
+	// their kernels are missing.
+	AnomalyWholeGraphs = "cuda graphs traced as whole graphs, their kernels are missing (capture with --cuda-graph-trace=node)"
+	// AnomalyGraphsWithoutWork: graph launches with no GPU work recorded.
+	AnomalyGraphsWithoutWork = "cuda graph launches without recorded gpu work (capture with --cuda-graph-trace=node)"
+)
+
 // Truncation records that the input ended early and what was salvaged.
 type Truncation struct {
 	// Offset is the byte offset (in the decompressed stream) where the

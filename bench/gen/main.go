@@ -6,9 +6,16 @@
 //
 // With -straggler R the ranks are one run on one clock (gen.WriteRank):
 // rank R computes -slowdown % slower and the others wait for it in every
-// all-reduce, for traceq collectives. With -nodes N they are a run over N
-// hosts (gen.WriteNodeRank) in DIR/node{n}/rank{r}.json, host n's clock
-// -skew × n ns late: for traceq merge and the communicators.
+// all-reduce, for traceq collectives; -slowdown 0 writes the same run
+// with the straggler fixed. The motivating scenario of docs/findings.md,
+// a TP-8 decode run with a slow rank 5 and its fixed twin:
+//
+//	go run ./bench/gen -ranks 8 -steps 40 -layers 4 -decode-every 0 -straggler 5 -out before
+//	go run ./bench/gen -ranks 8 -steps 40 -layers 4 -decode-every 0 -straggler 5 -slowdown 0 -out after
+//
+// With -nodes N the ranks are a run over N hosts (gen.WriteNodeRank) in
+// DIR/node{n}/rank{r}.json, host n's clock -skew × n ns late: for traceq
+// merge and the communicators.
 package main
 
 import (
@@ -39,6 +46,10 @@ func main() {
 		slowdown = flag.Int("slowdown", 30, "with -straggler: the slow rank's extra compute time, %")
 		nodes    = flag.Int("nodes", 0, "write a run over `N` hosts (gen.WriteNodeRank): -ranks in all, one tensor-parallel group per host, an expert-parallel all-to-all over every rank, in DIR/node{n}/rank{r}.json; with -straggler R slower by -slowdown %")
 		skew     = flag.Int64("skew", 0, "with -nodes: host n's clock is n × `NS` late")
+		jitter   = flag.Int64("jitter", 2000, "with -straggler: up to `NS` added to each compute kernel of each rank")
+		bus      = flag.Int64("bus", 16, "with -straggler: the bus bandwidth of the all-reduces, `GBPS`")
+		latency  = flag.Int64("latency", 0, "with -straggler: each all-reduce's fixed cost, `NS`")
+		launch   = flag.Int64("launch", 0, "with -straggler: launch the decode steps eagerly, the host taking `NS` per launch (0: replay a CUDA graph)")
 		shapes   = flag.Bool("shapes", false, "write the eager steps' CPU ops with their shapes, and each rank's decode-graph capture trace in DIR/capture_traces (gen.Config.Shapes, gen.WriteCapture)")
 	)
 	flag.Parse()
@@ -50,7 +61,7 @@ func main() {
 	var run *gen.RunConfig
 	if *strag >= 0 {
 		run = &gen.RunConfig{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, Layers: *layers, Straggler: *strag,
-			SlowdownPct: *slowdown, JitterNS: 2000, Seed: *seed}
+			SlowdownPct: *slowdown, JitterNS: *jitter, BusGBps: *bus, LatencyNS: *latency, LaunchNS: *launch, Seed: *seed}
 	}
 	var nodeRun *gen.NodeConfig
 	if *nodes > 0 {

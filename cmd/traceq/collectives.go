@@ -9,34 +9,6 @@ import (
 	"github.com/traceq/traceq/render"
 )
 
-// Flags of collectives (and report).
-var (
-	bytesPerTokenFlag = &cli.Int64Flag{Name: "bytes-per-token", Usage: "size collectives without args as `N` bytes × the step's token count (from its marker); e.g. hidden size × 2 for a bf16 all-reduce"}
-	linkFlag          = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS`: a link (" + collectives.LinkNames() + ") or GB/s per direction; for a run over hosts, intra=NAME|GBPS,inter=NAME|GBPS (between hosts: " + collectives.NetLinkNames() + ")"}
-)
-
-// collectiveOptions reads --bytes-per-token and --link.
-func collectiveOptions(c *cli.Context) (collectives.Options, error) {
-	var opt collectives.Options
-	if n := c.Int64("bytes-per-token"); n < 0 {
-		return opt, usagef("%s: --bytes-per-token must be positive", c.Command.Name)
-	} else {
-		opt.BytesPerToken = n
-	}
-	if s := c.String("link"); s != "" {
-		ls, err := collectives.ParseLinks(s, collectives.ParseLink)
-		if err != nil {
-			return opt, usagef("%s: --link: %v", c.Command.Name, err)
-		}
-		if ls.All != nil {
-			opt.Link = ls.All
-		} else {
-			opt.Links = ls
-		}
-	}
-	return opt, nil
-}
-
 func collectivesCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "collectives",
@@ -51,7 +23,11 @@ func collectivesCmd(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "match a run whose files disagree (the same rank twice, two world sizes, more ranks than the world)"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
-			opt, err := collectiveOptions(c)
+			set, err := deployment(c, e, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			opt, err := collectiveOptions(c, set)
 			if err != nil {
 				return err
 			}
@@ -64,7 +40,7 @@ func collectivesCmd(e *env) *cli.Command {
 			for _, w := range render.CollectiveWarnings(ct) {
 				fmt.Fprintf(e.stderr, "traceq: warning: %s\n", w)
 			}
-			return render.Collectives(e.stdout, ct, render.Options{Format: c.String("format")})
+			return render.Collectives(e.stdout, ct, set, render.Options{Format: c.String("format")})
 		},
 	}
 }

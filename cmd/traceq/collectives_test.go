@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/internal/gen"
-	"github.com/traceq/traceq/internal/golden"
 )
 
 // writeRun writes the ranks of a generated run into a new directory.
@@ -58,20 +57,9 @@ func TestGoldenCollectives(t *testing.T) {
 	for _, in := range inputs {
 		for _, format := range []string{"text", "markdown", "csv", "json"} {
 			t.Run(in.name+"/"+format, func(t *testing.T) {
+				// The temporary directory differs from run to run: GEN.
 				args := append([]string{"traceq", "collectives", "--format", format}, in.args...)
-				var out1, out2, errb bytes.Buffer
-				if code := run(args, nil, &out1, &errb); code != 0 {
-					t.Fatalf("exit %d: %s", code, errb.String())
-				}
-				if code := run(args, nil, &out2, &errb); code != 0 || !bytes.Equal(out1.Bytes(), out2.Bytes()) {
-					t.Fatalf("second run differs (exit %d)", code)
-				}
-				got := out1.Bytes()
-				if in.name == "gen4" {
-					// The temporary directory differs from run to run.
-					got = bytes.ReplaceAll(got, []byte(dir), []byte("GEN"))
-				}
-				golden.Check(t, filepath.Join("testdata", "collectives_"+in.name+"."+format+".golden"), got)
+				checkGoldenTwice(t, args, dir, filepath.Join("testdata", "collectives_"+in.name+"."+format+".golden"))
 			})
 		}
 	}

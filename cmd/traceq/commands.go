@@ -10,14 +10,19 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/settings"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
 )
 
 func commands(e *env) []*cli.Command {
 	return []*cli.Command{
 		breakdownCmd(e),
+		adviseCmd(e),
 		kernelsCmd(e),
 		classifyCmd(e),
 		rulesCmd(e),
@@ -67,13 +72,13 @@ func byTop(c *cli.Context) (bool, error) {
 func breakdownCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "breakdown",
-		Usage:     "GPU time per device and kernel category (per step kind when steps are marked)",
+		Usage:     "per run and step kind: the step time, what to fix first (findings), and GPU time per kernel category",
 		ArgsUsage: "INPUT...",
 		Flags: append([]cli.Flag{formatFlag,
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "top kernels shown per group"},
 			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
 			&cli.StringFlag{Name: "detail", Usage: "after the summary (text, markdown), also print `PARTS`: groups, ranks, kernels, efficiency or all, comma-separated"},
-			byFlag,
+			byFlag, linkFlag, bytesPerTokenFlag, minFindingFlag,
 			noStepsFlag, stepFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
@@ -88,6 +93,10 @@ func breakdownCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			a, err := answerOptions(c, e)
+			if err != nil {
+				return err
+			}
 			tbl, err := tableInputs(c, e, selection{steps: true, byTop: rollup})
 			if err != nil {
 				return err
@@ -99,17 +108,84 @@ func breakdownCmd(e *env) *cli.Command {
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
 			r := analyze.Breakdown(tbl, opt)
-			// The cross-rank table names each collective's straggler.
-			var ct *collectives.Table
-			if r.HasCommunication() {
-				ct = collectives.Match(tbl, collectives.Options{Filter: f, NoSizes: true})
-			}
 			eff, err := efficiencyOf(c, e, tbl, false)
 			if err != nil {
 				return err
 			}
-			return render.Breakdown(e.stdout, r, <-kernels, ct, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail,
+			ans := a.answer(tbl, r, f, eff)
+			return render.Breakdown(e.stdout, r, <-kernels, ans, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail,
 				Efficiency: eff})
+		},
+	}
+}
+
+// answerFlags are what the findings of a command need: the settings, the
+// collectives' options made of them, the threshold.
+type answerFlags struct {
+	set      *settings.Settings
+	coll     collectives.Options
+	findings findings.Options
+}
+
+// answerOptions reads the settings, the collectives' options and
+// --min-finding.
+func answerOptions(c *cli.Context, e *env) (answerFlags, error) {
+	var a answerFlags
+	var err error
+	if a.findings, err = findingOptions(c); err != nil {
+		return a, err
+	}
+	if a.set, err = deployment(c, e, c.Args().Slice()); err != nil {
+		return a, err
+	}
+	a.coll, err = collectiveOptions(c, a.set)
+	return a, err
+}
+
+// answer matches the collectives of a breakdown's table (when it has
+// any) and finds what to fix first, with the efficiency analysis's
+// categories when it ran (eff; nil when it did not).
+func (a answerFlags) answer(tbl *window.Table, r *analyze.GroupTable, f step.Filter, eff *efficiency.Result) render.Answer {
+	var ct *collectives.Table
+	if r.AnyCommunication() {
+		opt := a.coll
+		opt.Filter = f
+		ct = collectives.Match(tbl, opt)
+	}
+	fopt := a.findings
+	fopt.Roofline, fopt.Priced = render.RooflineRows(eff)
+	return render.Answer{Collectives: ct, Findings: findings.Find(r, ct, fopt), Settings: a.set}
+}
+
+func adviseCmd(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "advise",
+		Usage: "what to fix first: per run and step kind, the findings ranked by the time per step a fix would save, with their evidence and remedies",
+		Description: "Each saving is a first-order estimate (≈ central, ≤ an upper bound) defined in docs/definitions.md#findings, with the error\n" +
+			"measured against generated runs where the fix was made. --link and --bytes-per-token may be given once: in the environment\n" +
+			"(TRACEQ_LINK, TRACEQ_BYTES_PER_TOKEN) or in a traceq.toml in the run's directory or a parent.",
+		ArgsUsage: "INPUT...",
+		Flags: append([]cli.Flag{formatFlag,
+			kindFlag("only steps of this kind: decode, prefill, mixed or step"),
+			linkFlag, bytesPerTokenFlag, minFindingFlag, noStepsFlag, stepFlag, gpuFlag, gpuSpecFlag, captureFlag,
+		}, inputFlags()...),
+		Action: func(c *cli.Context) error {
+			a, err := answerOptions(c, e)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{steps: true})
+			if err != nil {
+				return err
+			}
+			f, _ := kindFilter(c)
+			r := analyze.Breakdown(tbl, analyze.Options{Filter: f})
+			eff, err := efficiencyOf(c, e, tbl, false)
+			if err != nil {
+				return err
+			}
+			ans := a.answer(tbl, r, f, eff)
+			return render.Findings(e.stdout, tbl, ans.Findings, ans.Settings, render.Options{Format: c.String("format")})
 		},
 	}
 }

@@ -33,6 +33,8 @@ func diffCmd(e *env) *cli.Command {
 			&cli.StringFlag{Name: "chart", Usage: "also draw the change per category as diverging bars to `FILE` (.svg or .png)"},
 			&cli.StringFlag{Name: "min-change", Value: analyze.DefaultMinChange.String(),
 				Usage: "a change per step below `T` is 'unchanged': a time (500ns, 2us, 0.1ms), a percent of the before value (0.5%), or both (2us,0.5%); 0 for none"},
+			&cli.StringFlag{Name: "fail-if", Usage: "exit 3 when the after run is slower: `COND`s METRIC>THRESHOLD, comma-separated (step_p50>+3%, wall>+0.5ms; metrics step_p50, step_p90, wall, kernel, idle), beyond the threshold and beyond noise"},
+			linkFlag, bytesPerTokenFlag, minFindingFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := checkTableFormat(c.String("format")); err != nil {
@@ -47,6 +49,29 @@ func diffCmd(e *env) *cli.Command {
 			mc, err := parseMinChange(c.String("min-change"))
 			if err != nil {
 				return usagef("diff: --min-change: %v", err)
+			}
+			var gates []analyze.Gate
+			if s := c.String("fail-if"); s != "" {
+				if gates, err = analyze.ParseGates(s); err != nil {
+					return usagef("diff: --fail-if %v", err)
+				}
+			}
+			fopt, err := findingOptions(c)
+			if err != nil {
+				return err
+			}
+			// Each side is a deployment of its own: its settings are found
+			// from its own directory.
+			var sides [2]answerFlags
+			for i, arg := range c.Args().Slice() {
+				a := answerFlags{findings: fopt}
+				if a.set, err = deployment(c, e, []string{arg}); err != nil {
+					return err
+				}
+				if a.coll, err = collectiveOptions(c, a.set); err != nil {
+					return err
+				}
+				sides[i] = a
 			}
 			chartPath := c.String("chart")
 			var chartFormat string
@@ -71,17 +96,38 @@ func diffCmd(e *env) *cli.Command {
 				return withFlags(err)
 			}
 			d := analyze.Compare(before, after, analyze.Options{Filter: opt.Filter, Top: c.Int("top"), MinChange: &mc})
-			if err := render.Diff(e.stdout, d, render.Options{Format: c.String("format")}); err != nil {
+			aopt := analyze.Options{Filter: opt.Filter}
+			fb := sides[0].answer(before, analyze.Breakdown(before, aopt), opt.Filter, nil).Findings
+			fa := sides[1].answer(after, analyze.Breakdown(after, aopt), opt.Filter, nil).Findings
+			if err := render.Diff(e.stdout, d, fb, fa, render.Options{Format: c.String("format")}); err != nil {
 				return err
 			}
-			if chartPath == "" {
+			if chartPath != "" {
+				var buf bytes.Buffer
+				if err := chart.Diff(&buf, d, chart.Options{Format: chartFormat, Title: chart.DiffTitle(d)}); err != nil {
+					return err
+				}
+				if err := writeFile(e, chartPath, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+					return err
+				}
+			}
+			if len(gates) == 0 {
 				return nil
 			}
-			var buf bytes.Buffer
-			if err := chart.Diff(&buf, d, chart.Options{Format: chartFormat, Title: chart.DiffTitle(d)}); err != nil {
+			results, err := d.Check(gates)
+			if err != nil {
 				return err
 			}
-			return writeFile(e, chartPath, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+			var failed []string
+			for _, r := range results {
+				if r.Failed {
+					failed = append(failed, render.GateText(&r))
+				}
+			}
+			if len(failed) > 0 {
+				return gateError{failed}
+			}
+			return nil
 		},
 	}
 }

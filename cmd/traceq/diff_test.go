@@ -562,10 +562,13 @@ func TestDiffGeneratedRuns(t *testing.T) {
 			t.Errorf("exit %d (%s): text lacks %q:\n%s", code, errs, want, out)
 		}
 	}
-	// The answer first: the one real change, and nothing else.
-	first, _, _ := strings.Cut(out, "\n")
-	if !strings.HasPrefix(first, "decode: step time p50 ") || !strings.HasSuffix(first, ", grew): attention/fa2 +0.010 ms") {
-		t.Errorf("answer line %q: want the decode step time and attention/fa2 +0.010 ms alone", first)
+	// The answer first: the step time, no finding changed (the
+	// collectives and idle time are the same), then the one category that
+	// did, and nothing else.
+	lines := strings.SplitN(out, "\n", 3)
+	if !strings.HasPrefix(lines[0], "decode: step time p50 ") || !strings.HasSuffix(lines[0], ", grew)") ||
+		!strings.HasPrefix(lines[1], "  kernel time per step ") || !strings.HasSuffix(lines[1], ", grew): attention/fa2 +0.010 ms") {
+		t.Errorf("answer %q: want the decode step time, then attention/fa2 +0.010 ms alone", lines[:2])
 	}
 	for _, bad := range []string{"-1us", "1%,2%", "1us,2us", "x", "1us,", "NaN%"} {
 		if code, _, errs := stepsRun(t, "diff", "--min-change", bad, base, slow); code != exitUsage || !strings.Contains(errs, "--min-change") {

@@ -61,7 +61,7 @@ func efficiencyCmd(e *env) *cli.Command {
 // roofline.
 func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	// The flags first: a bad --gpu fails before gigabytes are read.
-	f, err := readEfficiencyFlags(c)
+	f, err := readEfficiencyFlags(c, e)
 	if err != nil {
 		return nil, err
 	}
@@ -73,21 +73,26 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 }
 
 // efficiencyFlags are what --gpu-spec, --gpu, --link and
-// --bytes-per-token say.
+// --bytes-per-token say (the last three given once: the flag, else
+// TRACEQ_*, else a traceq.toml by the run).
 type efficiencyFlags struct {
 	table *gpuspec.Table
 	gpu   *gpuspec.GPU
 	copt  collectives.Options
 }
 
-func readEfficiencyFlags(c *cli.Context) (f efficiencyFlags, err error) {
-	if f.copt, err = collectiveOptions(c); err != nil {
+func readEfficiencyFlags(c *cli.Context, e *env) (f efficiencyFlags, err error) {
+	set, err := deployment(c, e, c.Args().Slice())
+	if err != nil {
+		return f, err
+	}
+	if f.copt, err = collectiveOptions(c, set); err != nil {
 		return f, err
 	}
 	if f.table, err = gpuTable(c); err != nil {
 		return f, err
 	}
-	f.gpu, err = gpuChoice(c, f.table)
+	f.gpu, err = gpuChoice(c, f.table, set)
 	return f, err
 }
 
@@ -111,7 +116,7 @@ func efficiencyFor(c *cli.Context, e *env, tbl *window.Table, coverage, link boo
 	if !some {
 		return nil, nil
 	}
-	f, err := readEfficiencyFlags(c)
+	f, err := readEfficiencyFlags(c, e)
 	if err != nil {
 		return nil, err
 	}

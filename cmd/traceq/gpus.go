@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceq/traceq/gpuspec"
 	"github.com/traceq/traceq/render"
+	"github.com/traceq/traceq/settings"
 )
 
 // Flags of the commands that compare work with the GPU's limits.
@@ -32,14 +33,16 @@ func gpuTable(c *cli.Context) (*gpuspec.Table, error) {
 	return t, err
 }
 
-// gpuChoice reads --gpu against the table: nil when not given.
-func gpuChoice(c *cli.Context, t *gpuspec.Table) (*gpuspec.GPU, error) {
-	if !c.IsSet("gpu") {
+// gpuChoice reads --gpu (given once: the flag, TRACEQ_GPU or gpu in a
+// traceq.toml) against the table: nil when not given.
+func gpuChoice(c *cli.Context, t *gpuspec.Table, set *settings.Settings) (*gpuspec.GPU, error) {
+	s, ok := set.Get(settings.GPU)
+	if !ok {
 		return nil, nil
 	}
-	g, err := t.Lookup(c.String("gpu"))
+	g, err := t.Lookup(s.Value)
 	if err != nil {
-		return nil, usagef("%s: --gpu: %v", c.Command.Name, err)
+		return nil, settingError(c.Command.Name, s, err)
 	}
 	return g, nil
 }

@@ -24,7 +24,16 @@ const (
 	exitOK    = 0
 	exitInput = 1 // bad input or failure
 	exitUsage = 2 // bad flags or arguments
+	exitGate  = 3 // diff --fail-if: the after run is slower
 )
+
+// gateError is diff --fail-if's failure: each condition the after run
+// failed, in a sentence.
+type gateError struct{ failed []string }
+
+func (e gateError) Error() string {
+	return "--fail-if: the after run is slower: " + strings.Join(e.failed, "; ")
+}
 
 // usageError marks errors in how traceq was called.
 type usageError struct{ msg string }
@@ -40,10 +49,12 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	tty    bool // stderr is a terminal: show progress
+	// getenv reads the environment (the TRACEQ_* settings).
+	getenv func(string) string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, tty: isTerminal(stderr)}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, tty: isTerminal(stderr), getenv: os.Getenv}
 	app := newApp(e)
 	args, err := arrange(app, args)
 	if err == nil {
@@ -56,6 +67,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var ge gateError
+	if errors.As(err, &ge) {
+		return exitGate
 	}
 	return exitInput
 }

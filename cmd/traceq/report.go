@@ -37,7 +37,7 @@ func reportCmd(e *env) *cli.Command {
 			// The date makes appended sections non-deterministic; tests
 			// pin it.
 			&cli.StringFlag{Name: "date", Hidden: true, EnvVars: []string{"TRACEQ_DATE"}, Usage: "date of the appended section, YYYY-MM-DD (default: today, UTC)"},
-			bytesPerTokenFlag, linkFlag, gpuFlag, gpuSpecFlag, captureFlag,
+			bytesPerTokenFlag, linkFlag, minFindingFlag, gpuFlag, gpuSpecFlag, captureFlag,
 		}, chartFlags()...), inputFlags()...),
 		Action: func(c *cli.Context) error {
 			out, app := c.String("out"), c.String("append")
@@ -76,10 +76,11 @@ func reportCmd(e *env) *cli.Command {
 					return usagef("report: --append %s is the report --out writes: append to another file", app)
 				}
 			}
-			copt, err := collectiveOptions(c)
+			a, err := answerOptions(c, e)
 			if err != nil {
 				return err
 			}
+			copt := a.coll
 			tbl, err := loadInputs(c, e, selection{steps: true})
 			if err != nil {
 				return err
@@ -89,7 +90,8 @@ func reportCmd(e *env) *cli.Command {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Links: copt.Links, Unattributed: c.Bool("unattributed"), Efficiency: eff}
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Links: copt.Links, Unattributed: c.Bool("unattributed"), Efficiency: eff,
+				Findings: a.findings, Settings: a.set}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group

@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/internal/golden"
 	"github.com/traceq/traceq/load"
@@ -145,7 +148,7 @@ func TestReportOut(t *testing.T) {
 	golden.Check(t, "testdata/report_hta.golden.md", head)
 	g := reportFor(t, in)
 	var sum, bb bytes.Buffer
-	if err := render.Summary(&sum, g, render.Options{Format: "markdown", Level: 2}); err != nil {
+	if err := render.Summary(&sum, g, answerOf(g), render.Options{Format: "markdown", Level: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "# traceq report: hta_ns_resolution\n\n" + sum.String() + "\n## "; !strings.HasPrefix(string(md), want) {
@@ -363,7 +366,7 @@ func TestReportAppendShort(t *testing.T) {
 			chartDir := "traceq-2026-11-30-" + run
 			var sum strings.Builder
 			g := reportForRun(t, tc.in)
-			if err := render.Summary(&sum, g, render.Options{Format: "markdown", Level: 3}); err != nil {
+			if err := render.Summary(&sum, g, answerOf(g), render.Options{Format: "markdown", Level: 3}); err != nil {
 				t.Fatal(err)
 			}
 			// The speed-of-light lines (docs/efficiency.md) are breakdown's,
@@ -431,6 +434,27 @@ func reportForRun(t *testing.T, path string) *analyze.GroupTable {
 		t.Fatal(err)
 	}
 	return analyze.Breakdown(tbl, analyze.Options{})
+}
+
+// answerOf is what the report's summary leads with, computed as the
+// report does without settings: the collectives when there are any, the
+// efficiency analysis when an input records shapes or launch
+// configurations, and the findings.
+func answerOf(g *analyze.GroupTable) render.Answer {
+	var ct *collectives.Table
+	if g.AnyCommunication() {
+		ct = collectives.Match(g.Table, collectives.Options{})
+	}
+	var eff *efficiency.Result
+	for _, in := range g.Table.Inputs {
+		if len(in.Trace.OpSigs) > 0 || len(in.Trace.Configs) > 0 {
+			eff = efficiency.Analyze(g.Table, efficiency.Options{})
+			break
+		}
+	}
+	opt := findings.Options{}
+	opt.Roofline, opt.Priced = render.RooflineRows(eff)
+	return render.Answer{Collectives: ct, Findings: findings.Find(g, ct, opt)}
 }
 
 // TestReportBeforeAfter checks that two runs (two files, or two

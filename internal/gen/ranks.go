@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -45,6 +46,17 @@ type RunConfig struct {
 	// multiple of Ranks × BusGBps, so that transfer times are whole ns.
 	Hidden int64
 	Seed   int64
+	// LatencyNS is each all-reduce's fixed cost, α of the latency–bandwidth
+	// model: its transfer time is LatencyNS + bus bytes / BusGBps (0: none).
+	LatencyNS int64
+	// LaunchNS, when > 0, launches the decode steps eagerly instead of
+	// replaying a CUDA graph: one cudaLaunchKernel per kernel, issued by a
+	// host that spends LaunchNS (plus 0..LaunchNS/4−1 ns drawn from a
+	// stream of its own) per call, so that the device runs dry whenever
+	// the host falls behind: launch-bound idle time. The kernels and
+	// their durations are those of the graph replay (0), which is the run
+	// with the launch-bound gaps removed.
+	LaunchNS int64
 }
 
 func (c RunConfig) ranks() int {
@@ -98,6 +110,9 @@ type RunExpected struct {
 	Bytes int64
 	// Activities is the number of GPU activities of the rank written.
 	Activities int64
+	// SpanNS holds, per step and rank, the span of the rank's activities
+	// in the step: from its first start to its last end (the step time).
+	SpanNS [][]int64
 }
 
 // OpExpect is one step kind's all-reduces.
@@ -111,6 +126,9 @@ type OpExpect struct {
 	// Per rank: kernel time, wait and last arrivals (ties to the lowest
 	// rank).
 	KernelNS, WaitNS, LastArrivals []int64
+	// LeadNS sums, per rank, its arrival after the next-to-last rank's
+	// over the instances where it arrived last.
+	LeadNS []int64
 	// Sizes: instances and transfer per message size in bytes, and where
 	// the size comes from ("args", "cpu_op", "bytes_per_token").
 	Sizes map[SizeKey]*SizeExpect
@@ -170,8 +188,8 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 	if rank < 0 || rank >= n {
 		return nil, fmt.Errorf("rank %d out of range (%d ranks)", rank, n)
 	}
-	if cfg.Steps < 0 || cfg.SlowdownPct < 0 || cfg.JitterNS < 0 {
-		return nil, fmt.Errorf("negative steps, slowdown or jitter")
+	if cfg.Steps < 0 || cfg.SlowdownPct < 0 || cfg.JitterNS < 0 || cfg.LatencyNS < 0 || cfg.LaunchNS < 0 {
+		return nil, fmt.Errorf("negative steps, slowdown, jitter, latency or launch time")
 	}
 	if cfg.Straggler < 0 || cfg.Straggler >= n {
 		return nil, fmt.Errorf("straggler %d out of range (%d ranks)", cfg.Straggler, n)
@@ -187,7 +205,7 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 		o := ops[kind]
 		if o == nil {
 			o = &OpExpect{Kind: kind, Op: "allreduce", KernelNS: make([]int64, n), WaitNS: make([]int64, n),
-				LastArrivals: make([]int64, n), Sizes: map[SizeKey]*SizeExpect{}}
+				LastArrivals: make([]int64, n), LeadNS: make([]int64, n), Sizes: map[SizeKey]*SizeExpect{}}
 			if kind == "prefill" {
 				o.Group = "0"
 			}
@@ -201,6 +219,10 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 	for r := range jitter {
 		jitter[r] = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(r)+1))
 	}
+	// The eager host's own draws, so that the kernels' draws are those of
+	// the graph-replayed twin.
+	host := rand.New(rand.NewPCG(uint64(cfg.Seed), 0xea9e))
+	eager := cfg.LaunchNS > 0
 	w := &writer{w: bufio.NewWriterSize(out, 256<<10), first: true, pid: 4000 + int64(rank), device: int32(rank % 8)}
 	dev := int64(w.device)
 	tid := w.pid
@@ -256,7 +278,18 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 		return d
 	}
 	arr := make([]trace.Time, n)
+	first, last := make([]trace.Time, n), make([]trace.Time, n)
 	for i := 0; i < cfg.Steps; i++ {
+		for r := range first {
+			first[r], last[r] = -1, 0
+		}
+		// seen records one activity of rank r on [s, s+d).
+		seen := func(r int, s trace.Time, d int64) {
+			if first[r] < 0 {
+				first[r] = s
+			}
+			last[r] = max(last[r], s+trace.Time(d))
+		}
 		kind := cfg.Kind(i)
 		prefill := kind == "prefill"
 		var tokens int64
@@ -270,7 +303,7 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 		}
 		bytes := tokens * hidden * 2
 		busBytes := bytes * 2 * int64(n-1) / int64(n)
-		transfer := busBytes / bus
+		transfer := cfg.LatencyNS + busBytes/bus
 		argsOnOp := prefill && prefills%2 == 1
 		if prefill {
 			prefills++
@@ -279,7 +312,7 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 		start := cpu
 		t := cpu + 10_000
 		graphCorr := int64(0)
-		if !prefill {
+		if !prefill && !eager {
 			corr++
 			graphCorr = corr
 			w.event("cuda_runtime", "cudaGraphLaunch", w.pid, tid, t, 8_000, launchArgs(graphCorr))
@@ -300,6 +333,15 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 				}
 				w.event("cuda_runtime", "cudaLaunchKernel", w.pid, tid, t, 2_000, launchArgs(c))
 				t += 2_500
+			} else if eager {
+				// A host slower than the device: the call takes LaunchNS
+				// and more, the kernel starts 1 µs after the call began at
+				// the earliest.
+				corr++
+				c = corr
+				ld := cfg.LaunchNS + host.Int64N(max(cfg.LaunchNS/4, 1))
+				w.event("cuda_runtime", "cudaLaunchKernel", w.pid, tid, t, ld, launchArgs(c))
+				t += trace.Time(ld)
 			}
 			stream := int64(computeStream)
 			if prefill && k.ar {
@@ -309,10 +351,11 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 			if !k.ar {
 				for r := range free {
 					s := free[r]
-					if prefill {
+					if prefill || eager {
 						s = max(s, launch+1_000)
 					}
 					d := slow(r, d0*(1+tokens/1024))
+					seen(r, s, d)
 					free[r] = s + trace.Time(d+gap)
 					exp.KindNS[kind][r] += d
 					if r == rank {
@@ -327,7 +370,7 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 			last := 0
 			for r := range free {
 				arr[r] = free[r]
-				if prefill {
+				if prefill || eager {
 					arr[r] = max(arr[r], launch+1_000)
 				}
 				if arr[r] > arr[last] {
@@ -339,6 +382,15 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 			op.TransferNS += transfer
 			op.BusBytes += busBytes
 			op.LastArrivals[last]++
+			if n > 1 {
+				second := trace.Time(math.MinInt64)
+				for r := range arr {
+					if r != last {
+						second = max(second, arr[r])
+					}
+				}
+				op.LeadNS[last] += int64(arr[last] - second)
+			}
 			src := "bytes_per_token"
 			if prefill {
 				src = "args"
@@ -355,6 +407,7 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 			se.TransferNS += transfer
 			for r := range free {
 				d := int64(end - arr[r])
+				seen(r, arr[r], d)
 				op.KernelNS[r] += d
 				op.WaitNS[r] += d - transfer
 				exp.KindNS[kind][r] += d
@@ -369,6 +422,11 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 				}
 			}
 		}
+		spans := make([]int64, n)
+		for r := range spans {
+			spans[r] = int64(last[r] - first[r])
+		}
+		exp.SpanNS = append(exp.SpanNS, spans)
 		endCPU := t + 20_000
 		w.event("user_annotation", marker, w.pid, tid, start, int64(endCPU-start), nil)
 		gpuEnd := free[0]

@@ -59,6 +59,8 @@ func TestRunCollectivesExact(t *testing.T) {
 		{Ranks: 4, Steps: 9, DecodeEvery: 3, Layers: 2, Straggler: 2, SlowdownPct: 2, JitterNS: 3000, BusGBps: 8, Hidden: 2048, Seed: 2},
 		{Ranks: 2, Steps: 4, Layers: 1, Straggler: 0, SlowdownPct: 0, BusGBps: 32, Seed: 3}, // no straggler: ties to rank 0
 		{Ranks: 3, Steps: 5, DecodeEvery: 1, Layers: 2, Straggler: 1, SlowdownPct: 50, BusGBps: 1, Hidden: 3, Seed: 4},
+		{Ranks: 8, Steps: 10, DecodeEvery: 4, Layers: 2, Straggler: 6, SlowdownPct: 40, JitterNS: 800, BusGBps: 8, LatencyNS: 2500, Seed: 5},
+		{Ranks: 4, Steps: 6, Layers: 2, Straggler: 1, SlowdownPct: 30, BusGBps: 16, LaunchNS: 9000, Seed: 6}, // eager decode
 	} {
 		t.Run(fmt.Sprintf("ranks%d-seed%d", cfg.Ranks, cfg.Seed), func(t *testing.T) {
 			inputs, exp := readRun(t, cfg)
@@ -85,9 +87,9 @@ func checkOp(t *testing.T, cfg RunConfig, got *collectives.Op, want *OpExpect, k
 	for r := range n {
 		st := got.Ranks[r]
 		if st.Number == nil || *st.Number != r || st.KernelNS != want.KernelNS[r] || st.WaitNS != want.WaitNS[r] ||
-			st.TransferNS != want.TransferNS || st.LastArrivals != want.LastArrivals[r] {
-			t.Errorf("%s rank %d: kernel %d wait %d transfer %d last %d; want %d %d %d %d", want.Kind, r, st.KernelNS, st.WaitNS,
-				st.TransferNS, st.LastArrivals, want.KernelNS[r], want.WaitNS[r], want.TransferNS, want.LastArrivals[r])
+			st.TransferNS != want.TransferNS || st.LastArrivals != want.LastArrivals[r] || st.LeadNS != want.LeadNS[r] {
+			t.Errorf("%s rank %d: kernel %d wait %d transfer %d last %d lead %d; want %d %d %d %d %d", want.Kind, r, st.KernelNS, st.WaitNS,
+				st.TransferNS, st.LastArrivals, st.LeadNS, want.KernelNS[r], want.WaitNS[r], want.TransferNS, want.LastArrivals[r], want.LeadNS[r])
 		}
 		kernel += want.KernelNS[r]
 		wait += want.WaitNS[r]
@@ -116,16 +118,23 @@ func checkOp(t *testing.T, cfg RunConfig, got *collectives.Op, want *OpExpect, k
 			continue
 		}
 		alg := float64(row.Bytes) * float64(row.Instances) / float64(row.TransferNS)
-		if row.AlgGBps == nil || !relEq(*row.AlgGBps, alg) || row.BusGBps == nil || !relEq(*row.BusGBps, bus) {
+		if row.AlgGBps == nil || !relEq(*row.AlgGBps, alg) || row.BusGBps == nil || (cfg.LatencyNS == 0 && !relEq(*row.BusGBps, bus)) {
 			t.Errorf("%s: size %d: algbw %v busbw %v; want %v %v", want.Kind, row.Bytes, row.AlgGBps, row.BusGBps, alg, bus)
 		}
 	}
 	// Aggregate: summed bus bytes over summed transfer, the configured
 	// bus bandwidth.
-	if got.BusGBps == nil || !relEq(*got.BusGBps, float64(want.BusBytes)/float64(want.TransferNS)) || !relEq(*got.BusGBps, bus) {
+	if got.BusGBps == nil || !relEq(*got.BusGBps, float64(want.BusBytes)/float64(want.TransferNS)) || (cfg.LatencyNS == 0 && !relEq(*got.BusGBps, bus)) {
 		t.Errorf("%s: busbw %v, want %v", want.Kind, got.BusGBps, bus)
 	}
+	// The latency–bandwidth fit finds the generator's α and β: every
+	// transfer is α + bus bytes / β exactly.
+	if f := got.Fit(); len(want.Sizes) > 1 && (!f.OK || math.Abs(f.AlphaNS-float64(cfg.LatencyNS)) > 1e-3 || !relEqTol(f.BetaGBps, bus, 1e-9)) {
+		t.Errorf("%s: fit %+v, want α %d β %v", want.Kind, f, cfg.LatencyNS, bus)
+	}
 }
+
+func relEqTol(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b)) }
 
 func TestWriteRankErrors(t *testing.T) {
 	for _, cfg := range []RunConfig{

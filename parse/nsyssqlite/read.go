@@ -606,7 +606,7 @@ func (r *reader) checkGraphs() error {
 		return fmt.Errorf("table %s: %w: %d graph executions take %d ns of GPU time, more than the %d ns of the kernels recorded one by one; re-capture with `nsys profile --cuda-graph-trace=node`",
 			tableGraph, ErrWholeGraphs, n, graphNs, kernNs)
 	}
-	r.b.t.AddAnomaly("cuda graphs traced as whole graphs, their kernels are missing (capture with --cuda-graph-trace=node)",
+	r.b.t.AddAnomaly(trace.AnomalyWholeGraphs,
 		n, fmt.Sprintf("%s: %d ns of GPU time in graphs", tableGraph, graphNs))
 	return nil
 }
@@ -633,7 +633,7 @@ func (r *reader) checkGraphLaunches(dropped map[int64]int64) error {
 	}
 	for _, id := range ids {
 		if s := names[id]; strings.HasPrefix(s, "cudaGraphLaunch") || strings.HasPrefix(s, "cuGraphLaunch") {
-			r.b.t.AddAnomaly("cuda graph launches without recorded gpu work (capture with --cuda-graph-trace=node)",
+			r.b.t.AddAnomaly(trace.AnomalyGraphsWithoutWork,
 				dropped[id], fmt.Sprintf("%s: %s", tableRuntime, stripVersion(s)))
 		}
 	}

@@ -148,6 +148,17 @@ type figure struct {
 	// captionLine for each.
 	caption []string
 	data    *layer // what the plot draws, for tests
+	// below are more plots drawn under p, each with its height, sharing
+	// the figure's width and legend (the diff chart's panel per step
+	// kind); height includes theirs.
+	below []panel
+}
+
+// panel is one more plot of a figure, under the first.
+type panel struct {
+	p      *plot.Plot
+	data   *layer
+	height vg.Length
 }
 
 // captionLine is the height of a caption line.
@@ -212,6 +223,10 @@ func (s safeTicks) Ticks(min, max float64) []plot.Tick {
 // tick labels, legend entries and the texts the data layer draws. It is
 // the one gate between trace-controlled strings and the canvas.
 func (f *figure) sanitize() {
+	for _, pn := range f.below {
+		g := &figure{p: pn.p, data: pn.data}
+		g.sanitize()
+	}
 	p := f.p
 	p.Title.Text = safeText(p.Title.Text)
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
@@ -325,7 +340,14 @@ func (f *figure) write(w io.Writer, format string) error {
 	// A small margin all round: long tick labels end flush with the left
 	// edge otherwise.
 	capH := vg.Length(len(f.caption)) * captionLine
-	f.p.Draw(draw.Crop(dc, margin, -legW, margin/2+capH, -margin/2))
+	// The panels under the first, bottom up; the first takes the rest.
+	bottom := margin/2 + capH
+	for i := len(f.below) - 1; i >= 0; i-- {
+		pn := f.below[i]
+		pn.p.Draw(draw.Crop(dc, margin, -legW, bottom, -(f.height - bottom - pn.height)))
+		bottom += pn.height
+	}
+	f.p.Draw(draw.Crop(dc, margin, -legW, bottom, -margin/2))
 	if len(f.caption) > 0 {
 		st := draw.TextStyle{Color: color.Black, Font: font.From(sans, 9), Handler: f.p.TextHandler, XAlign: draw.XLeft, YAlign: draw.YTop}
 		for i, line := range f.caption {

@@ -12,6 +12,7 @@ import (
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
 )
 
@@ -44,7 +45,14 @@ func collectivesFigure(ct *collectives.Table, opt Options) (*figure, error) {
 		title += " — " + opt.Title
 	}
 	p := newPlot(title)
-	p.X.Label.Text = "collective kernel time (ms): transfer, then waiting for the last rank to arrive"
+	p.X.Label.Text = "collective kernel time per step (ms): transfer, then waiting for the last rank to arrive"
+	stepped := false
+	for _, k := range kinds {
+		stepped = stepped || k.Class.Scope == step.InStep
+	}
+	if !stepped {
+		p.X.Label.Text = "collective kernel time over the whole trace (ms): transfer, then waiting for the last rank"
+	}
 	p.X.Tick.Marker = niceTicks{}
 	labels := map[window.RankID]string{}
 	for _, run := range ct.Runs {
@@ -88,7 +96,11 @@ func collectivesFigure(ct *collectives.Table, opt Options) (*figure, error) {
 				text = fmt.Sprintf("waits %.0f%%", 100*stats.Ratio(r.WaitNS, r.KernelNS))
 			}
 			ticks = append(ticks, plot.Tick{Value: y, Label: label})
-			xt, xw := ms(r.TransferNS), ms(r.TransferNS+r.WaitNS)
+			steps := int64(1)
+			if k.Class.Scope == step.InStep {
+				steps = int64(max(k.Steps, 1))
+			}
+			xt, xw := ms(stats.PerStep(r.TransferNS, int(steps))), ms(stats.PerStep(r.TransferNS+r.WaitNS, int(steps)))
 			xmax = max(xmax, xw)
 			l.addRect(rect{x0: 0, x1: xt, y0: y - 0.36, y1: y + 0.36, fill: palette[0]})
 			l.addRect(rect{x0: xt, x1: xw, y0: y - 0.36, y1: y + 0.36, fill: waitColour, text: text, textRight: true})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
 )
 
 // DiffTitle names a diff's two runs for a chart title, "before → after",
@@ -23,14 +24,14 @@ func DiffTitle(d *analyze.Diff) string {
 }
 
 // Diff draws the comparison of two runs as diverging horizontal bars, one
-// per step kind and category (analyze.CategoryDiff, in the diff's order:
-// biggest change first): the bar runs from 0 to the change in time per
-// step (DeltaNS, ms), right for more time after, left for less, coloured by
-// the category's top level and labelled with the change and its percent.
-// The kind's total comes first. A change the diff calls noise or unchanged
-// is drawn pale and says so; the axis spans at least ±MinAxisShare of the
-// largest total time per step, so that a change of nothing looks like
-// nothing.
+// panel per step kind, the kind in its title, and one bar per category
+// (analyze.CategoryDiff, in the diff's order: biggest change first): the
+// bar runs from 0 to the change in time per step (DeltaNS, ms), right for
+// more time after, left for less, coloured by the category's top level and
+// labelled with the change and its percent. The kind's total comes first.
+// A change the diff calls noise or unchanged is drawn pale and says so;
+// each panel's axis spans at least ±MinAxisShare of its kind's total time
+// per step, so that a change of nothing looks like nothing.
 func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	f, err := diffFigure(d, opt)
 	if err != nil {
@@ -39,47 +40,96 @@ func Diff(w io.Writer, d *analyze.Diff, opt Options) error {
 	return f.write(w, opt.format())
 }
 
+// diffRow is one bar of the diff chart.
+type diffRow struct {
+	label string
+	c     analyze.CategoryDiff
+	total bool
+}
+
 func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
-	type row struct {
-		label string
-		c     analyze.CategoryDiff
-		total bool
-	}
-	var rows []row
+	var rows [][]diffRow // per kind
+	n := 0
 	for _, k := range d.Kinds {
-		prefix := ""
-		if len(d.Kinds) > 1 {
-			prefix = k.Class.String() + " · "
-		}
-		rows = append(rows, row{prefix + "total", k.Total, true})
+		rs := []diffRow{{"total", k.Total, true}}
 		for _, c := range k.Categories {
-			rows = append(rows, row{label: prefix + c.Category.String(), c: c})
+			rs = append(rs, diffRow{label: c.Category.String(), c: c})
 		}
+		rows = append(rows, rs)
+		n += len(rs)
 	}
-	if len(rows) == 0 {
+	if n == 0 {
 		return nil, fmt.Errorf("diff chart: the runs share no step kind")
 	}
 	note := ""
-	if len(rows) > MaxRows {
-		note = fmt.Sprintf("showing the first %d of %d rows (each kind's biggest changes)", MaxRows, len(rows))
-		rows = rows[:MaxRows]
+	if n > MaxRows {
+		note = fmt.Sprintf("showing the first %d of %d rows (each kind's biggest changes)", MaxRows, n)
+		left := MaxRows
+		for i := range rows {
+			rows[i] = rows[i][:min(len(rows[i]), left)]
+			left -= len(rows[i])
+		}
 	}
-	title := "Change in GPU time per step (after − before)"
-	if opt.Title != "" {
-		title += " — " + opt.Title
+	var present presentTops
+	f := &figure{width: 10 * vg.Inch}
+	for i, k := range d.Kinds {
+		if len(rows[i]) == 0 {
+			break
+		}
+		p, l, pales := diffPanel(&d.Kinds[i], rows[i], &present)
+		p.Title.Text = diffPanelTitle(k) + " — change in GPU time per step (after − before)"
+		if opt.Title != "" {
+			p.Title.Text += " — " + opt.Title
+		}
+		axis := "change in kernel time per step and device (ms)"
+		if k.Class.Scope != step.InStep {
+			axis = "change in kernel time per device (ms)"
+		}
+		if pales > 0 {
+			axis += "; pale: noise or unchanged"
+		}
+		if i == len(d.Kinds)-1 || len(rows[i+1]) == 0 {
+			axis = withNote(axis, note)
+		}
+		p.X.Label.Text = axis
+		h := vg.Inch*1.2 + vg.Length(len(rows[i]))*0.24*vg.Inch
+		if i == 0 {
+			f.p, f.data = p, l
+		} else {
+			f.below = append(f.below, panel{p: p, data: l, height: h})
+		}
+		f.height += h
 	}
-	p := newPlot(title)
+	f.legend = categoryLegend(&present)
+	return f, nil
+}
+
+// diffPanelTitle names a panel's step kind: "decode steps", "steps",
+// "whole trace".
+func diffPanelTitle(k analyze.KindDiff) string {
+	switch {
+	case k.Class.Scope == step.Whole:
+		return "Whole trace"
+	case k.Class.Scope == step.Outside:
+		return "Outside steps"
+	case k.Class.Kind == step.Generic:
+		return "Steps"
+	}
+	s := k.Class.String() + " steps"
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// diffPanel draws one step kind's bars; it returns its plot, its layer
+// and how many bars are pale.
+func diffPanel(k *analyze.KindDiff, rows []diffRow, present *presentTops) (*plot.Plot, *layer, int) {
+	p := newPlot("")
 	p.X.Tick.Marker = niceTicks{}
 	n := len(rows)
 	l := newLayer()
-	var present presentTops
 	ticks := make([]plot.Tick, n)
-	// The floor of the axis: a share of the biggest kind's time per step.
-	var lim float64
+	// The floor of the axis: a share of the kind's time per step.
+	lim := MinAxisShare * ms(max(k.Total.BeforePerStepNS, k.Total.AfterPerStepNS))
 	pales := 0
-	for _, k := range d.Kinds {
-		lim = math.Max(lim, MinAxisShare*ms(max(k.Total.BeforePerStepNS, k.Total.AfterPerStepNS)))
-	}
 	for i, r := range rows {
 		y := float64(n - 1 - i) // first row on top
 		ticks[i] = plot.Tick{Value: y, Label: clip(r.label, 48)}
@@ -100,11 +150,6 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 		}
 		l.addRect(re)
 	}
-	axis := "change in kernel time per step and device (ms)"
-	if pales > 0 {
-		axis += "; pale: noise or unchanged"
-	}
-	p.X.Label.Text = withNote(axis, note)
 	if lim == 0 {
 		lim = 1
 	}
@@ -116,9 +161,7 @@ func diffFigure(d *analyze.Diff, opt Options) (*figure, error) {
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Tick.Length = 0
 	p.Y.Tick.Label.Font = font.From(sans, 8)
-	f := &figure{p: p, width: 10 * vg.Inch, height: vg.Inch*1.2 + vg.Length(n)*0.24*vg.Inch, data: l}
-	f.legend = categoryLegend(&present)
-	return f, nil
+	return p, l, pales
 }
 
 // MinAxisShare is the least half-width of the diff chart's axis, as a

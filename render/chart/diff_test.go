@@ -5,11 +5,13 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/internal/golden"
+	"github.com/traceq/traceq/step"
 )
 
 // The diff chart draws one bar per kind total and category, as long as the
@@ -130,5 +132,48 @@ func TestDiffTitle(t *testing.T) {
 	}
 	if got := ClipMiddle("abcdef", 5); got != "ab…ef" {
 		t.Errorf("ClipMiddle(abcdef, 5) = %q, want ab…ef", got)
+	}
+}
+
+// Each step kind is a panel of its own, the kind in its title, with its
+// own axis: a prefill step's milliseconds do not squash a decode step's
+// microseconds.
+func TestDiffChartPanels(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	kind := func(c step.Class, perStep, delta int64) analyze.KindDiff {
+		total := analyze.CategoryDiff{BeforePerStepNS: perStep, AfterPerStepNS: perStep + delta, DeltaNS: delta,
+			DeltaPct: pct(float64(delta) / float64(perStep) * 100), Verdict: analyze.Verdict{Change: "grew"}}
+		cat := total
+		cat.Category = classify.MustCategory("gemm/cublas")
+		return analyze.KindDiff{Class: c, Total: total, Categories: []analyze.CategoryDiff{cat}}
+	}
+	d := &analyze.Diff{Kinds: []analyze.KindDiff{kind(decode, 1_000_000, 20_000), kind(step.ClassOf(step.Prefill), 80_000_000, 4_000_000)}}
+	f, err := diffFigure(d, Options{Title: "a → b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.below) != 1 || !strings.HasPrefix(f.p.Title.Text, "Decode steps — ") || !strings.HasPrefix(f.below[0].p.Title.Text, "Prefill steps — ") ||
+		!strings.HasSuffix(f.below[0].p.Title.Text, " — a → b") {
+		t.Fatalf("panels: %q, %d more", f.p.Title.Text, len(f.below))
+	}
+	// Each axis is its own kind's: ±5 % of 1.02 ms and of 84 ms.
+	if got := f.p.X.Max; math.Abs(got-0.020*1.45) > 1e-9 && math.Abs(got-MinAxisShare*1.02*1.45) > 1e-9 {
+		t.Errorf("decode axis to %v", got)
+	}
+	if got := f.below[0].p.X.Max; math.Abs(got-4*1.45) > 1e-9 && math.Abs(got-MinAxisShare*84*1.45) > 1e-9 {
+		t.Errorf("prefill axis to %v", got)
+	}
+	if len(f.data.rects) != 2 || len(f.below[0].data.rects) != 2 {
+		t.Errorf("bars %d, %d", len(f.data.rects), len(f.below[0].data.rects))
+	}
+	var buf bytes.Buffer
+	if err := f.write(&buf, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	texts := checkXML(t, buf.Bytes())
+	for _, s := range []string{"+0.020 ms (+2.0%)", "+4.000 ms (+5.0%)"} {
+		if !slices.Contains(texts, s) {
+			t.Errorf("chart lacks %q", s)
+		}
 	}
 }

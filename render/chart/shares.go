@@ -80,8 +80,15 @@ func sharesFigure(groups []analyze.Group, opt SharesOptions) (*figure, error) {
 	p.X.Tick.Marker = niceTicks{}
 	labels := GroupLabels(gs)
 	for i, g := range gs {
-		// The 100% bar hides the group's kernel time: the label says it.
-		labels[i] += " · " + fmtMS(ms(g.KernelNS)) + " ms"
+		// The 100% bar hides the group's kernel time: the label says it,
+		// per step (per device over a whole trace, a step kind's time
+		// outside steps in all).
+		switch {
+		case g.Steps > 0:
+			labels[i] += " · " + fmtMS(ms(g.KernelPerStepNS)) + " ms/step"
+		default:
+			labels[i] += " · " + fmtMS(ms(g.KernelNS)) + " ms"
+		}
 	}
 	n := len(gs)
 	l := newLayer()

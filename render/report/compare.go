@@ -10,8 +10,10 @@ import (
 )
 
 // beforeAfter writes, for two runs, traceq diff's comparison of the second
-// run against the first: its chart, and in the full report its markdown
-// tables. Two ranks of one run are one run, not a before and an after.
+// run against the first: its answer (the step time, then what changed in
+// the findings), its chart, and in the full report its markdown tables.
+// It comes before the runs' summaries: what changed is the answer a
+// report of two runs is for. Two ranks of one run are one run, not a before and an after.
 // More than two runs are not compared pairwise: the summary shows each,
 // and a line says how to compare two.
 func (w *writer) beforeAfter(full bool) error {
@@ -37,6 +39,16 @@ func (w *writer) beforeAfter(full bool) error {
 		sb.WriteString(link + "\n\n")
 	}
 	if !full {
+		for _, ls := range render.DiffAnswers(df, w.answer.Findings, w.answer.Findings) {
+			for i, l := range ls {
+				indent := ""
+				if i > 0 {
+					indent = "  " // the kind's details, under its step time
+				}
+				sb.WriteString(indent + "- " + render.MarkdownCell(l) + "\n")
+			}
+		}
+		sb.WriteString("\n")
 		notes := render.DiffNotes(df)
 		for _, n := range notes {
 			sb.WriteString("- note: " + render.MarkdownCell(n) + "\n")
@@ -46,7 +58,7 @@ func (w *writer) beforeAfter(full bool) error {
 		}
 		return nil
 	}
-	if err := render.Diff(sb, df, render.Options{Format: "markdown", Level: w.opt.Level + 2}); err != nil {
+	if err := render.Diff(sb, df, w.answer.Findings, w.answer.Findings, render.Options{Format: "markdown", Level: w.opt.Level + 2}); err != nil {
 		return err
 	}
 	sb.WriteString("\n")

@@ -41,8 +41,13 @@ func idleParagraph(groups []analyze.Group) string {
 	var span, idle, kernel, launchCPU, between int64
 	var split window.IdleSplit
 	var comm window.CommStat
-	gaps, launches := 0, false
+	gaps, launches, windows := 0, false, 0
+	per := "per device"
 	for _, g := range groups {
+		windows += max(g.Steps, 1)
+		if g.Steps > 0 {
+			per = "per step and device"
+		}
 		span += g.SpanNS
 		idle += g.IdleNS
 		kernel += g.KernelNS
@@ -59,7 +64,7 @@ func idleParagraph(groups []analyze.Group) string {
 	if span == 0 {
 		return ""
 	}
-	say := []string{idleVerdict(span, idle, split)}
+	say := []string{idleVerdict(span, idle, split, windows, per)}
 	if launches {
 		say = append(say, fmt.Sprintf("Launch calls took %s ms of CPU time per ms of GPU kernel time.",
 			strconv.FormatFloat(stats.Ratio(launchCPU, kernel), 'f', 2, 64)))
@@ -69,8 +74,8 @@ func idleParagraph(groups []analyze.Group) string {
 			render.MSf(float64(between)/float64(gaps))))
 	}
 	if comm.BusyNS > 0 {
-		say = append(say, fmt.Sprintf("Of %s ms of communication, %s was exposed: no other work ran on the device alongside it.",
-			render.MS(comm.BusyNS), render.Pct(stats.Ratio(comm.ExposedNS, comm.BusyNS))))
+		say = append(say, fmt.Sprintf("Of %s ms of communication %s, %s was exposed: no other work ran on the device alongside it.",
+			render.MS(stats.PerStep(comm.BusyNS, windows)), per, render.Pct(stats.Ratio(comm.ExposedNS, comm.BusyNS))))
 	}
 	return strings.Join(say, " ")
 }
@@ -112,10 +117,12 @@ func (w *writer) idleSection() {
 	sb.WriteString(left)
 }
 
-// idleVerdict says in a sentence or two what the idle time was.
-func idleVerdict(span, idle int64, s window.IdleSplit) string {
+// idleVerdict says in a sentence or two what the idle time was, per step
+// and device (windows of them).
+func idleVerdict(span, idle int64, s window.IdleSplit, windows int, per string) string {
 	share := stats.Ratio(idle, span)
-	head := fmt.Sprintf("The GPU was idle %s of the time (%s of %s ms).", render.Pct(share), render.MS(idle), render.MS(span))
+	head := fmt.Sprintf("The GPU was idle %s of the time (%s of %s ms %s).", render.Pct(share),
+		render.MS(stats.PerStep(idle, windows)), render.MS(stats.PerStep(span, windows)), per)
 	if share < 0.05 {
 		return head + " Idle time is not where the time goes."
 	}

@@ -19,8 +19,10 @@ import (
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
@@ -64,6 +66,10 @@ type Options struct {
 	// the summary, a section with the roofline chart and the efficiency
 	// tables, and the kernels table's columns.
 	Efficiency *efficiency.Result
+	// Findings sets the findings' threshold; Settings are the settings
+	// the command found, which the summary says the origin of.
+	Findings findings.Options
+	Settings *settings.Settings
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
@@ -80,6 +86,8 @@ type Report struct {
 	groups  *analyze.GroupTable
 	kernels []analyze.KernelStat
 	charts  *Charts
+	// answer is what the summary leads with: the findings.
+	answer render.Answer
 }
 
 // New analyses a table for a report.
@@ -89,7 +97,15 @@ func New(tbl *window.Table, opt Options) *Report {
 	}
 	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
 		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Links: opt.Links, Unattributed: opt.Unattributed})
-	return &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
+	r := &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
+	var ct *collectives.Table
+	if c.groups.AnyCommunication() {
+		ct = c.Collectives()
+	}
+	fopt := opt.Findings
+	fopt.Roofline, fopt.Priced = render.RooflineRows(opt.Efficiency)
+	r.answer = render.Answer{Collectives: ct, Findings: findings.Find(c.groups, ct, fopt), Settings: opt.Settings}
+	return r
 }
 
 // AtLevel is the same report with its title at heading level n: the full
@@ -154,19 +170,19 @@ func (w *writer) title() string {
 
 // summary writes the run summary breakdown leads with.
 func (w *writer) summary() error {
-	return render.Summary(&w.sb, w.groups, render.Options{Format: "markdown", Level: w.opt.Level + 1, Efficiency: w.opt.Efficiency})
+	return render.Summary(&w.sb, w.groups, w.answer, render.Options{Format: "markdown", Level: w.opt.Level + 1, Efficiency: w.opt.Efficiency})
 }
 
 func (w *writer) write() error {
 	sb := &w.sb
 	sb.WriteString(w.title())
+	if err := w.beforeAfter(true); err != nil {
+		return err
+	}
 	if err := w.summary(); err != nil {
 		return err
 	}
 	sb.WriteString("\n")
-	if err := w.beforeAfter(true); err != nil {
-		return err
-	}
 
 	sb.WriteString(w.h(1) + "Where GPU time goes\n\n")
 	link, err := w.drawKind("shares", Shares, 0, 0, "kernel-time share by category")

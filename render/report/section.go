@@ -24,13 +24,13 @@ func (r *Report) Section(out io.Writer, format string, chart ChartFunc, full str
 func (w *writer) writeSection(full string) error {
 	sb := &w.sb
 	sb.WriteString(w.title())
+	if err := w.beforeAfter(false); err != nil {
+		return err
+	}
 	if err := w.summary(); err != nil {
 		return err
 	}
 	sb.WriteString("\n")
-	if err := w.beforeAfter(false); err != nil {
-		return err
-	}
 	link, err := w.drawKind("shares", Shares, 0, 0, "kernel-time share by category")
 	if err != nil {
 		return err
