@@ -106,58 +106,42 @@ func main() {
 }
 
 func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) error {
-	name := fmt.Sprintf("rank%d.json", rank)
-	if gz {
-		name += ".gz"
-	}
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var w io.Writer = bw
-	var zw *gzip.Writer
-	if gz {
-		zw, _ = gzip.NewWriterLevel(bw, 6)
-		w = zw
-	}
-	var bytes, acts, kernels int64
-	if run != nil {
-		exp, err := gen.WriteRank(w, *run, rank)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+	return writeFile(filepath.Join(dir, fmt.Sprintf("rank%d.json", rank)), gz, func(w io.Writer) (string, error) {
+		if run != nil {
+			exp, err := gen.WriteRank(w, *run, rank)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d bytes\t%d GPU activities\t%d kernels", exp.Bytes, exp.Activities, exp.Activities), nil
 		}
-		bytes, acts, kernels = exp.Bytes, exp.Activities, exp.Activities
-	} else {
 		exp, err := gen.Write(w, cfg, rank)
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return "", err
 		}
-		bytes, acts, kernels = exp.Bytes, exp.Activities, exp.Kernels
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, bytes, acts, kernels)
-	return f.Close()
+		return fmt.Sprintf("%d bytes\t%d GPU activities\t%d kernels", exp.Bytes, exp.Activities, exp.Kernels), nil
+	})
 }
 
 // writeNode writes rank of a run over hosts as DIR/node{n}/rank{r}.json.
 func writeNode(dir string, cfg gen.NodeConfig, rank int, gz bool) error {
-	name := fmt.Sprintf("rank%d.json", rank)
-	if gz {
-		name += ".gz"
-	}
-	path := filepath.Join(dir, cfg.Host(rank), name)
+	path := filepath.Join(dir, cfg.Host(rank), fmt.Sprintf("rank%d.json", rank))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
+	}
+	return writeFile(path, gz, func(w io.Writer) (string, error) {
+		exp, err := gen.WriteNodeRank(w, cfg, rank)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d bytes\t%d GPU activities", exp.Bytes, exp.Activities), nil
+	})
+}
+
+// writeFile creates path (path.gz, gzip level 6, with gz), writes it
+// with fill and prints the line fill returns after the path.
+func writeFile(path string, gz bool, fill func(io.Writer) (string, error)) error {
+	if gz {
+		path += ".gz"
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -171,7 +155,7 @@ func writeNode(dir string, cfg gen.NodeConfig, rank int, gz bool) error {
 		zw, _ = gzip.NewWriterLevel(bw, 6)
 		w = zw
 	}
-	exp, err := gen.WriteNodeRank(w, cfg, rank)
+	line, err := fill(w)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -183,7 +167,7 @@ func writeNode(dir string, cfg gen.NodeConfig, rank int, gz bool) error {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	fmt.Printf("%s\t%d bytes\t%d GPU activities\n", path, exp.Bytes, exp.Activities)
+	fmt.Printf("%s\t%s\n", path, line)
 	return f.Close()
 }
 
