@@ -145,6 +145,7 @@ type plan struct {
 	gaps    []window.Gap // with Options.Steps: those in the selection
 	log     gapLog       // with a time window: every gap, compactly
 	proj    *project     // the collective kernels near the window
+	devMap  map[int64]int64
 	waits   []wait
 	index   int
 	threads int // thread names written for GPU streams and idle tracks
@@ -196,6 +197,7 @@ func Prepare(set *parse.Inputs, opt Options) (*Merger, error) {
 	res := &Result{Align: opt.Align}
 	align(plans, res)
 	name(plans)
+	renumberDevices(plans)
 	if err := matchCollectives(plans, opt, res); err != nil {
 		return nil, err
 	}
@@ -371,6 +373,47 @@ func name(plans []*plan) {
 	}
 }
 
+// renumberDevices gives the GPUs of the ranks new numbers in the merged
+// trace's args when two ranks have one of the same number (ranks on
+// different hosts: cuda:0 on each), so that a reader of the merged trace
+// (traceq itself) does not take them for one GPU: a rank of one GPU gets
+// its rank's number (its index when the trace does not say its rank),
+// else each of its GPUs index × 1000 + its ordinal. Thread names keep the
+// ordinals ("GPU 0 · stream 7").
+func renumberDevices(plans []*plan) {
+	seen := map[int64]int{}
+	clash := false
+	for i, p := range plans {
+		for d := range p.devices {
+			if j, ok := seen[d]; ok && j != i {
+				clash = true
+			}
+			seen[d] = i
+		}
+	}
+	if !clash {
+		return
+	}
+	one, numbered := true, true
+	for _, p := range plans {
+		one = one && len(p.devices) == 1
+		numbered = numbered && p.Number != nil
+	}
+	for _, p := range plans {
+		p.devMap = map[int64]int64{}
+		for d := range p.devices {
+			switch {
+			case one && numbered:
+				p.devMap[d] = int64(*p.Number)
+			case one:
+				p.devMap[d] = int64(p.index)
+			default:
+				p.devMap[d] = int64(p.index)*1000 + d
+			}
+		}
+	}
+}
+
 // window0 sets, for a time window, the merged origin and each rank's
 // selection and gaps: the window on the common clock, [origin + From,
 // origin + To], on each rank's own.
@@ -497,7 +540,8 @@ func (p *plan) copy(labels []string) (path string, empty bool, err error) {
 		}
 	}()
 	fw := slice.NewEvents(f)
-	e := &edit{pid: p.PID, shift: p.ShiftNS, idBase: int64(p.index+1) << 40, idTag: "r" + strconv.Itoa(p.index), devices: p.devices}
+	e := &edit{pid: p.PID, shift: p.ShiftNS, idBase: int64(p.index+1) << 40, idTag: "r" + strconv.Itoa(p.index), devices: p.devices,
+		devMap: p.devMap}
 	meta := &metaWriter{w: fw, pid: p.PID}
 	meta.process(p.Label, p.index)
 	type stream struct{ dev, s int64 }

@@ -519,3 +519,39 @@ func TestMergeWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeNodesReadBack: the run over two hosts, whose ranks 0 and 8 both
+// ran on their host's GPU 0: in the merged trace each rank's GPU has a
+// number of its own (its rank), so that traceq reads every rank's step
+// windows back with the kernel, busy and span figures of its own trace,
+// its clock moved by its host's skew, and idle time by cause too (the
+// merge keeps every activity of the chosen steps' span here).
+func TestMergeNodesReadBack(t *testing.T) {
+	dir, cfg, _ := nodeRun(t, false)
+	out, _ := mergeTo(t, []string{dir}, Options{Steps: &slice.StepOptions{From: 1, To: 3}, Align: AlignCollectives})
+	merged, err := load.Load([]string{out}, load.Options{Steps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := load.Load([]string{dir}, load.Options{Steps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := windowsByRank(t, merged)
+	n := 0
+	for k, w := range windowsByRank(t, orig) {
+		if k.step < 1 || k.step >= 3 {
+			continue
+		}
+		n++
+		g, ok := got[windowKey{k.rank, k.step - 1, int32(k.rank)}]
+		shift := trace.Time(cfg.SkewOf(k.rank))
+		if !ok || g.KernelNS != w.KernelNS || g.BusyNS != w.BusyNS || g.First != w.First-shift || g.Last != w.Last-shift ||
+			g.Idle != w.Idle {
+			t.Errorf("rank %d step %d: merged %+v (found %v)\nwant %+v", k.rank, k.step, g, ok, w)
+		}
+	}
+	if n != 32 || len(got) != 32 {
+		t.Errorf("%d windows, merged %d; want 32", n, len(got))
+	}
+}

@@ -16,6 +16,10 @@ type edit struct {
 	idBase  int64          // added to a numeric id (flows, async events)
 	idTag   string         // prefixed to a string id
 	devices map[int64]bool // the trace's pids that are GPUs
+	// devMap, when set, renumbers the GPUs in the events' args.device:
+	// ranks on different hosts share ordinals (cuda:0 on every node),
+	// and a reader of the merged trace must tell their GPUs apart.
+	devMap map[int64]int64
 }
 
 // gpuTid is the thread of GPU device d's stream s in the merged process:
@@ -184,6 +188,10 @@ func (e *edit) rewrite(dst, raw []byte, ts int64, hasTS, meta bool, scratch []me
 			if hasTS && !meta && e.shift != 0 {
 				val = appendMicros(nil, ts+e.shift)
 			}
+		case "args":
+			if gpu && e.devMap != nil {
+				val = e.renumber(raw[m.start:m.end])
+			}
 		case "id":
 			v := raw[m.start:m.end]
 			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
@@ -201,4 +209,27 @@ func (e *edit) rewrite(dst, raw []byte, ts int64, hasTS, meta bool, scratch []me
 	}
 	dst = append(dst, raw[last:]...)
 	return dst, oldPid, oldTid, gpu, ms
+}
+
+// renumber returns args (a JSON object) with its "device" renumbered by
+// devMap, nil when it has none to renumber.
+func (e *edit) renumber(args []byte) []byte {
+	ms, ok := members(args, nil)
+	if !ok {
+		return nil
+	}
+	for _, m := range ms {
+		if m.key != "device" {
+			continue
+		}
+		d, err := strconv.ParseInt(string(args[m.start:m.end]), 10, 64)
+		nd, found := e.devMap[d]
+		if err != nil || !found {
+			return nil
+		}
+		out := append([]byte(nil), args[:m.start]...)
+		out = strconv.AppendInt(out, nd, 10)
+		return append(out, args[m.end:]...)
+	}
+	return nil
 }
