@@ -2,12 +2,10 @@ package analyze
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/stats"
-	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -45,7 +43,8 @@ type KernelStat struct {
 // Kernels computes the per-kernel-name statistics of a table's inputs:
 // for each name, over its activities, the count, total, mean, median,
 // min, max and sample standard deviation of the durations. It reads the
-// durations from the models.
+// durations the table recorded of each input (window.Durations), so it
+// needs no model.
 func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 	type key struct {
 		name   window.NameID
@@ -53,91 +52,59 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 		input  int
 		device int32
 	}
-	// Two passes over the activities: count per key, then fill duration
-	// slices allocated once at their final size. Keys are looked up per
-	// activity as (name id, device) of the input, a small struct; a
-	// trace holds millions of activities and a few hundred names, and
-	// with many ranks the durations are the largest thing analysis holds.
+	// The rows' records first, then one row at a time: its durations
+	// merged, described, let go. What the analysis holds beyond the
+	// records is the largest row's durations.
 	gidx := map[key]int{}
 	var keys []key
-	var counts []int
-	var long []bool // a duration of the key needs more than 32 bits
-	var cats []classify.Category
-	l2g := make([]map[local]int, len(tbl.Inputs)) // per input: local key -> global index
+	var recs [][]*window.Durations
 	for ii := range tbl.Inputs {
-		in := &tbl.Inputs[ii]
-		t := in.Trace
-		l2g[ii] = map[local]int{}
-		for i := range t.Activities {
-			a := &t.Activities[i]
-			l, ok := opt.localKey(tbl, ii, i)
-			if !ok {
+		ds := tbl.Inputs[ii].Durations
+		for j := range ds {
+			d := &ds[j]
+			if (!d.Kernel && !opt.MemOps) || !opt.Filter.Keeps(d.Class) {
 				continue
 			}
-			g, seen := l2g[ii][l]
+			k := key{name: d.Name, cat: tbl.Fold(d.Cat), input: -1}
+			if opt.PerDevice {
+				k.input, k.device = ii, d.Device
+			}
+			g, seen := gidx[k]
 			if !seen {
-				k := key{name: tbl.ActivityName(ii, i), cat: l.cat, input: -1}
-				if opt.PerDevice {
-					k.input, k.device = ii, a.Device
-				}
-				if g, seen = gidx[k]; !seen {
-					g = len(keys)
-					gidx[k] = g
-					keys = append(keys, k)
-					counts = append(counts, 0)
-					long = append(long, false)
-					cats = append(cats, classify.Category{})
-				}
-				l2g[ii][l] = g
-				cats[g] = tbl.Category(l.cat)
+				g = len(keys)
+				gidx[k] = g
+				keys = append(keys, k)
+				recs = append(recs, nil)
 			}
-			counts[g]++
-			if a.Dur > math.MaxInt32 {
-				long[g] = true
-			}
-		}
-	}
-	// Kernels are shorter than 2.1 s: their durations are held in 32 bits
-	// (half the memory; the largest thing analysis holds for many ranks)
-	// and summarized as they are.
-	durs := make([][]int64, len(keys))
-	durs32 := make([][]int32, len(keys))
-	for g, n := range counts {
-		if long[g] {
-			durs[g] = make([]int64, 0, n)
-		} else {
-			durs32[g] = make([]int32, 0, n)
-		}
-	}
-	for ii := range tbl.Inputs {
-		in := &tbl.Inputs[ii]
-		t := in.Trace
-		for i := range t.Activities {
-			a := &t.Activities[i]
-			l, ok := opt.localKey(tbl, ii, i)
-			if !ok {
-				continue
-			}
-			g := l2g[ii][l]
-			if long[g] {
-				durs[g] = append(durs[g], a.Dur)
-			} else {
-				durs32[g] = append(durs32[g], int32(a.Dur))
-			}
+			recs[g] = append(recs[g], d)
 		}
 	}
 	var total int64
-	out := make([]KernelStat, 0, len(durs))
-	for g := range durs {
-		var dist stats.Dist
-		if long[g] {
-			dist = stats.Of(durs[g])
-		} else {
-			dist = stats.Of(durs32[g])
+	out := make([]KernelStat, 0, len(keys))
+	var buf64 []int64
+	var buf32 []int32
+	for g, k := range keys {
+		// Kernels are shorter than 2.1 s: their durations are held in 32
+		// bits when they fit (half the memory) and described as they are.
+		fits := true
+		for _, d := range recs[g] {
+			fits = fits && d.Fits32()
 		}
-		durs[g], durs32[g] = nil, nil // summarized: let it go
-		k := keys[g]
-		ks := KernelStat{Name: tbl.Name(k.name), Mangled: tbl.Mangled(k.name), Category: cats[g], Dist: dist}
+		var dist stats.Dist
+		if fits {
+			buf32 = buf32[:0]
+			for _, d := range recs[g] {
+				buf32 = window.AppendTo(buf32, d)
+			}
+			dist = stats.Of(buf32)
+		} else {
+			buf64 = buf64[:0]
+			for _, d := range recs[g] {
+				buf64 = window.AppendTo(buf64, d)
+			}
+			dist = stats.Of(buf64)
+		}
+		ks := KernelStat{Name: tbl.Name(k.name), Mangled: tbl.Mangled(k.name), Category: tbl.Category(k.cat), Dist: dist}
 		total += ks.Total
 		if opt.PerDevice {
 			ks.Path = tbl.Inputs[k.input].Path
@@ -174,32 +141,4 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 		out = out[:opt.Limit]
 	}
 	return out
-}
-
-// local keys an activity within one input: (name id, folded category,
-// device). A name has one category, but for a generic collective kernel
-// whose args name its op (window.Table.ActivityCategory).
-type local struct {
-	name   trace.NameID
-	cat    window.CatID
-	device int32
-}
-
-// localKey returns the key of activity i of input ii, and false when the
-// table leaves the activity out (a memory operation without MemOps, a
-// window the filter drops).
-func (opt KernelOptions) localKey(tbl *window.Table, ii, i int) (local, bool) {
-	in := &tbl.Inputs[ii]
-	a := &in.Trace.Activities[i]
-	if a.Kind != trace.KindKernel && !opt.MemOps {
-		return local{}, false
-	}
-	if !opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
-		return local{}, false
-	}
-	l := local{name: a.Name, cat: tbl.Fold(tbl.ActivityCategory(ii, i))}
-	if opt.PerDevice {
-		l.device = a.Device
-	}
-	return l, true
 }

@@ -95,6 +95,27 @@ cw=$W cm=$M cc=$C
 measure "traceq merge 10 steps of ${RANKS} rank files" "$DIR/traceq" merge --steps 101:111 -o "$DIR/merged.json.gz" "$DIR/ranks"
 mw=$W mm=$M mc=$C msize=$(stat -c %s "$DIR/merged.json.gz")
 
+# Issue 21: memory per added rank. RANKS64 rank files of STEPS64 steps
+# (~250 MB each); breakdown on half of them and on all, the difference in
+# peak RSS over the added ranks is what a rank costs beyond the models
+# being parsed. SKIP_64=1 leaves it out.
+if [ -z "${SKIP_64:-}" ]; then
+	RANKS64=${RANKS64:-64}
+	STEPS64=${STEPS64:-1175}
+	stamp64="steps=$STEPS64 ranks=$RANKS64 layers=$LAYERS $(git rev-parse HEAD:internal/gen 2>/dev/null || echo nogit)"
+	if [ "$(cat "$DIR/stamp64" 2>/dev/null)" != "$stamp64" ]; then
+		rm -rf "$DIR/ranks64"
+		"$DIR/gen" -out "$DIR/ranks64" -ranks "$RANKS64" -steps "$STEPS64" -layers "$LAYERS" -gz -parallel 2 >&2
+		echo "$stamp64" >"$DIR/stamp64"
+	fi
+	half=()
+	for r in $(seq 0 $((RANKS64 / 2 - 1))); do half+=("$DIR/ranks64/rank$r.json.gz"); done
+	measure "traceq breakdown $((RANKS64 / 2)) rank files (250 MB)" "$DIR/traceq" breakdown --format json "${half[@]}"
+	hm=$M
+	measure "traceq breakdown $RANKS64 rank files (250 MB)" "$DIR/traceq" breakdown --format json "$DIR/ranks64"
+	echo "  $RANKS64 ranks: peak RSS $M MiB [<= 1 GB]; per added rank $(awk "BEGIN{printf \"%.2f\", ($M - $hm) / ($RANKS64 / 2)}") MiB"
+fi
+
 echo
 echo "ratios (targets of issue 6 in brackets). 'wall' is what the run saw; 'cpu' divides"
 echo "CPU seconds by the cores instead, which is the wall time the same work takes when"
@@ -109,7 +130,7 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
 	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
-	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 1000 MB]\n", ranks, rm, rm * 1.048576
+	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 450 MB]\n", ranks, rm, rm * 1.048576
 	printf "  %d ranks:   collectives / breakdown     wall %5.2f   cpu %5.2f; peak RSS %d MiB (%d MB)\n", ranks, cw / rw, cc / rc, cm, cm * 1.048576
 	printf "  %d ranks:   merge 10 steps / breakdown  wall %5.2f   cpu %5.2f; peak RSS %d MiB; output %.1f MB (.gz)\n", ranks, mw / rw, mc / rc, mm, msize / 1e6
 	printf "  export / breakdown (.json.gz)          wall %5.2f   cpu %5.2f   [<= 1.5]; peak RSS %d MiB [<= 400 MB]\n", ew / tw, ec / tc, em

@@ -42,7 +42,8 @@ type Instance struct {
 	Class step.Class
 	Op    string
 	// Ranks are its ranks in rank order; Kernels the index of each one's
-	// kernel among its input's activities (window.Input.Trace).
+	// kernel among its input's collective kernels
+	// (window.Input.Collectives.Kernels).
 	Ranks   []Member
 	Kernels []int32
 	// TransferNS is the shortest kernel's duration; Last the position in
@@ -325,9 +326,9 @@ var dtypeSizes = map[string]int64{
 // convention: the larger of its input and output buffers (allgather's
 // output, reduce_scatter's input, the one buffer of the others), -1 when
 // the args do not give it.
-func argsBytes(c *trace.Collective, dtype string) int64 {
+func argsBytes(inElems, outElems int64, dtype string) int64 {
 	size, ok := dtypeSizes[strings.ToLower(dtype)]
-	n := max(c.InElems, c.OutElems)
+	n := max(inElems, outElems)
 	if !ok || n <= 0 || n > math.MaxInt64/size {
 		return -1
 	}
@@ -403,14 +404,14 @@ type rankData struct {
 	off []int32
 	// streams are the collective streams in order of first use.
 	streams []int32
-	// args finds the collective args of the rank's kernels.
-	args *window.Args
+	// recs are the input's collective kernels (window.Collectives).
+	recs *window.Collectives
 }
 
 // collKernel is one collective kernel: 8 bytes, the analysis's memory
 // per kernel. Its size is looked up again when its instance is matched.
 type collKernel struct {
-	idx  int32 // index in Trace.Activities
+	idx  int32 // index in the input's Collectives.Kernels
 	lane int32 // index in runAnalysis.lanes
 }
 
@@ -524,11 +525,10 @@ func (a *runAnalysis) laneID(k laneKey) int32 {
 // collective's.
 const notComm = -1
 
-// opOf returns the op of activity i of input ii (an index in opNames), or
-// notComm: the sub of its category (which follows a generic collective
-// kernel's args: window.Table.ActivityCategory) when it is communication.
-func (a *runAnalysis) opOf(ii, i int) int32 {
-	cid := a.tbl.ActivityCategory(ii, i)
+// opOf returns the op of full category cid (an index in opNames), or
+// notComm: its sub when it is communication (a generic collective
+// kernel's follows its args: window.Table.ActivityCategory).
+func (a *runAnalysis) opOf(cid window.CatID) int32 {
 	for int(cid) >= len(a.opOfCat) {
 		a.opOfCat = append(a.opOfCat, -2)
 	}
@@ -543,7 +543,8 @@ func (a *runAnalysis) opOf(ii, i int) int32 {
 	return op
 }
 
-// collect finds every rank's collective kernels and their lanes.
+// collect finds every rank's collective kernels and their lanes, from
+// the records the table keeps of each input (window.Collectives).
 func (a *runAnalysis) collect(rankIDs []window.RankID) {
 	a.lastLane = -1
 	var all []*rankData
@@ -554,50 +555,41 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 			j++
 		}
 		in := &a.tbl.Inputs[ii]
-		t := in.Trace
+		recs := &in.Collectives
 		byProc := map[int32]*rankData{}
-		args := a.tbl.Args(ii)
 		for _, id := range rankIDs[i:j] {
-			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, args: args}
+			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, recs: recs}
 			byProc[r.Proc] = r
 			a.ranks = append(a.ranks, r)
 			all = append(all, r)
 		}
 		i = j
-		// isColl says whether activity i is a collective kernel of a kept
-		// class. Pass 1 counts each rank's collective kernels, pass 2
-		// stores them in slices of that exact size.
-		isColl := func(i int, act *trace.Activity) bool {
-			if act.Kind != trace.KindKernel || !a.opt.Filter.Keeps(in.Steps.ActivityClass(i)) {
-				return false
-			}
-			return a.opOf(ii, i) != notComm
+		// isColl says whether kernel k is of a kept class. Pass 1 counts
+		// each rank's collective kernels, pass 2 stores them in slices
+		// of that exact size.
+		isColl := func(k *window.CollectiveKernel) bool {
+			return a.opt.Filter.Keeps(in.Steps.Class(k.Step)) && a.opOf(recs.Keys[k.Key].Cat) != notComm
 		}
 		count := map[int32]int{}
-		var last *rankData
-		for i := range t.Activities {
-			act := &t.Activities[i]
-			if last == nil || last.Proc != act.Proc {
-				last = byProc[act.Proc]
-			}
-			if isColl(i, act) {
-				count[act.Proc]++
-				if !slices.Contains(last.streams, act.Stream) {
-					last.streams = append(last.streams, act.Stream)
+		for x := range recs.Kernels {
+			k := &recs.Kernels[x]
+			if isColl(k) {
+				key := &recs.Keys[k.Key]
+				r := byProc[key.Proc]
+				count[key.Proc]++
+				if !slices.Contains(r.streams, key.Stream) {
+					r.streams = append(r.streams, key.Stream)
 				}
 			}
 		}
 		for p, r := range byProc {
 			r.kern = make([]collKernel, 0, count[p])
 		}
-		last = nil
-		for i := range t.Activities {
-			act := &t.Activities[i]
-			if last == nil || last.Proc != act.Proc {
-				last = byProc[act.Proc]
-			}
-			if isColl(i, act) {
-				last.kern = append(last.kern, collKernel{idx: int32(i)})
+		for x := range recs.Kernels {
+			k := &recs.Kernels[x]
+			if isColl(k) {
+				r := byProc[recs.Keys[k.Key].Proc]
+				r.kern = append(r.kern, collKernel{idx: int32(x)})
 			}
 		}
 	}
@@ -645,8 +637,6 @@ func compareRanks(x, y *rankData) int {
 // lanesOf gives each collective kernel of rank r its lane.
 func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 	in := &a.tbl.Inputs[r.Input]
-	t := in.Trace
-	args := r.args
 	// The position of each step among the steps of its process.
 	var stepOrd []int32
 	if in.Steps != nil {
@@ -658,23 +648,22 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 		}
 	}
 	for j := range r.kern {
-		ai := r.kern[j].idx
-		act := &t.Activities[ai]
+		kr := &r.recs.Kernels[r.kern[j].idx]
+		key := &r.recs.Keys[kr.Key]
 		k := laneKey{step: -1, class: step.WholeTrace}
 		if in.Steps != nil {
-			s := in.Steps.Of[ai]
-			k.class = in.Steps.Class(s)
-			if s >= 0 {
-				k.step = stepOrd[s]
+			k.class = in.Steps.Class(kr.Step)
+			if kr.Step >= 0 {
+				k.step = stepOrd[kr.Step]
 			}
 		}
-		k.op = a.opOf(r.Input, int(ai))
-		k.stream = act.Stream
+		k.op = a.opOf(key.Cat)
+		k.stream = key.Stream
 		if !streamsByID {
-			k.stream = int32(slices.Index(r.streams, act.Stream))
+			k.stream = int32(slices.Index(r.streams, key.Stream))
 		}
 		if a.opNames.keys[k.op] == "all_to_all" {
-			name := t.Names[act.Name]
+			name := a.tbl.Name(key.Name)
 			ph, ok := a.phases[name]
 			if !ok {
 				ph = phaseOf(name)
@@ -683,13 +672,14 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 			k.phase = ph
 		}
 		var comm commKey
-		if c := args.Find(act); c != nil && (c.Group != 0 || c.GroupRanks != 0) {
-			comm, k.rule = commKey{group: t.Names[c.Group], ranks: t.Names[c.GroupRanks]}, RuleArgs
+		if key.Args >= 0 && (r.recs.Args[key.Args].Group != "" || r.recs.Args[key.Args].GroupRanks != "") {
+			c := &r.recs.Args[key.Args]
+			comm, k.rule = commKey{group: c.Group, ranks: c.GroupRanks}, RuleArgs
 			if c.Source == trace.CollectiveOnCPUOp {
 				k.rule = RuleCPUOp
 			}
 		} else {
-			comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], t.Names[act.Name])
+			comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], a.tbl.Name(key.Name))
 		}
 		k.comm = a.comms.id(comm)
 		r.kern[j].lane = a.laneID(k)
@@ -700,16 +690,17 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 // buffer of a TiB, so a larger element count is a corrupt one.
 const maxMessage = 1 << 40
 
-// argsSize is what the collective args of rank r's kernel ai of op say:
-// the args on it or its launching op, else (older PyTorch) the tensor of
-// the record_param_comms op that launched it.
-func (a *runAnalysis) argsSize(r *rankData, ai int32, op string) rankSize {
-	t := a.tbl.Inputs[r.Input].Trace
-	c := r.args.Find(&t.Activities[ai])
-	if c == nil {
-		return opShapeSize(t, &t.Activities[ai], op)
+// argsSize is what the collective args of rank r's kernel x (an index in
+// its Collectives.Kernels) of op say: the args on it or its launching op,
+// else (older PyTorch) the tensor of the record_param_comms op that
+// launched it.
+func (a *runAnalysis) argsSize(r *rankData, x int32, op string) rankSize {
+	key := &r.recs.Keys[r.recs.Kernels[x].Key]
+	if key.Args < 0 {
+		return opShapeSize(r.recs, key, op)
 	}
-	rs := rankSize{bytes: argsBytes(c, t.Names[c.DType]), source: sizeArgs, groupSize: c.GroupSize, args: true}
+	c := &r.recs.Args[key.Args]
+	rs := rankSize{bytes: argsBytes(c.InElems, c.OutElems, c.DType), source: sizeArgs, groupSize: c.GroupSize, args: true}
 	if c.Source == trace.CollectiveOnCPUOp {
 		rs.source = sizeCPUOp
 	}
@@ -719,14 +710,14 @@ func (a *runAnalysis) argsSize(r *rankData, ai int32, op string) rankSize {
 	return rs
 }
 
-// tokenBytes is the size of rank r's kernel ai from its step's tokens
+// tokenBytes is the size of rank r's kernel x from its step's tokens
 // (Options.BytesPerToken); -1 without.
-func (a *runAnalysis) tokenBytes(r *rankData, ai int32) int64 {
+func (a *runAnalysis) tokenBytes(r *rankData, x int32) int64 {
 	in := &a.tbl.Inputs[r.Input]
 	if a.opt.BytesPerToken <= 0 || in.Steps == nil {
 		return -1
 	}
-	if s := in.Steps.Of[ai]; s >= 0 {
+	if s := r.recs.Kernels[x].Step; s >= 0 {
 		if tok := in.Steps.List[s].Tokens; tok > 0 && tok <= math.MaxInt64/a.opt.BytesPerToken {
 			return tok * a.opt.BytesPerToken
 		}
@@ -894,7 +885,7 @@ func (a *runAnalysis) match() {
 }
 
 func (a *runAnalysis) dur(r *rankData, p int32) int64 {
-	return a.tbl.Inputs[r.Input].Trace.Activities[r.kern[p].idx].Dur
+	return r.recs.Kernels[r.kern[p].idx].Dur
 }
 
 // instance adds the k-th kernels of lane l, found on every rank of e.

@@ -157,9 +157,8 @@ func (a *runAnalysis) fromPGConfig(r *rankData, op string, intra bool) (commKey,
 		return commKey{}, false
 	}
 	me := *r.Number
-	t := a.tbl.Inputs[r.Input].Trace
 	var cands []trace.ProcessGroup
-	for _, g := range t.Meta.ProcessGroups {
+	for _, g := range a.tbl.Inputs[r.Input].ProcessGroups {
 		if len(g.Ranks) < 2 || !slices.Contains(g.Ranks, me) || !strings.Contains(strings.ToLower(g.Backend), "nccl") {
 			continue
 		}
@@ -269,7 +268,7 @@ func (a *runAnalysis) tokens(e *opAcc, l int, k int32) {
 		if in.Steps == nil {
 			return
 		}
-		s := in.Steps.Of[r.kern[r.off[l]+k].idx]
+		s := r.recs.Kernels[r.kern[r.off[l]+k].idx].Step
 		if s < 0 || in.Steps.List[s].Tokens <= 0 {
 			return
 		}
@@ -284,7 +283,8 @@ func (a *runAnalysis) tokens(e *opAcc, l int, k int32) {
 	e.op.TokenSum += sum
 }
 
-// onInstance hands the k-th instance of lane l to Options.OnInstance.
+// onInstance hands the k-th instance of lane l to Options.OnInstance: the
+// kernels as indices in each rank's input's Collectives.Kernels.
 func (a *runAnalysis) onInstance(e *opAcc, l int, k int32, transfer int64, last int) {
 	in := &Instance{Run: a.run, Class: e.key.class, Op: a.opNames.keys[e.key.op], TransferNS: transfer, Last: last}
 	for _, ri := range e.ranks {
@@ -300,38 +300,21 @@ func (a *runAnalysis) onInstance(e *opAcc, l int, k int32, transfer int64, last 
 // a broadcast or a reduce, the send buffer of an all-to-all or a send.
 var opShapeOps = map[string]bool{"allreduce": true, "broadcast": true, "reduce": true, "all_to_all": true, "send_recv": true}
 
-// opShapeSize is what the CPU op that launched kernel act says of its
-// size when no collective args do (PyTorch before 2.1): the first tensor
-// of its record_param_comms op, elements × its type's size.
-func opShapeSize(t *trace.Trace, act *trace.Activity, op string) rankSize {
+// opShapeSize is what the CPU op that launched a kernel of key says of
+// its size when no collective args do (PyTorch before 2.1): the first
+// tensor of its record_param_comms op (window.CollectiveShape), elements
+// × its type's size.
+func opShapeSize(recs *window.Collectives, key *window.CollectiveKey, op string) rankSize {
 	none := rankSize{bytes: -1, source: sizeUnknown, groupSize: -1}
-	if !opShapeOps[op] {
+	if !opShapeOps[op] || key.Shape < 0 {
 		return none
 	}
-	o := t.OpOf(t.AttrOf(act.Attr).Op)
-	if o == nil || int(o.Sig) >= len(t.OpSigs) {
+	sh := recs.Shapes[key.Shape]
+	size, ok := typeSize(sh.Type)
+	if !ok || sh.Elems <= 0 || sh.Elems > maxMessage/size {
 		return none
 	}
-	sig := &t.OpSigs[o.Sig]
-	if t.Names[sig.Name] != "record_param_comms" || len(sig.Args) == 0 {
-		return none
-	}
-	arg := sig.Args[0]
-	size, ok := typeSize(t.Names[arg.Type])
-	if !ok || len(arg.Dims) == 0 {
-		return none
-	}
-	n := int64(1)
-	for _, d := range arg.Dims {
-		if d <= 0 || n > maxMessage/int64(d) {
-			return none
-		}
-		n *= int64(d)
-	}
-	if n > maxMessage/size {
-		return none
-	}
-	return rankSize{bytes: n * size, source: sizeOpShape, groupSize: -1}
+	return rankSize{bytes: sh.Elems * size, source: sizeOpShape, groupSize: -1}
 }
 
 // typeSize is the element size of a tensor type as Kineto's "Input type"

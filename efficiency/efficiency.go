@@ -220,17 +220,67 @@ type opInst struct {
 }
 
 // Analyze measures the kernels of tbl's inputs against their devices'
-// limits.
+// limits. It reads the inputs' models: a loader that drops each model
+// once its input is added runs a Reducer instead.
 func Analyze(tbl *window.Table, opt Options) *Result {
+	r := NewReducer(opt)
+	for i := range tbl.Inputs {
+		r.Reduce(tbl, i)
+	}
+	return r.Result(tbl)
+}
+
+// Reducer is Analyze one input at a time: Reduce takes what the analysis
+// needs of an input's model while the table holds it (a few rows per op
+// shape, category, step kind and kernel name), so that the model can be
+// dropped before the next input is read; Result merges them, in input
+// order, into what Analyze returns.
+type Reducer struct {
+	opt   Options
+	set   *captureSet
+	parts map[int]*inputState
+}
+
+// NewReducer returns a Reducer with Analyze's options.
+func NewReducer(opt Options) *Reducer {
 	if opt.Table == nil {
 		opt.Table = gpuspec.Default()
 	}
-	a := &analysis{opt: opt, tbl: tbl, rows: map[string]*OpRow{}, cats: map[catKey]*CategoryRow{}, classes: map[classKey]*StepRow{},
+	return &Reducer{opt: opt, set: prepareCaptures(opt.Captures), parts: map[int]*inputState{}}
+}
+
+// Reduce takes input i of tbl, whose model the table must still hold.
+func (r *Reducer) Reduce(tbl *window.Table, i int) {
+	r.parts[i] = input(r.opt, tbl, i, r.set)
+}
+
+// Options are the reducer's options.
+func (r *Reducer) Options() Options { return r.opt }
+
+// SetLink sets Options.LinkTime and Options.Link for Result: the
+// collectives' join, which needs every input.
+func (r *Reducer) SetLink(linkTime func(run string, c step.Class) (linkedNS, linkNS int64), link *Link) {
+	r.opt.LinkTime, r.opt.Link = linkTime, link
+}
+
+// Reduced reports whether input i was taken.
+func (r *Reducer) Reduced(i int) bool { return r.parts[i] != nil }
+
+// Result merges the inputs taken into the analysis of tbl; an input not
+// taken is left out.
+func (r *Reducer) Result(tbl *window.Table) *Result {
+	a := &analysis{opt: r.opt, tbl: tbl, rows: map[string]*OpRow{}, cats: map[catKey]*CategoryRow{}, classes: map[classKey]*StepRow{},
 		kernels: map[string]*KernelRow{}}
-	res := &Result{Filter: opt.Filter, Inputs: tbl.Inputs, Devices: Devices(tbl, opt.Table, opt.GPU)}
-	set := prepareCaptures(opt.Captures)
+	res := &Result{Filter: r.opt.Filter, Inputs: tbl.Inputs, Devices: Devices(tbl, r.opt.Table, r.opt.GPU)}
 	for i := range tbl.Inputs {
-		a.input(i, set, res)
+		if st := r.parts[i]; st != nil {
+			if st.graph != nil {
+				g := *st.graph
+				g.Run = tbl.Inputs[i].Run
+				res.Graphs = append(res.Graphs, g)
+			}
+			a.merge(st)
+		}
 	}
 	a.finish(res)
 	return res
@@ -240,28 +290,35 @@ func Analyze(tbl *window.Table, opt Options) *Result {
 // given (--gpu), else the row matching what the trace says of it
 // (docs/definitions.md#the-device).
 func Devices(tbl *window.Table, table *gpuspec.Table, gpu *gpuspec.GPU) []Device {
+	var out []Device
+	for idx := range tbl.Inputs {
+		out = append(out, devicesOf(tbl, idx, table, gpu)...)
+	}
+	return out
+}
+
+// devicesOf is Devices of input idx.
+func devicesOf(tbl *window.Table, idx int, table *gpuspec.Table, gpu *gpuspec.GPU) []Device {
 	if table == nil {
 		table = gpuspec.Default()
 	}
+	in := &tbl.Inputs[idx]
 	var out []Device
-	for idx, in := range tbl.Inputs {
-		t := in.Trace
-		for _, id := range t.DeviceIDs() {
-			d := Device{Run: in.Run, Path: in.Path, Input: idx, Device: id}
-			if m, ok := deviceProps(t, id); ok {
-				d.Name, d.SMs = m.Name, m.SMs
-				if gpu == nil {
-					d.Spec, _ = table.Match(m)
-				}
+	for _, id := range in.DeviceIDs {
+		d := Device{Run: in.Run, Path: in.Path, Input: idx, Device: id}
+		if m, ok := deviceProps(in.Devices, id); ok {
+			d.Name, d.SMs = m.Name, m.SMs
+			if gpu == nil {
+				d.Spec, _ = table.Match(m)
 			}
-			if gpu != nil {
-				d.Spec, d.ByFlag = gpu, true
-			}
-			if d.SMs == 0 && d.Spec != nil {
-				d.SMs = d.Spec.SMs
-			}
-			out = append(out, d)
 		}
+		if gpu != nil {
+			d.Spec, d.ByFlag = gpu, true
+		}
+		if d.SMs == 0 && d.Spec != nil {
+			d.SMs = d.Spec.SMs
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -326,20 +383,21 @@ type sigRef struct {
 	dev int32
 }
 
-func (a *analysis) input(idx int, set *captureSet, res *Result) {
-	in := &a.tbl.Inputs[idx]
+// input analyses input idx of tbl on its own: its rows before the merge.
+func input(opt Options, tbl *window.Table, idx int, set *captureSet) *inputState {
+	in := &tbl.Inputs[idx]
 	t := in.Trace
-	st := &inputState{a: a, idx: idx, in: in, t: t, set: set, devs: map[int32]*Device{},
+	st := &inputState{opt: opt, tbl: tbl, idx: idx, in: in, t: t, set: set, devs: map[int32]*Device{},
 		rowIdx: map[sigRef]int32{}, costs: newCostCache(t, set.caps), kernels: map[trace.NameID]*KernelRow{}}
-	for i := range res.Devices {
-		if d := &res.Devices[i]; d.Input == idx {
-			st.devs[d.Device] = d
-		}
+	devs := devicesOf(tbl, idx, opt.Table, opt.GPU)
+	for i := range devs {
+		st.devs[devs[i].Device] = &devs[i]
 	}
 	graphs := matchReplays(t, set)
 	if graphs != nil {
-		graphs.row.Run, graphs.row.Path = in.Run, in.Path
-		res.Graphs = append(res.Graphs, graphs.row)
+		graphs.row.Path = in.Path
+		row := graphs.row
+		st.graph = &row
 	}
 	replayed := func(i int) bool { return graphs != nil && graphs.isRep[i] }
 
@@ -386,7 +444,12 @@ func (a *analysis) input(idx int, set *captureSet, res *Result) {
 			st.replay(g)
 		}
 	}
-	st.merge()
+	// What outlives the model: the rows, their kernels named.
+	for _, lr := range st.rows {
+		lr.finish(t)
+	}
+	st.in, st.t, st.set, st.costs, st.rowIdx, st.replayInsts, st.devs = nil, nil, nil, nil, nil, nil, nil
+	return st
 }
 
 type kindCat struct {
@@ -396,8 +459,10 @@ type kindCat struct {
 
 // inputState is the analysis of one input.
 type inputState struct {
-	a      *analysis
+	opt    Options
+	tbl    *window.Table
 	idx    int
+	graph  *GraphRow // nil without graph replays
 	in     *window.Input
 	t      *trace.Trace
 	set    *captureSet
@@ -418,7 +483,7 @@ type inputState struct {
 
 // keep reports whether activity i's window is of the class kept.
 func (st *inputState) keep(i int) bool {
-	return st.a.opt.Filter.Keeps(st.in.Steps.ActivityClass(i))
+	return st.opt.Filter.Keeps(st.in.Steps.ActivityClass(i))
 }
 
 // rowsOf returns the category row and the class row of activity i.
@@ -427,18 +492,18 @@ func (st *inputState) rowsOf(i int) (*CategoryRow, *StepRow) {
 		st.local, st.kinds = map[kindCat]*CategoryRow{}, map[step.Class]*StepRow{}
 	}
 	class := st.in.Steps.ActivityClass(i)
-	k := kindCat{class, st.a.tbl.ActivityCategory(st.idx, i)}
+	k := kindCat{class, st.tbl.ActivityCategory(st.idx, i)}
 	cr := st.lastCR
 	if cr == nil || k != st.last {
 		if cr = st.local[k]; cr == nil {
-			cr = &CategoryRow{Run: st.in.Run, Class: class, Category: st.a.tbl.Category(k.cat)}
+			cr = &CategoryRow{Class: class, Category: st.tbl.Category(k.cat)}
 			st.local[k] = cr
 		}
 		st.last, st.lastCR = k, cr
 	}
 	sr := st.kinds[class]
 	if sr == nil {
-		sr = &StepRow{Run: st.in.Run, Class: class}
+		sr = &StepRow{Class: class}
 		st.kinds[class] = sr
 	}
 	return cr, sr
@@ -471,7 +536,7 @@ func (st *inputState) kernel(act *trace.Activity, cr *CategoryRow, sr *StepRow, 
 		if !ok {
 			r = int32(len(st.rows))
 			st.rowIdx[ref] = r
-			st.rows = append(st.rows, st.costs.newRow(st.in.Run, ref, dev))
+			st.rows = append(st.rows, st.costs.newRow(ref, dev))
 		}
 		inst.row = r
 		lr := st.rows[r]
@@ -573,19 +638,23 @@ func (st *inputState) replay(g replayGroup) {
 	}
 }
 
-// merge adds the input's rows to the run's.
-func (st *inputState) merge() {
-	a, in := st.a, st.in
+// merge adds an input's rows to the run's.
+func (a *analysis) merge(st *inputState) {
+	// The input's run is named once every input is read: its rows take
+	// it here.
+	in := &a.tbl.Inputs[st.idx]
 	for _, lr := range st.rows {
-		lr.finish(st.t)
-		if r := a.rows[lr.key]; r != nil {
+		key := in.Run + lr.key
+		if r := a.rows[key]; r != nil {
 			r.merge(&lr.row)
 		} else {
 			row := lr.row
-			a.rows[lr.key] = &row
+			row.Run = in.Run
+			a.rows[key] = &row
 		}
 	}
 	for k, cr := range st.local {
+		cr.Run = in.Run
 		ck := catKey{in.Run, k.class, cr.Category}
 		if r := a.cats[ck]; r != nil {
 			r.KernelNS += cr.KernelNS
@@ -630,8 +699,7 @@ func (st *inputState) merge() {
 // whose kernels name the physical device 9 while deviceProperties lists
 // its one visible device 0), the properties of the trace's devices when
 // they all describe the same GPU.
-func deviceProps(t *trace.Trace, id int32) (trace.Device, bool) {
-	ds := t.Meta.Devices
+func deviceProps(ds []trace.Device, id int32) (trace.Device, bool) {
 	for _, m := range ds {
 		if m.ID == id {
 			return m, true

@@ -52,13 +52,14 @@ func (c *costCache) of(r sigRef) opcost.Cost {
 	return c.costs[r.tr][r.sig]
 }
 
-// newRow starts the row of an op signature on a device.
-func (c *costCache) newRow(run string, r sigRef, dev *Device) *localRow {
+// newRow starts the row of an op signature on a device; its run is set,
+// and its key prefixed with it, when the inputs' rows are merged.
+func (c *costCache) newRow(r sigRef, dev *Device) *localRow {
 	t := c.traces[r.tr]
 	sig := t.SigOf(r.sig)
 	o := OpOf(t, sig)
 	cost := c.of(r)
-	lr := &localRow{cost: cost, row: OpRow{Run: run, Device: dev.Device, Name: o.Name, Model: cost.Model, DType: cost.DType,
+	lr := &localRow{cost: cost, row: OpRow{Device: dev.Device, Name: o.Name, Model: cost.Model, DType: cost.DType,
 		UpperBound: cost.UpperBound, Note: cost.Note}}
 	for i, d := range o.Dims {
 		if d == nil {
@@ -82,7 +83,6 @@ func (c *costCache) newRow(run string, r sigRef, dev *Device) *localRow {
 	// The merge key: run, device and the op's content (names are per
 	// trace, so the text, not the ids).
 	var b strings.Builder
-	b.WriteString(run)
 	b.WriteByte(0)
 	b.WriteString(strconv.Itoa(int(dev.Device)))
 	b.WriteByte(0)

@@ -643,10 +643,10 @@ func (f *finder) gaps() {
 	var graphs int64
 	for i := range f.g.Table.Inputs {
 		in := &f.g.Table.Inputs[i]
-		if in.Run != f.kf.Run || in.Trace == nil {
+		if in.Run != f.kf.Run {
 			continue
 		}
-		for _, a := range in.Trace.Anomalies {
+		for _, a := range in.Anomalies {
 			if a.What == trace.AnomalyWholeGraphs || a.What == trace.AnomalyGraphsWithoutWork {
 				graphs += a.Count
 			}

@@ -130,9 +130,10 @@ func TestCaptureGaps(t *testing.T) {
 		t.Errorf("nccl-tests without all-reduce: %v", got)
 	}
 	// CUDA graphs nsys traced whole: their kernels are missing.
-	tbl.Inputs[1].Trace.AddAnomaly(trace.AnomalyWholeGraphs, 5, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE: 1 ns")
+	// (what the table keeps of the trace's anomalies)
+	tbl.Inputs[1].Anomalies = []trace.Anomaly{{What: trace.AnomalyWholeGraphs, Count: 5, Example: "CUPTI_ACTIVITY_KIND_GRAPH_TRACE: 1 ns"}}
 	kf0 := Find(g, nil, Options{}).Of("run", step.ClassOf(step.Decode))
-	tbl.Inputs[1].Trace.Anomalies = nil
+	tbl.Inputs[1].Anomalies = nil
 	var wg *Finding
 	for i := range kf0.Findings {
 		if f := &kf0.Findings[i]; f.Gap != nil && f.Gap.Gap == WholeGraphs {

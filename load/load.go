@@ -23,13 +23,16 @@ import (
 )
 
 // memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
-// set. Several GB of rank files parse into close to a GB of model (48
-// bytes per kept activity); without a limit the collector lets the heap
-// grow to twice what is live before collecting. Near the limit it collects
-// more often instead, which costs little here: the model's big slices hold
-// no pointers, so there is almost nothing to mark. Live data above the
-// limit is still allowed (it is soft).
-const memoryLimit = 900 << 20
+// set. What is live is the models being parsed (two files at once) and
+// the table's records of every input (docs/performance.md); without a
+// limit the collector lets the heap grow to twice what is live before
+// collecting. Near the limit it collects more often instead, which costs
+// little here: the models' big slices hold no pointers, so there is
+// almost nothing to mark. Live data above the limit is still allowed (it
+// is soft). 400 MiB: 8 ranks of 1 GB peaked at 421 MiB with it, in less
+// CPU than at 900 MiB (737 MiB); at 300 MiB the collector ran too often
+// (+25 % CPU).
+const memoryLimit = 400 << 20
 
 func init() {
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -44,6 +47,16 @@ func init() {
 // the parsed traces.
 const maxParallelFiles = 2
 
+// filesInFlight is maxParallelFiles; tests set it.
+var filesInFlight = maxParallelFiles
+
+// testParse and testParsed, set by tests only, are called when the parse
+// of file i starts and when it has made its model.
+var (
+	testParse  func(i int)
+	testParsed func(i int, t *trace.Trace)
+)
+
 // Options configures Load.
 type Options struct {
 	// Parse configures the parsers (input format, nsys names, workers).
@@ -52,9 +65,6 @@ type Options struct {
 	// (window.Options).
 	Classifier *classify.Classifier
 	ByTop      bool
-	// Gaps, when set, receives each idle gap the table finds
-	// (window.Options.Gaps).
-	Gaps func(window.Gap)
 	// Steps finds the step markers of each input; without it the whole
 	// trace is one window per device (--no-steps). Pattern replaces the
 	// built-in markers (step.Options).
@@ -80,6 +90,29 @@ type Options struct {
 	Progress io.Writer
 	// Stdin is read for the input "-".
 	Stdin io.Reader
+
+	// SkipDurations and SkipCollectives leave out of the table the
+	// records of the kernels table and of the collectives
+	// (window.Options), for commands that show neither.
+	SkipDurations, SkipCollectives bool
+	// Reduce, when set, is called for each input once the table holds
+	// it, in input order, with its model: for analyses that need more
+	// of an input than the table keeps (efficiency.Reducer). Runs are
+	// not named yet (Input.Run is set once every input is read).
+	Reduce func(tbl *window.Table, input int) error
+	// Gaps, when set, receives each idle gap the table finds
+	// (window.Options.Gaps).
+	Gaps func(window.Gap)
+	// Keep, when set, says which inputs keep their model (a timeline's);
+	// every other input's is dropped once it is added and reduced, so
+	// that a run's memory is the models being parsed and the table.
+	Keep func(input int) bool
+}
+
+// windowOptions are the table's options.
+func (opt *Options) windowOptions() window.Options {
+	return window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, SkipDurations: opt.SkipDurations, SkipCollectives: opt.SkipCollectives,
+		Gaps: opt.Gaps}
 }
 
 // Load reads the inputs the arguments name (a directory stands for its
@@ -88,16 +121,17 @@ type Options struct {
 // directory or file names, steps found, the model checked
 // (window.ErrOverflow) and the class filter checked. Every command reads
 // its inputs through Load, so none can skip a check.
+//
+// Each input is added to the table as soon as it is parsed, in input
+// order, then reduced (Options.Reduce) and its model dropped (unless
+// Options.Keep): at most maxParallelFiles models are alive at once,
+// whatever the number of inputs.
 func Load(args []string, opt Options) (*window.Table, error) {
-	inputs, err := read(args, opt)
+	tbl, err := read(args, opt)
 	if err != nil {
 		return nil, err
 	}
-	if err := check(opt.Filter, inputs); err != nil {
-		return nil, err
-	}
-	tbl, err := window.Build(inputs, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps})
-	if err != nil {
+	if err := check(opt.Filter, tbl.Inputs); err != nil {
 		return nil, err
 	}
 	return tbl, runsChecked(tbl, opt)
@@ -106,22 +140,13 @@ func Load(args []string, opt Options) (*window.Table, error) {
 // Pair loads the two sides of a comparison, each a run of its own
 // arguments; the class filter must select windows of one side at least.
 func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
-	bin, err := read(before, opt)
-	if err != nil {
+	if b, err = read(before, opt); err != nil {
 		return nil, nil, err
 	}
-	ain, err := read(after, opt)
-	if err != nil {
+	if a, err = read(after, opt); err != nil {
 		return nil, nil, err
 	}
-	if err := check(opt.Filter, append(bin, ain...)); err != nil {
-		return nil, nil, err
-	}
-	wopt := window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps}
-	if b, err = window.Build(bin, wopt); err != nil {
-		return nil, nil, err
-	}
-	if a, err = window.Build(ain, wopt); err != nil {
+	if err := check(opt.Filter, append(slices.Clip(b.Inputs), a.Inputs...)); err != nil {
 		return nil, nil, err
 	}
 	if err := runsChecked(b, opt); err != nil {
@@ -163,7 +188,7 @@ func expand(args []string, opt Options) (*parse.Inputs, error) {
 
 // One reads one input file as Load does (warnings, steps, the model
 // check), for commands that hold one input at a time (export), and
-// reduces it to its table.
+// reduces it to its table, whose model it keeps.
 func One(path string, opt Options) (*window.Table, error) {
 	return OneOn(path, fileHost(path), opt)
 }
@@ -175,12 +200,16 @@ func OneOn(path, host string, opt Options) (*window.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := prepare(path, t, opt)
+	st, err := findSteps(t, opt)
+	if err != nil {
+		return nil, err
+	}
+	in, err := prepare(path, t, st, opt)
 	if err != nil {
 		return nil, err
 	}
 	in.Host = cmp.Or(host, t.Meta.Host)
-	return window.Build([]window.Input{in}, window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, Gaps: opt.Gaps})
+	return window.Build([]window.Input{in}, opt.windowOptions())
 }
 
 // Hosts returns the host the layout gives each file of set, in the order
@@ -190,67 +219,99 @@ func Hosts(set *parse.Inputs) []string {
 	var out []string
 	for _, a := range set.Args {
 		for j, p := range a.Files {
-			out = append(out, layoutHost(a, j, p))
+			sub := ""
+			if a.Dir {
+				sub = a.Subdirs[j]
+			}
+			out = append(out, layoutHost(sub, p))
 		}
 	}
 	return out
 }
 
-// layoutHost is the host the layout gives file j (path p) of argument a.
-func layoutHost(a parse.Arg, j int, p string) string {
-	if a.Dir {
-		if h := subdirHost(a.Subdirs[j]); h != "" {
-			return h
-		}
-	}
-	return fileHost(p)
+// layoutHost is the host the layout gives file p, in the subdirectory sub
+// of a directory argument ("" for none).
+func layoutHost(sub, p string) string {
+	return cmp.Or(subdirHost(sub), fileHost(p))
 }
 
-// read parses every input of args and names their runs and hosts.
-func read(args []string, opt Options) ([]window.Input, error) {
+// read parses every input of args into their table, names their runs and
+// hosts.
+func read(args []string, opt Options) (*window.Table, error) {
 	set, err := expand(args, opt)
 	if err != nil {
 		return nil, err
 	}
-	// Parse the files concurrently; report on them in order, once the
-	// progress line is gone.
+	// Parse the files concurrently; add them in order, each once parsed,
+	// reporting on them as they are added (the progress line is redrawn
+	// after).
 	paths := set.Files()
-	outs, cancel := parseFiles(paths, opt)
-	done := make([]parsed, len(paths))
-	for i := range paths {
-		if done[i] = <-outs[i]; done[i].err != nil {
-			break
-		}
-	}
-	cancel()
-	var inputs []window.Input
+	outs, done, cancel := parseFiles(paths, opt)
+	defer cancel()
+	tbl := window.NewTable(opt.windowOptions())
 	var sources []source
 	i := 0
 	for _, a := range set.Args {
 		src := source{Arg: a.Arg, Dir: a.Dir}
 		for j, p := range a.Files {
-			t, err := done[i].t, done[i].err
+			sub := ""
+			if a.Dir {
+				sub = a.Subdirs[j]
+			}
+			if err := add(tbl, i, p, sub, outs[i], opt); err != nil {
+				return nil, err
+			}
+			// The model is dropped (add's frame is gone): its slot is
+			// the next file's.
+			done(i)
+			src.Inputs = append(src.Inputs, i)
 			i++
-			if err != nil {
-				return nil, err
-			}
-			in, err := prepare(p, t, opt)
-			if err != nil {
-				return nil, err
-			}
-			in.Host = cmp.Or(layoutHost(a, j, p), t.Meta.Host)
-			src.Inputs = append(src.Inputs, len(inputs))
-			inputs = append(inputs, in)
 		}
 		sources = append(sources, src)
 	}
-	assignRuns(inputs, sources)
-	return inputs, nil
+	cancel()
+	assignRuns(tbl, sources)
+	return tbl, nil
 }
 
-// prepare warns about a parsed trace and finds its steps. A trace that
-// does not say its rank takes the one its file name gives (fileRank).
-func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
+// add adds input i (path, in the subdirectory sub of a directory
+// argument), once parsed, to tbl, reduces it and drops its model.
+func add(tbl *window.Table, i int, path, sub string, out chan parsed, opt Options) error {
+	r := <-out
+	if r.err != nil {
+		return r.err
+	}
+	in, err := prepare(path, r.t, r.steps, opt)
+	if err != nil {
+		return err
+	}
+	in.Host = cmp.Or(layoutHost(sub, path), r.t.Meta.Host)
+	if err := tbl.Add(in); err != nil {
+		return err
+	}
+	if opt.Reduce != nil {
+		if err := opt.Reduce(tbl, i); err != nil {
+			return err
+		}
+	}
+	if opt.Keep == nil || !opt.Keep(i) {
+		tbl.Release(i)
+	}
+	return nil
+}
+
+// findSteps finds the steps of a parsed trace (nil without Options.Steps
+// or without markers).
+func findSteps(t *trace.Trace, opt Options) (*step.Steps, error) {
+	if !opt.Steps {
+		return nil, nil
+	}
+	return step.Find(t, step.Options{Pattern: opt.Pattern})
+}
+
+// prepare warns about a parsed trace and its steps. A trace that does not
+// say its rank takes the one its file name gives (fileRank).
+func prepare(path string, t *trace.Trace, st *step.Steps, opt Options) (window.Input, error) {
 	in := window.Input{Path: path, Trace: t}
 	if r, ok := fileRank(path); ok && t.Meta.Rank < 0 && len(t.Procs) <= 1 {
 		t.Meta.Rank, t.Meta.RankSource = r, trace.RankFromFileName
@@ -264,10 +325,6 @@ func prepare(path string, t *trace.Trace, opt Options) (window.Input, error) {
 	if !opt.Steps {
 		odd(opt, path, t.Anomalies)
 		return in, nil
-	}
-	st, err := step.Find(t, step.Options{Pattern: opt.Pattern})
-	if err != nil {
-		return in, err
 	}
 	if st != nil && len(st.Anomalies) > 0 {
 		all := append(slices.Clone(t.Anomalies), st.Anomalies...)
@@ -392,17 +449,20 @@ func odd(opt Options, path string, anomalies []trace.Anomaly) {
 	warnf(opt.Warnings, "%s: %s: %s (--verbose lists them)", parse.DisplayName(path), events, strings.Join(parts, "; "))
 }
 
-// parsed is the outcome of parsing one input file.
+// parsed is the outcome of parsing one input file: its model and steps.
 type parsed struct {
-	t   *trace.Trace
-	err error
+	t     *trace.Trace
+	steps *step.Steps
+	err   error
 }
 
-// parseFiles parses paths concurrently, at most maxParallelFiles at a
-// time, and returns a channel per file, in order, that delivers its
-// outcome. Call the returned cancel when done: files not yet started are
+// parseFiles parses paths concurrently and returns a channel per file, in
+// order, that delivers its outcome. At most maxParallelFiles models are
+// alive at once: a file's slot is taken when its parse starts and given
+// back when the caller calls done with its index (its model dropped or
+// kept). Call the returned cancel when done: files not yet started are
 // then skipped, and it waits for the parses in flight to end.
-func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func()) {
+func parseFiles(paths []string, opt Options) (outs []chan parsed, done func(i int), cancel func()) {
 	var prog *progress
 	if opt.Progress != nil {
 		prog = newProgress(opt.Progress, paths)
@@ -414,7 +474,7 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func())
 	}
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, min(maxParallelFiles, max(1, runtime.GOMAXPROCS(0))))
+	sem := make(chan struct{}, min(filesInFlight, max(1, runtime.GOMAXPROCS(0))))
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -427,19 +487,34 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func())
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-sem }()
+				if testParse != nil {
+					testParse(i)
+				}
 				o := opt.Parse
 				if prog != nil {
 					o.Progress = func(r io.Reader, size int64) io.Reader { return prog.reader(i, r, size) }
 				}
 				t, err := readInput(p, o, opt.Stdin)
+				var st *step.Steps
+				if err == nil {
+					// Steps are found here, in parallel; the warnings
+					// about them are written in input order.
+					st, err = findSteps(t, opt)
+				}
 				if prog != nil {
 					prog.finish(i)
 				}
-				outs[i] <- parsed{t, err}
+				if testParsed != nil && err == nil {
+					testParsed(i, t)
+				}
+				if err != nil {
+					<-sem // no model to wait for
+				}
+				outs[i] <- parsed{t, st, err}
 			}()
 		}
 	}()
+	done = func(int) { <-sem }
 	var once sync.Once
 	cancel = func() {
 		once.Do(func() {
@@ -450,7 +525,7 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, cancel func())
 			}
 		})
 	}
-	return outs, cancel
+	return outs, done, cancel
 }
 
 // readInput parses one input: a file, or standard input for "-".

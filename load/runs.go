@@ -28,7 +28,8 @@ type source struct {
 //   - any other file is a run of one, named after the file.
 //
 // Names are made unique with -2, -3… in argument order.
-func assignRuns(inputs []window.Input, sources []source) {
+func assignRuns(tbl *window.Table, sources []source) {
+	inputs := tbl.Inputs
 	seen := map[string]int{}
 	name := func(n string) string {
 		seen[n]++
@@ -42,6 +43,7 @@ func assignRuns(inputs []window.Input, sources []source) {
 			inputs[i].Run = run
 		}
 	}
+	defer tbl.NameRuns()
 	for i := 0; i < len(sources); i++ {
 		s := sources[i]
 		if s.Dir {
@@ -73,11 +75,11 @@ func rankSet(inputs []window.Input, idx []int) bool {
 	ranks := map[int]bool{}
 	world := -1
 	for _, i := range idx {
-		m := inputs[i].Trace.Meta
-		if m.Rank < 0 || m.WorldSize <= 1 || ranks[m.Rank] || (world >= 0 && m.WorldSize != world) {
+		r, w := inputs[i].Rank, inputs[i].WorldSize
+		if r == nil || w == nil || *w <= 1 || ranks[*r] || (world >= 0 && *w != world) {
 			return false
 		}
-		ranks[m.Rank], world = true, m.WorldSize
+		ranks[*r], world = true, *w
 	}
 	return true
 }

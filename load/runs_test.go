@@ -29,9 +29,14 @@ func TestAssignRuns(t *testing.T) {
 		{Arg: "a/r0.json", Inputs: []int{8}},
 		{Arg: "b/r0.json", Inputs: []int{9}},
 	}
-	assignRuns(inputs, sources)
+	// The table keeps what the traces say of their rank and world.
+	tbl, err := window.Build(inputs, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assignRuns(tbl, sources)
 	var got []string
-	for _, x := range inputs {
+	for _, x := range tbl.Inputs {
 		got = append(got, x.Run)
 	}
 	want := []string{"runA", "runA", "runA-2", "runA-2", "loose", "loose", "before", "after", "r0", "r0-2"}

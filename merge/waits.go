@@ -35,11 +35,12 @@ func matchCollectives(plans []*plan, opt Options, res *Result) error {
 		m := matched{ranks: make([]int, len(in.Ranks)), ends: make([]int64, len(in.Ranks))}
 		for j, r := range in.Ranks {
 			pi := r.Input // the table's inputs are the plans, in order
-			a := &plans[pi].proj.Trace.Activities[in.Kernels[j]]
+			recs := &tbl.Inputs[pi].Collectives
+			k := &recs.Kernels[in.Kernels[j]]
 			m.ranks[j] = pi
-			m.ends[j] = int64(a.End()) + plans[pi].ShiftNS
-			if w := a.Dur - in.TransferNS; w > 0 && j != in.Last {
-				plans[pi].waits = append(plans[pi].waits, wait{start: int64(a.Start), dur: w, device: a.Device,
+			m.ends[j] = int64(k.End()) + plans[pi].ShiftNS
+			if w := k.Dur - in.TransferNS; w > 0 && j != in.Last {
+				plans[pi].waits = append(plans[pi].waits, wait{start: int64(k.Start), dur: w, device: recs.Keys[k.Key].Device,
 					last: in.Ranks[in.Last].Input, op: in.Op, transfer: in.TransferNS})
 			}
 		}

@@ -16,6 +16,20 @@ type Steps struct {
 	// Anomalies are the odd markers, as trace.Trace.Anomalies lists odd
 	// events: token counts beyond belief.
 	Anomalies []trace.Anomaly
+
+	// lean marks steps without Of (Lean); hasOutside then says whether
+	// some activity belonged to no step.
+	lean, hasOutside bool
+}
+
+// Lean returns the steps without Of, the one part that grows with the
+// activities: what a table keeps of an input once its model is dropped.
+// Class works on it; ActivityClass needs Of and must not be called.
+func (st *Steps) Lean() *Steps {
+	if st == nil {
+		return nil
+	}
+	return &Steps{List: st.List, Anomalies: st.Anomalies, lean: true, hasOutside: st.outside()}
 }
 
 // Step is one step window found from a marker range.
@@ -55,7 +69,12 @@ func (st *Steps) ActivityClass(i int) Class {
 }
 
 // outside reports whether some activity belongs to no step.
-func (st *Steps) outside() bool { return st != nil && slices.Contains(st.Of, -1) }
+func (st *Steps) outside() bool {
+	if st != nil && st.lean {
+		return st.hasOutside
+	}
+	return st != nil && slices.Contains(st.Of, -1)
+}
 
 // PatternError reports a step pattern (Options.Pattern) that is not a
 // regular expression.

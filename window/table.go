@@ -12,8 +12,9 @@ import (
 )
 
 // Input is one parsed trace of an input set and what the table keeps of
-// it. The loader sets Path, Run, Host, Trace and Steps; Build fills the
-// rest from the trace, so that they outlive the model.
+// it. The loader sets Path, Run, Host, Trace and Steps; Build (Add) fills
+// the rest from the trace, so that they outlive the model: once Release
+// drops it, Trace is nil and Steps has no per-activity Of.
 type Input struct {
 	Path string
 	// Run names the run the input belongs to (docs/ranks.md#runs).
@@ -38,9 +39,32 @@ type Input struct {
 	Truncated string
 	// Stepped summarises the steps; nil without steps.
 	Stepped *StepSummary
+	// DeviceIDs are the devices of the activities, ascending; Devices
+	// what the trace says of its devices (trace.Meta.Devices).
+	DeviceIDs []int32
+	Devices   []trace.Device
+	// Anomalies are the trace's odd events (trace.Trace.Anomalies).
+	Anomalies []trace.Anomaly
+	// ProcessGroups are the trace's communicators as its pg_config lists
+	// them (trace.Meta.ProcessGroups), for the collectives of kernels
+	// without args.
+	ProcessGroups []trace.ProcessGroup
+	// OpSigs and Configs count the trace's op signatures and launch
+	// configurations: whether it has what the efficiency analysis
+	// prices with.
+	OpSigs, Configs int
+
+	// Durations are the activities' durations, per name, category,
+	// device, class and kind (nil with Options.SkipDurations); Collectives
+	// the collective kernels (empty with Options.SkipCollectives).
+	Durations   []Durations
+	Collectives Collectives
 
 	args *Args // the trace's collective args; nil without any
 }
+
+// Held reports whether the input's model is still held (not Released).
+func (in *Input) Held() bool { return in.Trace != nil }
 
 // StepSummary is what a report says about the steps of one input.
 type StepSummary struct {
@@ -104,6 +128,10 @@ type Options struct {
 	// (in the order of the activities that end them): for a caller that
 	// draws them (a merged timeline), where the table keeps only sums.
 	Gaps func(Gap)
+	// SkipDurations and SkipCollectives leave out the records of the
+	// kernels table and of the collectives (Input.Durations,
+	// Input.Collectives), for commands that show neither.
+	SkipDurations, SkipCollectives bool
 }
 
 // Table is an input set reduced to what the analyses read: the inputs,
@@ -149,10 +177,11 @@ type EmptyLaunch struct {
 // Build reduces inputs to their table, in one pass over each input's
 // activities. It refuses (ErrOverflow) inputs whose figures would not fit
 // 64-bit nanoseconds, so that no analysis of the table needs to check.
+// The models stay held (see Add and Release).
 func Build(inputs []Input, opt Options) (*Table, error) {
-	t := newTable(opt)
+	t := NewTable(opt)
 	for _, in := range inputs {
-		if err := t.add(in); err != nil {
+		if err := t.Add(in); err != nil {
 			return nil, err
 		}
 	}
@@ -177,11 +206,38 @@ func (t *Table) countHosts() {
 	}
 }
 
-func newTable(opt Options) *Table {
+// NewTable returns an empty table, for inputs added one at a time (Add).
+func NewTable(opt Options) *Table {
 	if opt.Classifier == nil {
 		opt.Classifier = classify.Default()
 	}
 	return &Table{opt: opt, ids: map[string]NameID{}, catIDs: map[classify.Category]CatID{}, EmptyLaunches: []EmptyLaunch{}}
+}
+
+// Add reduces one more input (its Trace and Steps set) to its windows and
+// records, in one pass over its activities. Its model stays held until
+// Release: a loader adds an input, runs what else needs its model, and
+// releases it before the next, so that a run's memory is one model and
+// the records of every input.
+func (t *Table) Add(in Input) error { return t.add(in) }
+
+// Release drops input i's model: its Trace, its steps' per-activity Of,
+// its args index and per-activity categories. What needs the model
+// (ActivityCategory, ActivityName, Args, Steps.ActivityClass) must not be
+// called for it afterwards; everything else the table holds stays.
+func (t *Table) Release(i int) {
+	in := &t.Inputs[i]
+	in.Trace, in.Steps, in.args = nil, in.Steps.Lean(), nil
+	t.nameOf[i], t.catOf[i], t.actCat[i] = nil, nil, nil
+}
+
+// NameRuns sets each rank's Run to its input's: for a loader that names
+// the runs once every input is added (Input.Run is set after Add).
+func (t *Table) NameRuns() {
+	for i := range t.Ranks {
+		t.Ranks[i].Run = t.Inputs[t.Ranks[i].Input].Run
+	}
+	t.countHosts()
 }
 
 // Name returns the name of id.
@@ -361,6 +417,7 @@ func (t *Table) nameID(s string) NameID {
 func describe(in *Input) {
 	tr := in.Trace
 	in.Format, in.Activities = tr.Meta.Format, len(tr.Activities)
+	in.ProcessGroups = tr.Meta.ProcessGroups
 	if tr.Meta.Rank >= 0 {
 		v := tr.Meta.Rank
 		in.Rank = &v
@@ -375,6 +432,9 @@ func describe(in *Input) {
 	if len(tr.Activities) > 0 {
 		in.Origin = tr.Activities[0].Start
 	}
+	in.DeviceIDs, in.Devices = tr.DeviceIDs(), tr.Meta.Devices
+	in.OpSigs, in.Configs = len(tr.OpSigs), len(tr.Configs)
+	in.Anomalies = tr.Anomalies
 	if st := in.Steps; st != nil {
 		sum := &StepSummary{Steps: len(st.List)}
 		has := make([]bool, len(st.List))

@@ -245,6 +245,18 @@ func (t *Table) add(in Input) error {
 	var lastKey winKey
 	var last *win
 	var wins []*win
+	var durs durations
+	var colls collectives
+	var classOf func(s int32) step.Class // per step index
+	if in.Steps != nil {
+		cls := make([]step.Class, len(in.Steps.List)+1) // [0]: outside any step
+		for j := range cls {
+			cls[j] = in.Steps.Class(int32(j - 1))
+		}
+		classOf = func(s int32) step.Class { return cls[s+1] }
+	} else {
+		classOf = func(int32) step.Class { return step.WholeTrace }
+	}
 	for i := range tr.Activities {
 		a := &tr.Activities[i]
 		k := winKey{proc: a.Proc, device: a.Device, step: -1}
@@ -288,11 +300,20 @@ func (t *Table) add(in Input) error {
 		}
 		na.n++
 		na.total += a.Dur
+		kernel := a.Kind == trace.KindKernel
+		if !t.opt.SkipDurations {
+			durs.add(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel}, a.Dur)
+		}
+		if kernel && !t.opt.SkipCollectives && t.isComm(full) {
+			colls.add(tr, a, k.step, full, nk.name, args.Find(a))
+		}
 	}
 	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))
 	}
+	t.Inputs[ii].Durations = durs.done()
+	t.Inputs[ii].Collectives = colls.done()
 	return nil
 }
 

@@ -41,12 +41,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	var acts, launches, ranges int
+	// The models are gone once loaded: what the table keeps of them.
+	var acts, colls, durBytes int
 	for _, in := range tbl.Inputs {
-		acts, launches, ranges = acts+len(in.Trace.Activities), launches+len(in.Trace.Launches), ranges+len(in.Trace.Ranges)
+		acts += in.Activities
+		colls += len(in.Collectives.Kernels)
+		for i := range in.Durations {
+			durBytes += in.Durations[i].Bytes()
+		}
 	}
-	fmt.Fprintf(os.Stderr, "loaded %d inputs in %v: %d activities, %d launches, %d ranges, %d windows\n",
-		len(tbl.Inputs), time.Since(t0).Round(time.Millisecond), acts, launches, ranges, len(tbl.Windows))
+	fmt.Fprintf(os.Stderr, "loaded %d inputs in %v: %d activities, %d windows, %d collective kernels, %d bytes of durations\n",
+		len(tbl.Inputs), time.Since(t0).Round(time.Millisecond), acts, len(tbl.Windows), colls, durBytes)
 	if *mem != "" {
 		f, err := os.Create(*mem)
 		if err == nil {

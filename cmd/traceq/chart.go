@@ -109,7 +109,9 @@ func chartCmd(e *env) *cli.Command {
 			if copt.From, copt.To, err = timelineWindow(c, kind); err != nil {
 				return err
 			}
-			tbl, err := loadInputs(c, e, selection{steps: true})
+			// Only the timeline reads a model: the first input's.
+			tbl, err := loadInputs(c, e, selection{steps: true, durations: kind == report.Top,
+				collectives: kind == report.Collectives, keepFirst: kind == report.Timeline})
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,7 @@ func collectivesCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force")})
+			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force"), collectives: true})
 			if err != nil {
 				return err
 			}

@@ -97,7 +97,11 @@ func breakdownCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true, byTop: rollup})
+			el, err := newEffLoad(c, e, false, false)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{steps: true, byTop: rollup, durations: true, collectives: true, reduce: el.reduce})
 			if err != nil {
 				return err
 			}
@@ -108,7 +112,7 @@ func breakdownCmd(e *env) *cli.Command {
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
 			r := analyze.Breakdown(tbl, opt)
-			eff, err := efficiencyOf(c, e, tbl, false)
+			eff, err := el.result(tbl, true)
 			if err != nil {
 				return err
 			}
@@ -174,13 +178,17 @@ func adviseCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{steps: true})
+			el, err := newEffLoad(c, e, false, false)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{steps: true, collectives: true, reduce: el.reduce})
 			if err != nil {
 				return err
 			}
 			f, _ := kindFilter(c)
 			r := analyze.Breakdown(tbl, analyze.Options{Filter: f})
-			eff, err := efficiencyOf(c, e, tbl, false)
+			eff, err := el.result(tbl, true)
 			if err != nil {
 				return err
 			}
@@ -210,7 +218,11 @@ func kernelsCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			tbl, err := tableInputs(c, e, selection{byTop: rollup})
+			el, err := newEffLoad(c, e, true, false)
+			if err != nil {
+				return err
+			}
+			tbl, err := tableInputs(c, e, selection{byTop: rollup, durations: true, reduce: el.reduce})
 			if err != nil {
 				return err
 			}
@@ -219,7 +231,7 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			eff, err := efficiencyFor(c, e, tbl, true, false)
+			eff, err := el.result(tbl, false)
 			if err != nil {
 				return err
 			}

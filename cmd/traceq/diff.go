@@ -87,7 +87,7 @@ func diffCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opt, err := loadOptions(c, e, selection{steps: true, byTop: rollup})
+			opt, err := loadOptions(c, e, selection{steps: true, byTop: rollup, collectives: true})
 			if err != nil {
 				return err
 			}

@@ -61,15 +61,15 @@ func efficiencyCmd(e *env) *cli.Command {
 // roofline.
 func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	// The flags first: a bad --gpu fails before gigabytes are read.
-	f, err := readEfficiencyFlags(c, e)
+	el, err := newEffLoad(c, e, false, true)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := loadInputs(c, e, selection{steps: true})
+	tbl, err := loadInputs(c, e, selection{steps: true, collectives: true, reduce: el.reduce})
 	if err != nil {
 		return nil, err
 	}
-	return analyzeEfficiency(c, e, tbl, f, true)
+	return el.result(tbl, true)
 }
 
 // efficiencyFlags are what --gpu-spec, --gpu, --link and
@@ -96,61 +96,101 @@ func readEfficiencyFlags(c *cli.Context, e *env) (f efficiencyFlags, err error) 
 	return f, err
 }
 
-// efficiencyOf runs the efficiency analysis for a command that shows its
-// figures beside its own, when they can exist: some input records CPU ops
+// effLoad runs the efficiency analysis input by input while the loader
+// holds each model (load.Options.Reduce), for a command that shows its
+// figures beside its own when they can exist: some input records CPU ops
 // with their shapes, or a capture trace is given or found; for kernels'
 // SM coverage (coverage), also when an input records launch
-// configurations. nil otherwise, at no cost.
-func efficiencyOf(c *cli.Context, e *env, tbl *window.Table, coverage bool) (*efficiency.Result, error) {
-	return efficiencyFor(c, e, tbl, coverage, true)
+// configurations. Inputs read before any needs it are passed over, at no
+// cost; should a later one need it, the inputs are read again, quietly
+// (a run whose files differ in what they record).
+type effLoad struct {
+	c        *cli.Context
+	e        *env
+	flags    efficiencyFlags
+	flagErr  error // told only when the analysis runs
+	coverage bool
+	always   bool
+	r        *efficiency.Reducer
+	need     bool // some input has what the analysis prices with
+	passed   bool // an input was passed over
 }
 
-// efficiencyFor is efficiencyOf; without link, the collectives are not
-// matched for their time at the link (the kernels table shows no speed of
-// light).
-func efficiencyFor(c *cli.Context, e *env, tbl *window.Table, coverage, link bool) (*efficiency.Result, error) {
-	some := len(c.StringSlice("capture")) > 0 || captureFolders(c)
-	for _, in := range tbl.Inputs {
-		some = some || len(in.Trace.OpSigs) > 0 || (coverage && len(in.Trace.Configs) > 0)
+// newEffLoad reads the efficiency flags and the capture traces; always
+// runs the analysis whatever the inputs record (efficiency, chart
+// --type roofline), and fails at once on a bad flag.
+func newEffLoad(c *cli.Context, e *env, coverage, always bool) (*effLoad, error) {
+	l := &effLoad{c: c, e: e, coverage: coverage}
+	l.always = always || len(c.StringSlice("capture")) > 0 || captureFolders(c)
+	if l.flags, l.flagErr = readEfficiencyFlags(c, e); l.flagErr != nil {
+		if always {
+			return nil, l.flagErr
+		}
+		return l, nil
 	}
-	if !some {
-		return nil, nil
-	}
-	f, err := readEfficiencyFlags(c, e)
-	if err != nil {
-		return nil, err
-	}
-	return analyzeEfficiency(c, e, tbl, f, link)
-}
-
-// analyzeEfficiency analyses tbl with its captures, joined (with link)
-// with the collectives analysis for the link time.
-func analyzeEfficiency(c *cli.Context, e *env, tbl *window.Table, f efficiencyFlags, link bool) (*efficiency.Result, error) {
-	caps, err := loadCaptures(c, e)
-	if err != nil {
-		return nil, err
-	}
-	filter, _ := kindFilter(c)
-	table, gpu, copt := f.table, f.gpu, f.copt
-	opt := efficiency.Options{Filter: filter, Table: table, GPU: gpu, Captures: caps}
-	if !link {
-		return efficiency.Analyze(tbl, opt), nil
-	}
-	// The collectives at the link: --link, else the devices' default.
-	if copt.Link == nil {
-		if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
-			if l, err := collectives.ParseLink(name); err == nil {
-				copt.Link = &l
-			}
+	var caps []efficiency.Capture
+	if l.always {
+		var err error
+		if caps, err = loadCaptures(c, e); err != nil {
+			return nil, err
 		}
 	}
-	if copt.Link != nil {
-		copt.Filter = filter
-		ct := collectives.Match(tbl, copt)
-		opt.LinkTime = ct.LinkTime
-		opt.Link = &efficiency.Link{Name: copt.Link.Name, GBps: copt.Link.GBps, About: copt.Link.About}
+	filter, _ := kindFilter(c)
+	l.r = efficiency.NewReducer(efficiency.Options{Filter: filter, Table: l.flags.table, GPU: l.flags.gpu, Captures: caps})
+	return l, nil
+}
+
+// reduce is the load.Options.Reduce of the analysis.
+func (l *effLoad) reduce(tbl *window.Table, i int) error {
+	in := &tbl.Inputs[i]
+	l.need = l.need || l.always || in.OpSigs > 0 || (l.coverage && in.Configs > 0)
+	// Standard input cannot be read again: taken whatever it records.
+	if l.r != nil && (l.need || in.Path == parse.Stdin) {
+		l.r.Reduce(tbl, i)
+		return nil
 	}
-	return efficiency.Analyze(tbl, opt), nil
+	l.passed = true
+	return nil
+}
+
+// result is the analysis of tbl (nil when no input has what it needs),
+// joined (with link) with the collectives analysis for the link time.
+func (l *effLoad) result(tbl *window.Table, link bool) (*efficiency.Result, error) {
+	if !l.need {
+		return nil, nil
+	}
+	if l.flagErr != nil {
+		return nil, l.flagErr
+	}
+	if l.passed {
+		// Some input was passed over before another needed the analysis:
+		// read them all again, each one taken.
+		again := *l
+		again.always, again.passed = true, false
+		again.r = efficiency.NewReducer(l.r.Options())
+		var err error
+		if tbl, err = loadInputs(l.c, l.e, selection{steps: true, collectives: link, quiet: true, reduce: again.reduce}); err != nil {
+			return nil, err
+		}
+		l = &again
+	}
+	table, gpu, copt := l.flags.table, l.flags.gpu, l.flags.copt
+	if link {
+		// The collectives at the link: --link, else the devices' default.
+		if copt.Link == nil {
+			if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
+				if lk, err := collectives.ParseLink(name); err == nil {
+					copt.Link = &lk
+				}
+			}
+		}
+		if copt.Link != nil {
+			copt.Filter, _ = kindFilter(l.c)
+			ct := collectives.Match(tbl, copt)
+			l.r.SetLink(ct.LinkTime, &efficiency.Link{Name: copt.Link.Name, GBps: copt.Link.GBps, About: copt.Link.About})
+		}
+	}
+	return l.r.Result(tbl), nil
 }
 
 // rooflineType is chart --type roofline, drawn from the efficiency

@@ -53,6 +53,17 @@ type selection struct {
 	// matchRanks refuses a run whose files can only be of different runs
 	// (collectives without --force): it would match their collectives.
 	matchRanks bool
+	// durations and collectives keep the records of the kernels table
+	// and of the collectives (load.Options.SkipDurations,
+	// SkipCollectives) for a command that shows them.
+	durations, collectives bool
+	// keepFirst keeps the first input's model (a timeline chart's).
+	keepFirst bool
+	// reduce takes what else the command needs of each input's model
+	// (load.Options.Reduce).
+	reduce func(*window.Table, int) error
+	// quiet reads the inputs again without a word (warnings, progress).
+	quiet bool
 }
 
 // loadOptions reads the flags every command that reads traces shares:
@@ -77,6 +88,14 @@ func loadOptions(c *cli.Context, e *env, sel selection) (load.Options, error) {
 	opt.Warnings, opt.Stdin = e.stderr, e.stdin
 	if e.tty {
 		opt.Progress = e.stderr
+	}
+	if sel.quiet {
+		opt.Warnings, opt.Progress = nil, nil
+	}
+	opt.SkipDurations, opt.SkipCollectives = !sel.durations, !sel.collectives
+	opt.Reduce = sel.reduce
+	if sel.keepFirst {
+		opt.Keep = func(i int) bool { return i == 0 }
 	}
 	return opt, nil
 }

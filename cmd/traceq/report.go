@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/render/report"
+	"github.com/traceq/traceq/window"
 )
 
 // maxAppendTarget is the largest file report --append adds to: a
@@ -81,17 +82,30 @@ func reportCmd(e *env) *cli.Command {
 				return err
 			}
 			copt := a.coll
-			tbl, err := loadInputs(c, e, selection{steps: true})
+			el, err := newEffLoad(c, e, true, false)
 			if err != nil {
 				return err
 			}
-			eff, err := efficiencyOf(c, e, tbl, true)
+			// What the report needs of each model is taken while the
+			// loader holds it: the efficiency rows, the timelines.
+			timelines := report.NewTimelines(stepKind)
+			reduce := func(tbl *window.Table, i int) error {
+				if err := el.reduce(tbl, i); err != nil {
+					return err
+				}
+				return timelines.Reduce(tbl, i)
+			}
+			tbl, err := loadInputs(c, e, selection{steps: true, durations: true, collectives: true, reduce: reduce})
+			if err != nil {
+				return err
+			}
+			eff, err := el.result(tbl, true)
 			if err != nil {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
 				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Links: copt.Links, Unattributed: c.Bool("unattributed"), Efficiency: eff,
-				Findings: a.findings, Settings: a.set}
+				Findings: a.findings, Settings: a.set, Timelines: timelines}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group

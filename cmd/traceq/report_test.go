@@ -429,7 +429,8 @@ func reportFor(t *testing.T, path string) *analyze.GroupTable {
 // a directory as one run, as the CLI computes it: through the loader.
 func reportForRun(t *testing.T, path string) *analyze.GroupTable {
 	t.Helper()
-	tbl, err := load.Load([]string{path}, load.Options{Steps: true})
+	// The models kept: answerOf runs the efficiency analysis on them.
+	tbl, err := load.Load([]string{path}, load.Options{Steps: true, Keep: func(int) bool { return true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +448,7 @@ func answerOf(g *analyze.GroupTable) render.Answer {
 	}
 	var eff *efficiency.Result
 	for _, in := range g.Table.Inputs {
-		if len(in.Trace.OpSigs) > 0 || len(in.Trace.Configs) > 0 {
+		if in.OpSigs > 0 || in.Configs > 0 {
 			eff = efficiency.Analyze(g.Table, efficiency.Options{})
 			break
 		}

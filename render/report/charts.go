@@ -73,6 +73,9 @@ type ChartOptions struct {
 	// Unattributed draws, in the shares chart, the groups outside any
 	// step that hold almost nothing (chart.LeaveOutUnattributed).
 	Unattributed bool
+	// Timelines are the timelines taken while the inputs' models were
+	// held; a timeline not among them is drawn from the model.
+	Timelines *Timelines
 }
 
 // Charts is what the charts of one set of inputs are drawn from: one
@@ -194,7 +197,7 @@ func (c *Charts) Draw(w io.Writer, kind ChartKind, i, stepIndex int, format stri
 		if err != nil {
 			return err
 		}
-		tl, err := chart.StepTrack(c.tbl, i, index)
+		tl, err := c.track(i, index)
 		if err != nil {
 			return err
 		}

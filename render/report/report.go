@@ -70,6 +70,9 @@ type Options struct {
 	// the command found, which the summary says the origin of.
 	Findings findings.Options
 	Settings *settings.Settings
+	// Timelines are the inputs' timelines, taken while their models were
+	// held (ChartOptions.Timelines).
+	Timelines *Timelines
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
@@ -96,7 +99,7 @@ func New(tbl *window.Table, opt Options) *Report {
 		opt.Level = 1
 	}
 	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
-		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Links: opt.Links, Unattributed: opt.Unattributed})
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Links: opt.Links, Unattributed: opt.Unattributed, Timelines: opt.Timelines})
 	r := &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
 	var ct *collectives.Table
 	if c.groups.AnyCommunication() {

@@ -1,0 +1,107 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"weak"
+
+	"github.com/traceq/traceq/efficiency"
+	"github.com/traceq/traceq/internal/gen"
+	"github.com/traceq/traceq/render/report"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+	"github.com/traceq/traceq/window"
+)
+
+// TestModelsDropped checks, deterministically, that Load holds no more
+// models than the files it parses at once (issue 21): when the parse of
+// file k starts, the model of every file before k-inFlight+1 has been
+// collected (a weak pointer to it is nil after a collection), however
+// many files precede it. With one file in flight: the second rank's model
+// is gone when the third is parsed. A reducer that needs the model sees
+// it (Options.Reduce) and keeps none: the efficiency analysis's and the
+// report's timelines, run here, take their rows and drop the model; the
+// table keeps what every analysis reads.
+func TestModelsDropped(t *testing.T) {
+	dir := t.TempDir()
+	const ranks = 5
+	cfg := gen.Config{Ranks: ranks, Steps: 30, DecodeEvery: 10, Layers: 4, Seed: 3}
+	for r := range ranks {
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, cfg, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank%d.json", r)), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, inFlight := range []int{1, 2} {
+		t.Run(fmt.Sprint("inFlight=", inFlight), func(t *testing.T) {
+			var mu sync.Mutex
+			models := map[int]weak.Pointer[trace.Trace]{}
+			var failures []string
+			filesInFlight = inFlight
+			testParsed = func(i int, tr *trace.Trace) {
+				mu.Lock()
+				defer mu.Unlock()
+				models[i] = weak.Make(tr)
+			}
+			testParse = func(k int) {
+				runtime.GC()
+				runtime.GC()
+				mu.Lock()
+				defer mu.Unlock()
+				for i, w := range models {
+					if i <= k-inFlight && w.Value() != nil {
+						failures = append(failures, fmt.Sprintf("file %d's model alive while file %d is parsed", i, k))
+					}
+				}
+			}
+			defer func() { filesInFlight, testParse, testParsed = maxParallelFiles, nil, nil }()
+			reduced := 0
+			eff := efficiency.NewReducer(efficiency.Options{})
+			tls := report.NewTimelines(step.Filter{})
+			tbl, err := Load([]string{dir}, Options{Steps: true, Reduce: func(tbl *window.Table, i int) error {
+				if !tbl.Inputs[i].Held() || len(tbl.Inputs[i].Trace.Activities) == 0 {
+					t.Errorf("input %d: no model to reduce", i)
+				}
+				reduced++
+				eff.Reduce(tbl, i)
+				return tls.Reduce(tbl, i)
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range failures {
+				t.Error(f)
+			}
+			if len(models) != ranks || reduced != ranks {
+				t.Fatalf("%d models made, %d reduced, want %d", len(models), reduced, ranks)
+			}
+			// Once loaded, no model is alive, and the table has what the
+			// analyses read.
+			runtime.GC()
+			runtime.GC()
+			for i, w := range models {
+				if w.Value() != nil {
+					t.Errorf("file %d's model alive after Load", i)
+				}
+			}
+			for i, in := range tbl.Inputs {
+				if in.Held() || in.Steps == nil || len(in.Steps.List) != cfg.Steps || len(in.Durations) == 0 || len(in.Collectives.Kernels) == 0 {
+					t.Errorf("input %d: held %v, steps %v, %d duration records, %d collective kernels", i, in.Held(), in.Steps != nil, len(in.Durations), len(in.Collectives.Kernels))
+				}
+			}
+			if r := eff.Result(tbl); len(r.Categories) == 0 || len(r.Graphs) != ranks {
+				t.Errorf("efficiency: %d category rows, %d graph rows", len(r.Categories), len(r.Graphs))
+			}
+			runtime.KeepAlive(tbl)
+			runtime.KeepAlive(tls)
+		})
+	}
+}

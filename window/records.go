@@ -1,0 +1,277 @@
+package window
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/traceq/traceq/classify"
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+)
+
+// What the table keeps of an input's activities beyond the windows' sums,
+// for the analyses that need more than a sum: the kernels table (every
+// duration, for its medians and spreads) and the collectives (each
+// collective kernel, in order, to match across ranks). Both are gathered
+// in the table's one pass, so that the model can be dropped once the
+// input is added (Table.Release): a run's cost grows with one rank's
+// model plus these records, not with every model (docs/performance.md).
+
+// Durations are the durations of an input's GPU activities of one name,
+// full category, device, window class and kind, sorted: what the kernels
+// table reads of them (docs/definitions.md#the-kernels-table). They are
+// held delta-encoded (a varint per activity, one or two bytes for most),
+// a quarter of the 8 bytes a duration takes in the model.
+type Durations struct {
+	Name   NameID
+	Cat    CatID // the activities' full category (never folded)
+	Device int32
+	Class  step.Class
+	// Kernel is true for kernels, false for memcpy and memset.
+	Kernel bool
+	N      int64
+	Total  int64
+	Min    int64
+	Max    int64
+	enc    []byte
+}
+
+// Bytes is the size of the encoded durations.
+func (d *Durations) Bytes() int { return len(d.enc) }
+
+// AppendTo appends the durations, ascending, to dst.
+func AppendTo[T int32 | int64](dst []T, d *Durations) []T {
+	b := d.enc
+	if len(b) == 0 {
+		return dst
+	}
+	x, n := binary.Varint(b)
+	b = b[n:]
+	dst = append(dst, T(x))
+	for len(b) > 0 {
+		dx, n := binary.Uvarint(b)
+		b = b[n:]
+		x += int64(dx)
+		dst = append(dst, T(x))
+	}
+	return dst
+}
+
+// Fits32 reports whether every duration fits an int32 (kernels shorter
+// than 2.1 s: the kernels table then holds them in half the memory).
+func (d *Durations) Fits32() bool { return d.Min >= math.MinInt32 && d.Max <= math.MaxInt32 }
+
+type durKey struct {
+	name   NameID
+	cat    CatID
+	device int32
+	class  step.Class
+	kernel bool
+}
+
+// durations gathers an input's durations during the pass.
+type durations struct {
+	m    map[durKey]int
+	keys []durKey
+	vals [][]int64
+	last durKey
+	at   int
+}
+
+func (d *durations) add(k durKey, dur int64) {
+	if d.m == nil {
+		d.m = map[durKey]int{}
+		d.at = -1
+	}
+	if d.at < 0 || k != d.last {
+		i, ok := d.m[k]
+		if !ok {
+			i = len(d.keys)
+			d.m[k] = i
+			d.keys = append(d.keys, k)
+			d.vals = append(d.vals, nil)
+		}
+		d.last, d.at = k, i
+	}
+	d.vals[d.at] = append(d.vals[d.at], dur)
+}
+
+// done sorts and encodes the durations, in key order.
+func (d *durations) done() []Durations {
+	out := make([]Durations, len(d.keys))
+	var buf []byte
+	for i, k := range d.keys {
+		v := d.vals[i]
+		slices.Sort(v)
+		r := Durations{Name: k.name, Cat: k.cat, Device: k.device, Class: k.class, Kernel: k.kernel,
+			N: int64(len(v)), Min: v[0], Max: v[len(v)-1]}
+		buf = binary.AppendVarint(buf[:0], v[0])
+		for j := 1; j < len(v); j++ {
+			buf = binary.AppendUvarint(buf, uint64(v[j]-v[j-1]))
+		}
+		for _, x := range v {
+			r.Total += x
+		}
+		r.enc = slices.Clone(buf)
+		d.vals[i] = nil
+		out[i] = r
+	}
+	slices.SortFunc(out, func(a, b Durations) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat), cmp.Compare(a.Device, b.Device),
+			a.Class.Compare(b.Class), cmp.Compare(boolInt(a.Kernel), boolInt(b.Kernel)))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Collectives are an input's collective kernels (kernels whose full
+// category is communication/*, ActivityCategory): what the collectives
+// analysis matches across ranks, and all it reads of the model. 24 bytes
+// a kernel; what kernels share (process, stream, category, args) is held
+// once.
+type Collectives struct {
+	// Kernels are in activity order (by start).
+	Kernels []CollectiveKernel
+	Keys    []CollectiveKey
+	// Args are the distinct collective args of the kernels (Args.Find).
+	Args []CollectiveArgs
+	// Shapes are the distinct first tensors of the record_param_comms ops
+	// that launched kernels without args (older PyTorch writes none).
+	Shapes []CollectiveShape
+}
+
+// CollectiveShape is the first tensor of a record_param_comms op: its
+// element count and type as Kineto writes it ("float", "long int").
+type CollectiveShape struct {
+	Elems int64
+	Type  string
+}
+
+// CollectiveKernel is one collective kernel.
+type CollectiveKernel struct {
+	Start trace.Time
+	Dur   int64
+	// Step is the index of its step in the input's Steps.List; -1 for
+	// none (outside any step, or no steps).
+	Step int32
+	Key  int32 // index in Collectives.Keys
+}
+
+// End is the kernel's end.
+func (k *CollectiveKernel) End() trace.Time { return k.Start + trace.Time(k.Dur) }
+
+// CollectiveKey is what collective kernels of an input share.
+type CollectiveKey struct {
+	Proc   int32 // index in the input's processes (Rank.Proc)
+	Stream int32
+	Cat    CatID // full category: communication/<op>
+	Args   int32 // index in Collectives.Args; -1 for none
+	// Name is the kernel's name (the table's), Device its GPU; Shape,
+	// for a kernel without args, its launching op's tensor (an index in
+	// Collectives.Shapes; -1 for none).
+	Name   NameID
+	Device int32
+	Shape  int32
+}
+
+// CollectiveArgs are a collective kernel's args (trace.Collective) with
+// their names resolved.
+type CollectiveArgs struct {
+	Op, DType, Group, GroupRanks string
+	// InElems and OutElems are the message element counts, -1 when absent.
+	InElems, OutElems int64
+	GroupSize         int32 // -1 when absent
+	Source            trace.CollectiveSource
+}
+
+// collectives gathers an input's collective kernels during the pass.
+type collectives struct {
+	out    Collectives
+	keys   map[CollectiveKey]int32
+	args   map[argsKey]int32
+	shapes map[CollectiveShape]int32
+}
+
+// argsKey is the content of a trace.Collective's args, its names by id.
+type argsKey struct {
+	op, dtype, group, ranks trace.NameID
+	in, out                 int64
+	size                    int32
+	source                  trace.CollectiveSource
+}
+
+func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat CatID, name NameID, args *trace.Collective) {
+	if c.keys == nil {
+		c.keys, c.args, c.shapes = map[CollectiveKey]int32{}, map[argsKey]int32{}, map[CollectiveShape]int32{}
+	}
+	k := CollectiveKey{Proc: a.Proc, Stream: a.Stream, Cat: cat, Args: -1, Name: name, Device: a.Device, Shape: -1}
+	if args == nil {
+		if sh, ok := opShape(t, a); ok {
+			si, ok := c.shapes[sh]
+			if !ok {
+				si = int32(len(c.out.Shapes))
+				c.shapes[sh] = si
+				c.out.Shapes = append(c.out.Shapes, sh)
+			}
+			k.Shape = si
+		}
+	}
+	if args != nil {
+		ak := argsKey{args.Op, args.DType, args.Group, args.GroupRanks, args.InElems, args.OutElems, args.GroupSize, args.Source}
+		ai, ok := c.args[ak]
+		if !ok {
+			ai = int32(len(c.out.Args))
+			c.args[ak] = ai
+			c.out.Args = append(c.out.Args, CollectiveArgs{Op: t.Names[args.Op], DType: t.Names[args.DType], Group: t.Names[args.Group],
+				GroupRanks: t.Names[args.GroupRanks], InElems: args.InElems, OutElems: args.OutElems,
+				GroupSize: args.GroupSize, Source: args.Source})
+		}
+		k.Args = ai
+	}
+	ki, ok := c.keys[k]
+	if !ok {
+		ki = int32(len(c.out.Keys))
+		c.keys[k] = ki
+		c.out.Keys = append(c.out.Keys, k)
+	}
+	c.out.Kernels = append(c.out.Kernels, CollectiveKernel{Start: a.Start, Dur: a.Dur, Step: step, Key: ki})
+}
+
+// opShape is the first tensor of the record_param_comms op that launched
+// kernel a (its op: trace.Attr.Op), when it has one with dimensions.
+func opShape(t *trace.Trace, a *trace.Activity) (CollectiveShape, bool) {
+	o := t.OpOf(t.AttrOf(a.Attr).Op)
+	if o == nil || int(o.Sig) >= len(t.OpSigs) {
+		return CollectiveShape{}, false
+	}
+	sig := &t.OpSigs[o.Sig]
+	if t.Names[sig.Name] != "record_param_comms" || len(sig.Args) == 0 || len(sig.Args[0].Dims) == 0 {
+		return CollectiveShape{}, false
+	}
+	n := int64(1)
+	for _, d := range sig.Args[0].Dims {
+		if d <= 0 || n > math.MaxInt64/int64(d) {
+			return CollectiveShape{}, false
+		}
+		n *= int64(d)
+	}
+	return CollectiveShape{Elems: n, Type: t.Names[sig.Args[0].Type]}, true
+}
+
+// done is the input's record, its slices at their size.
+func (c *collectives) done() Collectives {
+	out := c.out
+	out.Kernels = slices.Clip(slices.Clone(out.Kernels))
+	return out
+}
+
+// isComm reports whether category id is a collective's.
+func (t *Table) isComm(id CatID) bool { return t.cats[id].Top == classify.Communication }
