@@ -142,19 +142,20 @@ type plan struct {
 	base    int64
 	devices map[int64]bool
 	sel     *slice.Selection
-	gaps    []window.Gap // with Options.Steps: those in the selection
-	log     gapLog       // with a time window: every gap, compactly
-	proj    *project     // the collective kernels near the window
+	gaps    []window.Gap   // with Options.Steps: those in the selection
+	log     gapLog         // with a time window: every gap, compactly
+	input   int            // index in the loader's table
+	chosen  map[int32]bool // with Options.Steps: the chosen steps, by position
 	devMap  map[int64]int64
 	waits   []wait
 	index   int
 	threads int // thread names written for GPU streams and idle tracks
 }
 
-// Merge reads the trace files of set (load.Expand) and writes them to w
-// as one Chrome trace: Prepare, then Write.
-func Merge(set *parse.Inputs, w io.Writer, opt Options) (*Result, error) {
-	m, err := Prepare(set, opt)
+// Merge reads the runs args name and writes them to w as one Chrome
+// trace: Prepare, then Write.
+func Merge(args []string, w io.Writer, opt Options) (*Result, error) {
+	m, err := Prepare(args, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -168,21 +169,36 @@ type Merger struct {
 	res   *Result
 }
 
-// Prepare is the first pass: each rank of set parsed in turn, what the
-// merge needs of it kept, its model dropped; the clocks aligned and the
-// window placed on every rank. Errors here come before any output.
-func Prepare(set *parse.Inputs, opt Options) (*Merger, error) {
-	paths, hosts := set.Files(), load.Hosts(set)
-	if len(paths) == 0 {
+// Prepare is the first pass: the runs args name read through the loader
+// (two files parsed at once, each reduced to the window table's records
+// and what the merge needs of it, its model then dropped); the clocks
+// aligned and the window placed on every rank; the collectives matched.
+// Errors here come before any output.
+func Prepare(args []string, opt Options) (*Merger, error) {
+	lo := opt.Load
+	lo.Steps = opt.Steps != nil
+	lo.SkipDurations, lo.SkipCollectives, lo.Keep = true, false, nil
+	// Each input's gaps come while the table adds it, before its Reduce.
+	var log gapLog
+	lo.Gaps = log.add
+	var byInput []*plan
+	lo.Reduce = func(tbl *window.Table, i int) error {
+		p, err := prepare(tbl, i, log, opt)
+		if err != nil {
+			return err
+		}
+		log = gapLog{}
+		byInput = append(byInput, p)
+		return nil
+	}
+	tbl, err := load.Load(args, lo)
+	if err != nil {
+		return nil, err
+	}
+	if len(byInput) == 0 {
 		return nil, errors.New("no trace files")
 	}
-	plans := make([]*plan, len(paths))
-	for i, p := range paths {
-		var err error
-		if plans[i], err = prepare(p, hosts[i], opt); err != nil {
-			return nil, err
-		}
-	}
+	plans := slices.Clone(byInput)
 	slices.SortStableFunc(plans, func(a, b *plan) int {
 		switch {
 		case a.Number != nil && b.Number != nil:
@@ -198,16 +214,10 @@ func Prepare(set *parse.Inputs, opt Options) (*Merger, error) {
 	align(plans, res)
 	name(plans)
 	renumberDevices(plans)
-	if err := matchCollectives(plans, opt, res); err != nil {
-		return nil, err
-	}
+	origin(plans, res)
+	matchCollectives(tbl, byInput, plans, opt, res)
 	if opt.Steps == nil {
 		window0(plans, opt, res)
-	} else {
-		res.Origin = math.MaxInt64
-		for _, p := range plans {
-			res.Origin = min(res.Origin, p.first+p.ShiftNS)
-		}
 	}
 	return &Merger{plans: plans, res: res}, nil
 }
@@ -234,64 +244,47 @@ func (m *Merger) Write(w io.Writer) (*Result, error) {
 	return res, nil
 }
 
-// prepare is the first pass over one rank: its model, then what the
-// merge needs of it.
-func prepare(path, host string, opt Options) (*plan, error) {
-	lo := opt.Load
-	lo.Steps = opt.Steps != nil
-	var log gapLog
-	lo.Gaps = log.add
-	tbl, err := load.OneOn(path, host, lo)
-	if err != nil {
-		return nil, err
-	}
-	in := &tbl.Inputs[0]
+// prepare takes what the merge needs of input i of tbl while its model is
+// held (the loader's Reduce): its clock, its GPUs, its selection and its
+// idle gaps (log).
+func prepare(tbl *window.Table, i int, log gapLog, opt Options) (*plan, error) {
+	in := &tbl.Inputs[i]
 	t := in.Trace
+	path := in.Path
 	if t.Meta.Format != trace.FormatChrome {
 		return nil, &parse.FileError{Path: path, Err: errors.New("an nsys export: merge reads Chrome traces (torch.profiler JSON) only")}
 	}
-	p := &plan{Rank: Rank{Path: path, Host: in.Host, Number: in.Rank}, first: int64(in.Origin), base: t.Meta.BaseTime,
+	p := &plan{Rank: Rank{Path: path, Host: in.Host, Number: in.Rank}, input: i, first: int64(in.Origin), base: t.Meta.BaseTime,
 		devices: map[int64]bool{}}
-	for i := range t.Activities {
-		p.devices[int64(t.Activities[i].Device)] = true
+	for _, d := range in.DeviceIDs {
+		p.devices[int64(d)] = true
 	}
 	for _, pr := range t.Procs {
 		delete(p.devices, pr.PID)
 	}
-	if opt.Steps != nil {
-		sel, steps, err := slice.FromModel(t, in.Steps, *opt.Steps)
-		if errors.Is(err, slice.ErrNoSteps) {
-			what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
-			if lo.Pattern != "" {
-				what = fmt.Sprintf("no annotation range matches the step pattern %q", lo.Pattern)
-			}
-			return nil, &parse.FileError{Path: path, Err: fmt.Errorf("%s: %w", what, ErrNoSteps)}
-		}
-		if err != nil {
-			return nil, &parse.FileError{Path: path, Err: err}
-		}
-		p.sel, p.Steps = sel, steps
-		p.gaps = log.within(sel.GPU.Start, sel.GPU.End)
-		chosen := chosenSteps(in.Steps, *opt.Steps)
-		p.proj = projectCollectives(tbl, 0, func(i int) bool { s := in.Steps.Of[i]; return s >= 0 && chosen[s] })
-	} else {
+	if opt.Steps == nil {
 		p.log = log
-		// The window is placed once every rank is read: keep the
-		// collectives within a second of where it falls on this rank's
-		// own clock, from its first GPU activity (ranks of one run start
-		// within far less of each other).
-		lo, hi := sat(p.first, opt.From-nearWindow), sat(sat(p.first, opt.To), nearWindow)
-		acts := t.Activities
-		p.proj = projectCollectives(tbl, 0, func(i int) bool { a := &acts[i]; return int64(a.Start) >= lo && int64(a.End()) <= hi })
+		return p, nil
 	}
-	// The model goes before the next rank is parsed.
-	tbl, t, in = nil, nil, nil
-	runtime.GC()
+	sel, steps, err := slice.FromModel(t, in.Steps, *opt.Steps)
+	if errors.Is(err, slice.ErrNoSteps) {
+		what := "no step markers (ProfilerStep#N, vLLM execute_…, SGLang step[…], ATOM prefill[…]/decode[…])"
+		if opt.Load.Pattern != "" {
+			what = fmt.Sprintf("no annotation range matches the step pattern %q", opt.Load.Pattern)
+		}
+		return nil, &parse.FileError{Path: path, Err: fmt.Errorf("%s: %w", what, ErrNoSteps)}
+	}
+	if err != nil {
+		return nil, &parse.FileError{Path: path, Err: err}
+	}
+	p.sel, p.Steps = sel, steps
+	p.gaps = log.within(sel.GPU.Start, sel.GPU.End)
+	p.chosen = chosenSteps(in.Steps, *opt.Steps)
 	return p, nil
 }
 
-// nearWindow is how far from a time window, on a rank's own clock, its
-// collectives are kept for matching.
+// nearWindow is how far from a time window the collectives that align
+// the clocks may lie (on the clocks aligned by the base).
 const nearWindow = int64(1e9)
 
 // chosenSteps marks the steps of st that opt selects, by position.
@@ -414,14 +407,19 @@ func renumberDevices(plans []*plan) {
 	}
 }
 
-// window0 sets, for a time window, the merged origin and each rank's
-// selection and gaps: the window on the common clock, [origin + From,
-// origin + To], on each rank's own.
-func window0(plans []*plan, opt Options, res *Result) {
+// origin sets the merged trace's origin: the first GPU activity of any
+// rank, on the common clock.
+func origin(plans []*plan, res *Result) {
 	res.Origin = math.MaxInt64
 	for _, p := range plans {
 		res.Origin = min(res.Origin, p.first+p.ShiftNS)
 	}
+}
+
+// window0 sets, for a time window, each rank's selection and gaps: the
+// window on the common clock, [origin + From, origin + To], on each
+// rank's own.
+func window0(plans []*plan, opt Options, res *Result) {
 	start, end := sat(res.Origin, opt.From), sat(res.Origin, opt.To)
 	for _, p := range plans {
 		s, e := start-p.ShiftNS, end-p.ShiftNS

@@ -27,12 +27,8 @@ const dlrm8 = "../testdata/traces/torch/dlrm8"
 // returns its path and the result.
 func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	t.Helper()
-	set, err := load.Expand(args, opt.Load)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
-	res, err := Merge(set, &buf, opt)
+	res, err := Merge(args, &buf, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +42,7 @@ func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	// The same bytes again: the output does not depend on the order the
 	// ranks' copies end in.
 	var again bytes.Buffer
-	if _, err := Merge(set, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
+	if _, err := Merge(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
 		t.Fatalf("a second merge differs (%v)", err)
 	}
 	return out, res
@@ -387,11 +383,7 @@ func TestMergeTime(t *testing.T) {
 // when steps are selected, and so is an nsys export.
 func TestMergeRefuses(t *testing.T) {
 	for _, in := range []string{"../testdata/traces/torch/hta_legacy_minimal.json.gz", "../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"} {
-		set, err := load.Expand([]string{in}, load.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Merge(set, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
+		_, err := Merge([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(filepath.Base(in))) {
 			t.Errorf("%s: %v", in, err)
 		}

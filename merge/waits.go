@@ -17,31 +17,44 @@ type wait struct {
 	transfer   int64
 }
 
-// matchCollectives matches the ranks' collective kernels near the window
-// (their projections) as traceq collectives does: each instance gives
-// the ranks that waited their waits and, with --align collectives, the
-// kernels' ends the clocks are aligned by.
-func matchCollectives(plans []*plan, opt Options, res *Result) error {
-	inputs := make([]window.Input, len(plans))
+// matchCollectives matches the ranks' collective kernels (the table's
+// records, byInput the plans in the table's input order) as traceq
+// collectives does, keeping the instances in the window: with steps,
+// those whose kernels are all of the chosen steps; with a time window,
+// those within nearWindow of it on the clocks aligned by the base. Each
+// gives the ranks that waited their waits and, with --align
+// collectives, the kernels' ends the clocks are aligned by.
+func matchCollectives(tbl *window.Table, byInput, plans []*plan, opt Options, res *Result) {
+	index := map[*plan]int{}
 	for i, p := range plans {
-		inputs[i] = window.Input{Path: p.Path, Run: "merge", Host: p.Host, Trace: p.proj.Trace, Steps: p.proj.Steps}
+		index[p] = i
 	}
-	tbl, err := window.Build(inputs, window.Options{Classifier: opt.Load.Classifier})
-	if err != nil {
-		return err
+	var lo, hi int64
+	if opt.Steps == nil {
+		lo, hi = sat(sat(res.Origin, opt.From), -nearWindow), sat(sat(res.Origin, opt.To), nearWindow)
 	}
 	var insts []matched
 	collectives.Match(tbl, collectives.Options{NoSizes: true, OnInstance: func(in *collectives.Instance) {
 		m := matched{ranks: make([]int, len(in.Ranks)), ends: make([]int64, len(in.Ranks))}
 		for j, r := range in.Ranks {
-			pi := r.Input // the table's inputs are the plans, in order
-			recs := &tbl.Inputs[pi].Collectives
+			p := byInput[r.Input]
+			k := &tbl.Inputs[r.Input].Collectives.Kernels[in.Kernels[j]]
+			if opt.Steps != nil && (k.Step < 0 || !p.chosen[k.Step]) {
+				return
+			}
+			if opt.Steps == nil && (int64(k.Start)+p.ShiftNS < lo || int64(k.End())+p.ShiftNS > hi) {
+				return
+			}
+			m.ranks[j] = index[p]
+			m.ends[j] = int64(k.End()) + p.ShiftNS
+		}
+		for j, r := range in.Ranks {
+			p := byInput[r.Input]
+			recs := &tbl.Inputs[r.Input].Collectives
 			k := &recs.Kernels[in.Kernels[j]]
-			m.ranks[j] = pi
-			m.ends[j] = int64(k.End()) + plans[pi].ShiftNS
 			if w := k.Dur - in.TransferNS; w > 0 && j != in.Last {
-				plans[pi].waits = append(plans[pi].waits, wait{start: int64(k.Start), dur: w, device: recs.Keys[k.Key].Device,
-					last: in.Ranks[in.Last].Input, op: in.Op, transfer: in.TransferNS})
+				p.waits = append(p.waits, wait{start: int64(k.Start), dur: w, device: recs.Keys[k.Key].Device,
+					last: index[byInput[in.Ranks[in.Last].Input]], op: in.Op, transfer: in.TransferNS})
 			}
 		}
 		insts = append(insts, m)
@@ -53,20 +66,18 @@ func matchCollectives(plans []*plan, opt Options, res *Result) error {
 	}
 	// How far apart the ends are on the clocks as aligned so far.
 	res.SpreadP50, res.SpreadMax = spread(insts, make([]int64, len(plans)), all)
-	if res.Align == AlignCollectives {
-		al := collectivesShift(len(plans), insts)
-		for i, p := range plans {
-			if al.joined[i] {
-				p.ShiftNS += al.shift[i]
-				p.AlignedBy, p.Joined = "collectives", true
-			}
+	if res.Align != AlignCollectives {
+		return
+	}
+	al := collectivesShift(len(plans), insts)
+	for i, p := range plans {
+		if al.joined[i] {
+			p.ShiftNS += al.shift[i]
+			p.AlignedBy, p.Joined = "collectives", true
 		}
-		res.SpreadP50, res.SpreadMax = al.spreadP50, al.spreadMax
 	}
-	for _, p := range plans {
-		p.proj = nil
-	}
-	return nil
+	res.SpreadP50, res.SpreadMax = al.spreadP50, al.spreadMax
+	origin(plans, res) // the clocks moved
 }
 
 // waitTid is the thread of device d's waits: after its streams, before

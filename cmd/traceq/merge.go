@@ -11,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/traceq/traceq/load"
 	"github.com/traceq/traceq/merge"
 	"github.com/traceq/traceq/outfile"
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/slice"
 	"github.com/traceq/traceq/step"
@@ -83,14 +83,14 @@ func mergeCmd(e *env) *cli.Command {
 					what += render.MS(opt.To) + " ms"
 				}
 			}
-			set, err := load.Expand(c.Args().Slice(), lo)
-			if err != nil {
-				return err
+			// An output that is an input is refused before anything is
+			// read (the loader reports the inputs' own errors).
+			if set, err := parse.Expand(c.Args().Slice()); err == nil {
+				if err := refuseInputs("merge", "-o", out, set.Files()); err != nil {
+					return err
+				}
 			}
-			if err := refuseInputs("merge", "-o", out, set.Files()); err != nil {
-				return err
-			}
-			m, err := merge.Prepare(set, opt)
+			m, err := merge.Prepare(c.Args().Slice(), opt)
 			if errors.Is(err, merge.ErrNoSteps) {
 				return fmt.Errorf("%w (--time)", err)
 			}
