@@ -59,10 +59,13 @@ var layers = map[string][]string{
 	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "render", "render/chart"},
 	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
 	"slice":          {"trace", "parse", "parse/chrometrace", "parse/nsyssqlite", "step"},
+	// merge: the ranks of a run as one Chrome trace, each rank read
+	// through the loader, then streamed through slice.
+	"merge": {"trace", "outfile", "classify", "parse", "parse/chrometrace", "step", "window", "collectives", "load", "slice"},
 
 	// The command and the tools on top.
 	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
-		"gpuspec", "efficiency", "findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice"},
+		"gpuspec", "efficiency", "findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice", "merge"},
 	"bench/prof": {"parse", "load", "analyze"},
 }
 

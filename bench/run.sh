@@ -90,6 +90,10 @@ measure "traceq breakdown ${RANKS} rank files" "$DIR/traceq" breakdown --format 
 rw=$W rm=$M rc=$C
 measure "traceq collectives ${RANKS} rank files" "$DIR/traceq" collectives --format json "$DIR/ranks"
 cw=$W cm=$M cc=$C
+# 10 decode steps of every rank as one Chrome trace (steps 101-110: the
+# prefill steps are every 50th).
+measure "traceq merge 10 steps of ${RANKS} rank files" "$DIR/traceq" merge --steps 101:111 -o "$DIR/merged.json.gz" "$DIR/ranks"
+mw=$W mm=$M mc=$C msize=$(stat -c %s "$DIR/merged.json.gz")
 
 # Issue 21: memory per added rank. RANKS64 rank files of STEPS64 steps
 # (~250 MB each); breakdown on half of them and on all, the difference in
@@ -120,7 +124,7 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" \
 	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" \
-	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v fw="$fw" -v fm="$fm" -v fc="$fc" \
+	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v fw="$fw" -v fm="$fm" -v fc="$fc" -v mw="$mw" -v mm="$mm" -v mc="$mc" -v msize="$msize" \
 	-v sbw="$sbw" -v sbc="$sbc" -v sew="$sew" -v sem="$sem" -v sec="$sec" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
 	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
@@ -128,6 +132,7 @@ awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" 
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
 	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 450 MB]\n", ranks, rm, rm * 1.048576
 	printf "  %d ranks:   collectives / breakdown     wall %5.2f   cpu %5.2f; peak RSS %d MiB (%d MB)\n", ranks, cw / rw, cc / rc, cm, cm * 1.048576
+	printf "  %d ranks:   merge 10 steps / breakdown  wall %5.2f   cpu %5.2f; peak RSS %d MiB; output %.1f MB (.gz)\n", ranks, mw / rw, mc / rc, mm, msize / 1e6
 	printf "  export / breakdown (.json.gz)          wall %5.2f   cpu %5.2f   [<= 1.5]; peak RSS %d MiB [<= 400 MB]\n", ew / tw, ec / tc, em
 	printf "  efficiency / breakdown (.json.gz)      wall %5.2f   cpu %5.2f   [<= 1.3]; peak RSS %d MiB\n", fw / tw, fc / tc, fm
 	printf "  the same with shapes and the capture   wall %5.2f   cpu %5.2f   [<= 1.3]; peak RSS %d MiB\n", sew / sbw, sec / sbc, sem

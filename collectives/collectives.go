@@ -21,11 +21,43 @@ type Options struct {
 	// collective args: BytesPerToken times the token count of their step's
 	// marker (step.Step.Tokens).
 	BytesPerToken int64
-	// Link, when set, is what bus bandwidth is compared with.
+	// Link, when set, is what bus bandwidth is compared with, for every
+	// communicator (the same as Links.All).
 	Link *Link
+	// Links, when given, are the links per scope: a communicator on one
+	// host is compared with Links.Intra, one that spans hosts with
+	// Links.Inter (--link intra=…,inter=…).
+	Links Links
 	// NoSizes skips message sizes and bandwidths: for the stragglers
 	// alone (breakdown's cross-rank table), which need only durations.
 	NoSizes bool
+	// OnInstance, when set, receives every matched instance (a merged
+	// timeline draws the waits).
+	OnInstance func(*Instance)
+}
+
+// Instance is one matched instance of a collective, as OnInstance sees it.
+type Instance struct {
+	Run   string
+	Class step.Class
+	Op    string
+	// Ranks are its ranks in rank order; Kernels the index of each one's
+	// kernel among its input's collective kernels
+	// (window.Input.Collectives.Kernels).
+	Ranks   []Member
+	Kernels []int32
+	// TransferNS is the shortest kernel's duration; Last the position in
+	// Ranks of the rank that arrived last (its kernel the shortest).
+	TransferNS int64
+	Last       int
+}
+
+// links returns the links of opt: Links, or Link for every communicator.
+func (o Options) links() Links {
+	if o.Links.Given() {
+		return o.Links
+	}
+	return Links{All: o.Link}
 }
 
 // SizeSource says where a collective's message size was read.
@@ -34,11 +66,13 @@ type SizeSource uint8
 const (
 	sizeArgs          SizeSource = iota // Kineto's collective args on the kernel
 	sizeCPUOp                           // the args of the record_param_comms op that launched it
+	sizeOpShape                         // the tensor of the record_param_comms op that launched it (no args)
 	sizeBytesPerToken                   // Options.BytesPerToken × the step's tokens
 	sizeUnknown                         // none of these
 )
 
-var sizeSourceNames = [...]string{sizeArgs: "args", sizeCPUOp: "cpu_op", sizeBytesPerToken: "bytes_per_token", sizeUnknown: "unknown"}
+var sizeSourceNames = [...]string{sizeArgs: "args", sizeCPUOp: "cpu_op", sizeOpShape: "cpu_op_shape",
+	sizeBytesPerToken: "bytes_per_token", sizeUnknown: "unknown"}
 
 func (s SizeSource) String() string {
 	if int(s) < len(sizeSourceNames) {
@@ -195,6 +229,39 @@ type Op struct {
 	SizedInstances  int64
 	SizedTransferNS int64
 	Bandwidth
+	// Phase is the part of an expert-parallel all-to-all its kernels run
+	// ("dispatch", "combine", from their names); "" otherwise.
+	Phase string
+	// Rules say what formed the communicator (docs/definitions.md#communicators),
+	// in order, one or more when kernels of one op were matched by several
+	// (prefill kernels by their args, graph-replayed decode ones by
+	// pg_config, say).
+	Rules []CommRule
+	// Host is the host whose ranks form the communicator under RuleHost;
+	// "" otherwise.
+	Host string
+	// Scope says whether the op's ranks are on one host (ScopeIntra),
+	// several (ScopeInter) or hosts are unknown (ScopeAny); Link is the
+	// link that bounds it (Options.Links.For(Scope)); nil when none.
+	Scope Scope
+	Link  *Link
+	// TokenInstances counts the instances whose every rank's step gives a
+	// token count (its marker); TokenMaxSum sums their largest rank's
+	// count, TokenSum every rank's: TokenImbalance is their ratio to the
+	// mean.
+	TokenInstances        int64
+	TokenMaxSum, TokenSum int64
+}
+
+// TokenImbalance is the tokens of the rank with the most in each
+// instance over the mean of its ranks, over the instances with token
+// counts (docs/definitions.md#expert-parallelism): 1 when every rank has as
+// many; 0 when unknown.
+func (o *Op) TokenImbalance() float64 {
+	if o.TokenSum <= 0 {
+		return 0
+	}
+	return float64(len(o.Ranks)) * float64(o.TokenMaxSum) / float64(o.TokenSum)
 }
 
 // Run lists the ranks of one run.
@@ -208,9 +275,12 @@ type Table struct {
 	// Source is the table the collectives were matched in: its inputs.
 	Source *window.Table
 	// Filter is the class kept (Options.Filter).
-	Filter        step.Filter
-	Runs          []Run
-	Link          *Link
+	Filter step.Filter
+	Runs   []Run
+	Link   *Link
+	// Links are the links per scope when --link gave them so (Link is
+	// then nil).
+	Links         Links
 	BytesPerToken int64
 	// Ops in report order: run, class, then most kernel time first.
 	Ops []Op
@@ -281,6 +351,9 @@ func argsBytes(inElems, outElems int64, dtype string) int64 {
 // them per (step, op, stream); no per-kernel maps.
 func Match(tbl *window.Table, opt Options) *Table {
 	ct := &Table{Source: tbl, Filter: opt.Filter, Link: opt.Link, BytesPerToken: opt.BytesPerToken, Ops: []Op{}}
+	if opt.Links.Given() {
+		ct.Link, ct.Links = opt.Links.All, opt.Links
+	}
 	var runs []string
 	byRun := map[string][]window.RankID{}
 	for _, r := range tbl.Ranks {
@@ -349,9 +422,13 @@ type laneKey struct {
 	class  step.Class
 	op     int32 // index in runAnalysis.ops
 	stream int32 // stream id, or slot in order of first use
+	phase  phase
+	rule   CommRule
 }
 
-type commKey struct{ group, ranks string }
+// commKey names a communicator: the process group (from args or
+// pg_config) or, under RuleHost, the host.
+type commKey struct{ group, ranks, host string }
 
 type sizeKey struct {
 	bytes  int64
@@ -393,7 +470,16 @@ type runAnalysis struct {
 	classNS map[classKey]int64
 	steps   map[classKey]map[int32]bool // each rank's steps of each class
 
-	ranks    []*rankData
+	ranks []*rankData
+	// hostOf is the host of each distributed rank of the run ("" when
+	// unknown), for the communicators of kernels without args.
+	hostOf    map[int]string
+	multiHost bool
+	// pgCache holds each rank's choice of process group per op; intra and
+	// phases what each kernel name says (intraOnly, phaseOf).
+	pgCache  map[pgChoiceKey]pgChoice
+	intra    map[string]bool
+	phases   map[string]phase
 	opNames  interner[string]
 	opOfCat  []int32 // per full window.CatID: its op; notComm, or -2 not yet
 	comms    interner[commKey]
@@ -411,6 +497,7 @@ type entryKey struct {
 	class step.Class
 	op    int32
 	comm  int32
+	phase phase
 }
 
 // opAcc accumulates one Op.
@@ -422,6 +509,7 @@ type opAcc struct {
 	gsVotes  []vote // the args' group sizes, one vote per rank's kernel
 	sizeRows map[sizeKey]*Size
 	bytes    float64 // summed bytes of instances of known size
+	rules    uint8   // the CommRules of its lanes, a bit each
 }
 
 func (a *runAnalysis) laneID(k laneKey) int32 {
@@ -524,6 +612,7 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 			byID = false
 		}
 	}
+	a.commsOf()
 	for _, r := range all {
 		a.lanesOf(r, byID)
 	}
@@ -573,10 +662,24 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 		if !streamsByID {
 			k.stream = int32(slices.Index(r.streams, key.Stream))
 		}
+		if a.opNames.keys[k.op] == "all_to_all" {
+			name := a.tbl.Name(key.Name)
+			ph, ok := a.phases[name]
+			if !ok {
+				ph = phaseOf(name)
+				a.phases[name] = ph
+			}
+			k.phase = ph
+		}
 		var comm commKey
-		if key.Args >= 0 {
+		if key.Args >= 0 && (r.recs.Args[key.Args].Group != "" || r.recs.Args[key.Args].GroupRanks != "") {
 			c := &r.recs.Args[key.Args]
-			comm = commKey{c.Group, c.GroupRanks}
+			comm, k.rule = commKey{group: c.Group, ranks: c.GroupRanks}, RuleArgs
+			if c.Source == trace.CollectiveOnCPUOp {
+				k.rule = RuleCPUOp
+			}
+		} else {
+			comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], a.tbl.Name(key.Name))
 		}
 		k.comm = a.comms.id(comm)
 		r.kern[j].lane = a.laneID(k)
@@ -588,11 +691,13 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 const maxMessage = 1 << 40
 
 // argsSize is what the collective args of rank r's kernel x (an index in
-// its Collectives.Kernels) say.
-func (a *runAnalysis) argsSize(r *rankData, x int32) rankSize {
+// its Collectives.Kernels) of op say: the args on it or its launching op,
+// else (older PyTorch) the tensor of the record_param_comms op that
+// launched it.
+func (a *runAnalysis) argsSize(r *rankData, x int32, op string) rankSize {
 	key := &r.recs.Keys[r.recs.Kernels[x].Key]
 	if key.Args < 0 {
-		return rankSize{bytes: -1, source: sizeUnknown, groupSize: -1}
+		return opShapeSize(r.recs, key, op)
 	}
 	c := &r.recs.Args[key.Args]
 	rs := rankSize{bytes: argsBytes(c.InElems, c.OutElems, c.DType), source: sizeArgs, groupSize: c.GroupSize, args: true}
@@ -731,7 +836,7 @@ func (a *runAnalysis) match() {
 	a.entryIDs = map[entryKey]int{}
 	a.laneOp = make([]int32, nl)
 	for l, k := range a.lanes.keys {
-		ek := entryKey{k.class, k.op, k.comm}
+		ek := entryKey{k.class, k.op, k.comm, k.phase}
 		e, ok := a.entryIDs[ek]
 		if !ok {
 			e = len(a.entries)
@@ -744,6 +849,7 @@ func (a *runAnalysis) match() {
 			}
 			a.entries = append(a.entries, acc)
 		}
+		a.entries[e].rules |= 1 << k.rule
 		a.laneOp[l] = int32(e)
 	}
 	durs := make([]int64, len(a.ranks))
@@ -798,7 +904,7 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 			second = d
 		}
 		if !a.opt.NoSizes {
-			rs := a.argsSize(r, r.kern[p].idx)
+			rs := a.argsSize(r, r.kern[p].idx, a.opNames.keys[e.key.op])
 			sizes = append(sizes, rs)
 			if rs.groupSize > 0 {
 				e.gsVotes = addVote(e.gsVotes, int64(rs.groupSize))
@@ -817,6 +923,10 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		e.op.WaitNS += durs[i] - transfer
 	}
 	e.stats[last].LastArrivals++
+	a.tokens(e, l, k)
+	if a.opt.OnInstance != nil {
+		a.onInstance(e, l, k, transfer, last)
+	}
 	if len(e.ranks) > 1 {
 		e.stats[last].LeadNS += second - transfer
 	}
@@ -863,7 +973,15 @@ func (a *runAnalysis) ops() []Op {
 		op := e.op
 		comm := a.comms.keys[e.key.comm]
 		op.Run, op.Class, op.Op = a.run, e.key.class, a.opNames.keys[e.key.op]
-		op.Group, op.GroupRanks = comm.group, comm.ranks
+		op.Group, op.GroupRanks, op.Host = comm.group, comm.ranks, comm.host
+		op.Phase = phaseNames[e.key.phase]
+		for rule := range CommRule(numRules) {
+			if e.rules&(1<<rule) != 0 {
+				op.Rules = append(op.Rules, rule)
+			}
+		}
+		op.Scope = a.scope(e.ranks)
+		op.Link = a.opt.links().For(op.Scope)
 		op.Ranks = e.stats
 		for _, ri := range e.ranks {
 			k := classKey{a.ranks[ri].ID, e.key.class}
@@ -877,11 +995,11 @@ func (a *runAnalysis) ops() []Op {
 		// The link share is the time the instances would take at the
 		// link over the time they took (for a bandwidth, busbw / link).
 		var linkNS float64
-		linkAll := a.opt.Link != nil
+		linkAll := op.Link != nil
 		for _, row := range e.sizeRows {
 			if row.Bytes >= 0 {
 				row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS)
-				if t, ok := a.linkTime(op.Op, op.GroupSize, row.Bytes); ok && row.TransferNS > 0 {
+				if t, ok := a.linkTime(op.Link, op.Op, op.GroupSize, row.Bytes); ok && row.TransferNS > 0 {
 					share := t * float64(row.Instances) / float64(row.TransferNS)
 					row.LinkShare = &share
 					linkNS += t * float64(row.Instances)
@@ -910,7 +1028,8 @@ func (a *runAnalysis) ops() []Op {
 	}
 	slices.SortStableFunc(out, func(x, y Op) int {
 		return cmp.Or(x.Class.Compare(y.Class), cmp.Compare(y.KernelNS+y.UnmatchedNS, x.KernelNS+x.UnmatchedNS),
-			cmp.Compare(x.Op, y.Op), cmp.Compare(x.Group, y.Group), cmp.Compare(x.GroupRanks, y.GroupRanks))
+			cmp.Compare(x.Op, y.Op), cmp.Compare(x.Group, y.Group), cmp.Compare(x.GroupRanks, y.GroupRanks),
+			cmp.Compare(x.Host, y.Host), cmp.Compare(x.Phase, y.Phase))
 	})
 	return out
 }
@@ -941,7 +1060,7 @@ func (a *runAnalysis) groupSize(e *opAcc) (n, args int) {
 }
 
 // bandwidth is bytes over transfer ns (1 byte/ns = 1 GB/s), its bus
-// bandwidth and link share.
+// bandwidth and its share of link (nil: none).
 func (a *runAnalysis) bandwidth(op string, n int, bytes float64, transferNS int64) Bandwidth {
 	var bw Bandwidth
 	if transferNS <= 0 {
@@ -961,11 +1080,11 @@ func (a *runAnalysis) bandwidth(op string, n int, bytes float64, transferNS int6
 // linkTime is the time one instance of op over n ranks moving bytes would
 // take at the link (Link.TimeAt); ok is false without a link or when it
 // cannot tell.
-func (a *runAnalysis) linkTime(op string, n int, bytes int64) (float64, bool) {
-	if a.opt.Link == nil {
+func (a *runAnalysis) linkTime(link *Link, op string, n int, bytes int64) (float64, bool) {
+	if link == nil {
 		return 0, false
 	}
-	return a.opt.Link.TimeAt(op, n, bytes)
+	return link.TimeAt(op, n, bytes)
 }
 
 // Straggler returns the rank that arrived last most often in the

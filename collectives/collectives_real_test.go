@@ -1,7 +1,10 @@
 package collectives_test
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -143,14 +146,19 @@ func TestCollectivesTraceLensB200(t *testing.T) {
 		t.Fatalf("ops %+v", ct.Ops)
 	}
 	arOp, agOp := ct.Ops[0], ct.Ops[1]
+	// The symmetric-memory kernels carry no args: pg_config names their
+	// group, the first NCCL group of the rank's consecutive ranks 0-7
+	// (default_pg; pg_config lists three more with the same ranks).
 	if arOp.Op != "allreduce" || arOp.Instances != int64(ar) || ar != 73 || arOp.TransferNS != arNS || arOp.GroupSize != 8 ||
-		arOp.Group != "" || len(arOp.Sizes) != 1 || arOp.Sizes[0].Bytes != 888*14336 || arOp.Sizes[0].Source.String() != "bytes_per_token" {
+		arOp.Group != "0" || arOp.GroupRanks != "[0, 1, 2, 3, 4, 5, 6, 7]" || !slices.Equal(arOp.Rules, []collectives.CommRule{collectives.RulePGConfig}) ||
+		len(arOp.Sizes) != 1 || arOp.Sizes[0].Bytes != 888*14336 || arOp.Sizes[0].Source.String() != "bytes_per_token" {
 		t.Fatalf("allreduce %+v", arOp)
 	}
 	if bus := float64(888*14336*73) / float64(arNS) * 2 * 7 / 8; !relEqual(*arOp.BusGBps, bus) || !relEqual(*arOp.LinkShare, bus/900) {
 		t.Errorf("allreduce busbw %v, want %v", *arOp.BusGBps, bus)
 	}
 	if agOp.Op != "allgather" || agOp.Instances != 1 || agOp.TransferNS != agNS || agOp.GroupSize != 8 || agOp.Group != "3" ||
+		!slices.Equal(agOp.Rules, []collectives.CommRule{collectives.RuleArgs}) ||
 		agOp.Sizes[0].Bytes != 201088*2 || agOp.Sizes[0].Source.String() != "args" || !agOp.UpperBound {
 		t.Fatalf("allgather %+v", agOp)
 	}
@@ -220,7 +228,11 @@ func TestCollectivesNsysProcesses(t *testing.T) {
 
 // TestCollectivesDLRM8: the 8 rank files of a training step: every
 // collective of every rank matched, one step (ProfilerStep#10) on each;
-// per instance the transfer is the shortest of the 8 kernels.
+// per instance the transfer is the shortest of the 8 kernels. The
+// SendRecv kernels are the embeddings' all-to-all (launched inside
+// nccl:all_to_all ranges); their sizes come from the tensor of the
+// record_param_comms op that launched them (this PyTorch writes no
+// collective args), read here from the JSON.
 func TestCollectivesDLRM8(t *testing.T) {
 	var inputs []window.Input
 	per := map[string][][]int64{} // op → rank → durations in order
@@ -242,7 +254,7 @@ func TestCollectivesDLRM8(t *testing.T) {
 		t.Fatalf("ops %+v", ct.Ops)
 	}
 	for _, o := range ct.Ops {
-		ds := per[map[string]string{"allreduce": "AllReduce", "send_recv": "SendRecv"}[o.Op]]
+		ds := per[map[string]string{"allreduce": "AllReduce", "all_to_all": "SendRecv"}[o.Op]]
 		var transfer int64
 		for k := range ds[0] {
 			m := ds[0][k]
@@ -251,12 +263,99 @@ func TestCollectivesDLRM8(t *testing.T) {
 			}
 			transfer += m
 		}
-		if o.Class != step.ClassOf(step.Generic) || o.Instances != int64(len(ds[0])) || o.UnmatchedInstances != 0 || o.TransferNS != transfer {
+		if len(ds) != 8 || o.Class != step.ClassOf(step.Generic) || o.Instances != int64(len(ds[0])) || o.UnmatchedInstances != 0 ||
+			o.TransferNS != transfer || !slices.Equal(o.Rules, []collectives.CommRule{collectives.RuleOne}) {
 			t.Errorf("%s: %+v, want transfer %d", o.Op, o, transfer)
 		}
 	}
-	s := ct.Ops[0].Straggler
-	if ct.Ops[0].Op != "send_recv" || s == nil || *s.Number != 7 || s.LastArrivals != 4 {
-		t.Errorf("send_recv straggler %+v", s)
+	a2a := ct.Ops[0]
+	s := a2a.Straggler
+	if a2a.Op != "all_to_all" || s == nil || *s.Number != 7 || s.LastArrivals != 4 {
+		t.Fatalf("all_to_all straggler %+v", s)
 	}
+	// Sizes: the oracle's bytes of each instance, the transfer summed per
+	// size.
+	want := map[int64][2]int64{}
+	sizes := dlrmSendSizes(t, testenv.Testdata(t, "traces", "torch", "dlrm8", "rank0.json.gz"))
+	if len(sizes) != len(per["SendRecv"][0]) {
+		t.Fatalf("oracle: %d sizes for %d kernels", len(sizes), len(per["SendRecv"][0]))
+	}
+	for k, b := range sizes {
+		m := per["SendRecv"][0][k]
+		for r := range per["SendRecv"] {
+			m = min(m, per["SendRecv"][r][k])
+		}
+		v := want[b]
+		want[b] = [2]int64{v[0] + 1, v[1] + m}
+	}
+	if len(a2a.Sizes) != len(want) {
+		t.Fatalf("sizes %+v, want %v", a2a.Sizes, want)
+	}
+	for _, row := range a2a.Sizes {
+		w := want[row.Bytes]
+		if row.Source.String() != "cpu_op_shape" || row.Instances != w[0] || row.TransferNS != w[1] {
+			t.Errorf("size %d: %+v, want %v", row.Bytes, row, w)
+		}
+	}
+}
+
+// dlrmSendSizes reads, with encoding/json, the bytes of each SendRecv
+// kernel of a DLRM rank file: the first tensor of the innermost
+// record_param_comms op on the thread of its launch call that holds the
+// call's start, elements × the type's size.
+func dlrmSendSizes(t *testing.T, path string) []int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Cat, Name string
+			TID       any
+			TS, Dur   float64
+			Args      map[string]any
+		} `json:"traceEvents"`
+	}
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	elem := map[string]int64{"float": 4, "long int": 8, "int": 4}
+	var out []int64
+	for _, k := range doc.TraceEvents {
+		if k.Cat != "kernel" || !strings.HasPrefix(k.Name, "ncclKernel_SendRecv") {
+			continue
+		}
+		corr := k.Args["correlation"]
+		var lts float64
+		var ltid any
+		for _, l := range doc.TraceEvents {
+			if l.Cat == "cuda_runtime" && l.Args["correlation"] == corr {
+				lts, ltid = l.TS, l.TID
+			}
+		}
+		best := -1
+		for i, o := range doc.TraceEvents {
+			if o.Cat == "cpu_op" && o.Name == "record_param_comms" && o.TID == ltid && o.TS <= lts && lts < o.TS+o.Dur &&
+				(best < 0 || o.TS > doc.TraceEvents[best].TS) {
+				best = i
+			}
+		}
+		if best < 0 {
+			t.Fatalf("kernel %v: no record_param_comms", corr)
+		}
+		a := doc.TraceEvents[best].Args
+		dims := a["Input Dims"].([]any)[0].([]any)
+		n := int64(1)
+		for _, d := range dims {
+			n *= int64(d.(float64))
+		}
+		out = append(out, n*elem[a["Input type"].([]any)[0].(string)])
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -98,6 +100,9 @@ type Options struct {
 	// of an input than the table keeps (efficiency.Reducer). Runs are
 	// not named yet (Input.Run is set once every input is read).
 	Reduce func(tbl *window.Table, input int) error
+	// Gaps, when set, receives each idle gap the table finds
+	// (window.Options.Gaps).
+	Gaps func(window.Gap)
 	// Keep, when set, says which inputs keep their model (a timeline's);
 	// every other input's is dropped once it is added and reduced, so
 	// that a run's memory is the models being parsed and the table.
@@ -106,7 +111,8 @@ type Options struct {
 
 // windowOptions are the table's options.
 func (opt *Options) windowOptions() window.Options {
-	return window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, SkipDurations: opt.SkipDurations, SkipCollectives: opt.SkipCollectives}
+	return window.Options{Classifier: opt.Classifier, ByTop: opt.ByTop, SkipDurations: opt.SkipDurations, SkipCollectives: opt.SkipCollectives,
+		Gaps: opt.Gaps}
 }
 
 // Load reads the inputs the arguments name (a directory stands for its
@@ -184,6 +190,12 @@ func expand(args []string, opt Options) (*parse.Inputs, error) {
 // check), for commands that hold one input at a time (export), and
 // reduces it to its table, whose model it keeps.
 func One(path string, opt Options) (*window.Table, error) {
+	return OneOn(path, fileHost(path), opt)
+}
+
+// OneOn is One for a file the layout puts on host (Hosts; "" for none):
+// the input is on that host, else on the one the trace names.
+func OneOn(path, host string, opt Options) (*window.Table, error) {
 	t, err := readInput(path, opt.Parse, opt.Stdin)
 	if err != nil {
 		return nil, err
@@ -196,7 +208,31 @@ func One(path string, opt Options) (*window.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.Host = cmp.Or(host, t.Meta.Host)
 	return window.Build([]window.Input{in}, opt.windowOptions())
+}
+
+// Hosts returns the host the layout gives each file of set, in the order
+// of set.Files(): its node directory (run/node0/rank3.json.gz), else its
+// file name (torch.profiler's {host}_{pid}.…); "" when neither does.
+func Hosts(set *parse.Inputs) []string {
+	var out []string
+	for _, a := range set.Args {
+		for j, p := range a.Files {
+			sub := ""
+			if a.Dir {
+				sub = a.Subdirs[j]
+			}
+			out = append(out, layoutHost(sub, p))
+		}
+	}
+	return out
+}
+
+// layoutHost is the host the layout gives file p, in the subdirectory sub
+// of a directory argument ("" for none).
+func layoutHost(sub, p string) string {
+	return cmp.Or(subdirHost(sub), fileHost(p))
 }
 
 // read parses every input of args into their table, names their runs and
@@ -249,13 +285,7 @@ func add(tbl *window.Table, i int, path, sub string, out chan parsed, opt Option
 	if err != nil {
 		return err
 	}
-	in.Host = subdirHost(sub)
-	if in.Host == "" {
-		in.Host = fileHost(path)
-	}
-	if in.Host == "" {
-		in.Host = r.t.Meta.Host
-	}
+	in.Host = cmp.Or(layoutHost(sub, path), r.t.Meta.Host)
 	if err := tbl.Add(in); err != nil {
 		return err
 	}
@@ -279,9 +309,16 @@ func findSteps(t *trace.Trace, opt Options) (*step.Steps, error) {
 	return step.Find(t, step.Options{Pattern: opt.Pattern})
 }
 
-// prepare warns about a parsed trace and its steps.
+// prepare warns about a parsed trace and its steps. A trace that does not
+// say its rank takes the one its file name gives (fileRank).
 func prepare(path string, t *trace.Trace, st *step.Steps, opt Options) (window.Input, error) {
 	in := window.Input{Path: path, Trace: t}
+	if r, ok := fileRank(path); ok && t.Meta.Rank < 0 && len(t.Procs) <= 1 {
+		t.Meta.Rank, t.Meta.RankSource = r, trace.RankFromFileName
+		for i := range t.Procs {
+			t.Procs[i].Rank = r
+		}
+	}
 	if err := truncated(opt, path, t); err != nil {
 		return in, err
 	}
@@ -319,8 +356,10 @@ func subdirHost(sub string) string {
 
 // profilerName is torch.profiler's default trace file name,
 // {hostname}_{pid}[.{timestamp}].pt.trace.json[.gz]
-// (tensorboard_trace_handler's worker name).
-var profilerName = regexp.MustCompile(`^(.+)_[0-9]+(\.[0-9]+)?\.pt\.trace\.json(\.gz)?$`)
+// (tensorboard_trace_handler's worker name). A host name has no
+// underscore (RFC 1123), which keeps names such as HTA's
+// rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz out.
+var profilerName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]*)_[0-9]+(\.[0-9]+)?\.pt\.trace\.json(\.gz)?$`)
 
 // fileHost is the host a trace file's name gives, "" when it gives none.
 func fileHost(path string) string {
@@ -328,6 +367,22 @@ func fileHost(path string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// rankName finds a rank in a trace file's name: vLLM's worker names
+// ({instance}-rank-{N}.{time}.pt.trace.json.gz), HTA's rank-N.… and
+// rank_N, rankN.
+var rankName = regexp.MustCompile(`(?:^|[-_.])rank[-_]?([0-9]{1,6})(?:[-_.]|$)`)
+
+// fileRank is the rank a trace file's name gives, and whether it gives
+// one.
+func fileRank(path string) (int, bool) {
+	m := rankName.FindStringSubmatch(strings.ToLower(filepath.Base(path)))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
 }
 
 // eachError writes all but the last of the errors joined in err, one line

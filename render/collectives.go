@@ -13,6 +13,7 @@ import (
 	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -48,7 +49,8 @@ func GBps(v float64) string {
 
 // RankLabels names the ranks of a run for tables and charts: "rank 3"
 // where the trace says, else the process ("pid 149") when the ranks are
-// processes of one input, else the input's short name.
+// processes of one input, else the input's short name; the host first
+// when the run spans hosts ("node1 · rank 9").
 func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 	paths := map[string]bool{}
 	procs := map[string]int{}
@@ -64,7 +66,7 @@ func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 		var s string
 		switch {
 		case r.Number != nil:
-			s = "rank " + strconv.Itoa(*r.Number)
+			s = numbered(r.Rank)
 		case len(paths) == 1:
 			s = "pid " + strconv.FormatInt(r.PID, 10)
 		default:
@@ -73,7 +75,7 @@ func RankLabels(ranks []collectives.Member) map[window.RankID]string {
 				s += " pid " + strconv.FormatInt(r.PID, 10)
 			}
 		}
-		out[r.ID] = Printable(s)
+		out[r.ID] = Printable(onHost(r.Rank, s))
 	}
 	return out
 }
@@ -128,9 +130,100 @@ func CollectiveVerdicts(ct *collectives.Table) []string {
 		out = append(out, line)
 		i = j
 	}
-	if ct.Link == nil && len(ct.Ops) > 0 && anyBus(ct) {
-		out = append(out, "link share: give --link with the interconnect's bandwidth per direction in GB/s "+
-			"(an nccl-tests busbw measured on the same machine), or one of "+collectives.LinkNames())
+	if ct.Link == nil && !ct.Links.Given() && len(ct.Ops) > 0 && anyBus(ct) {
+		line := "link share: give --link with the interconnect's bandwidth per direction in GB/s " +
+			"(an nccl-tests busbw measured on the same machine), or one of " + collectives.LinkNames()
+		if anyScope(ct, collectives.ScopeInter) {
+			line += "; for a run over hosts, --link intra=NAME|GBPS,inter=NAME|GBPS (between hosts: " + collectives.NetLinkNames() + ")"
+		}
+		out = append(out, line)
+	} else if ct.Links.Given() && ct.Links.All == nil {
+		for _, sc := range []collectives.Scope{collectives.ScopeIntra, collectives.ScopeInter} {
+			if ct.Links.For(sc) == nil && anyScopeBus(ct, sc) {
+				out = append(out, "link share: no "+sc.String()+"= link given for the communicators "+scopeWords(sc))
+			}
+		}
+	}
+	return out
+}
+
+// anyScope reports whether an op of ct has scope sc.
+func anyScope(ct *collectives.Table, sc collectives.Scope) bool {
+	for i := range ct.Ops {
+		if ct.Ops[i].Scope == sc {
+			return true
+		}
+	}
+	return false
+}
+
+// anyScopeBus reports whether an op of scope sc has a bus bandwidth.
+func anyScopeBus(ct *collectives.Table, sc collectives.Scope) bool {
+	for i := range ct.Ops {
+		if ct.Ops[i].Scope == sc && ct.Ops[i].BusGBps != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeWords says where a communicator's ranks are.
+func scopeWords(sc collectives.Scope) string {
+	switch sc {
+	case collectives.ScopeIntra:
+		return "inside a host"
+	case collectives.ScopeInter:
+		return "across hosts"
+	}
+	return "on hosts unknown"
+}
+
+// rankSourceText says how a source named ranks, after "ranks named ".
+var rankSourceText = map[trace.RankSource]string{
+	trace.RankFromNCCL:       "by NCCL's ncclCommInitRank payload",
+	trace.RankFromThreadName: "by their thread names",
+	trace.RankFromEnv:        "by the rank variables of their environment",
+	trace.RankFromDevice:     "by the CUDA device of each process",
+	trace.RankFromFileName:   "by their file names",
+}
+
+// RankSources are the lines saying, per run whose ranks the traces do not
+// state in Kineto's distributedInfo, what named them and which process
+// each is: "ranks of RUN named by the CUDA device of each process: rank 0
+// = pid 1234, rank 1 = pid 5678".
+func RankSources(ct *collectives.Table) []string {
+	var out []string
+	for _, run := range ct.Runs {
+		var src []trace.RankSource
+		var who []string
+		for _, r := range run.Ranks {
+			if r.Number == nil || rankSourceText[r.Source] == "" {
+				continue
+			}
+			if !slices.Contains(src, r.Source) {
+				src = append(src, r.Source)
+			}
+			w := "rank " + strconv.Itoa(*r.Number)
+			if r.Name != "" && r.Name != strconv.Itoa(*r.Number) {
+				w += " (" + r.Name + ")"
+			}
+			if r.PID != 0 {
+				w += " = pid " + strconv.FormatInt(r.PID, 10)
+			}
+			who = append(who, w)
+		}
+		if len(src) == 0 {
+			continue
+		}
+		how := make([]string, len(src))
+		for i, s := range src {
+			how[i] = rankSourceText[s]
+		}
+		name := "the ranks"
+		if len(ct.Runs) > 1 && run.Name != "" {
+			name = "the ranks of " + run.Name
+		}
+		out = append(out, name+" are named "+strings.Join(how, ", ")+" (docs/nsys.md#ranks): "+strings.Join(who, ", "))
 	}
 	return out
 }
@@ -146,14 +239,61 @@ func anyBus(ct *collectives.Table) bool {
 
 func opTitle(o *collectives.Op) string {
 	s := OpName(o.Op)
-	if o.Group != "" {
+	if o.Phase != "" {
+		s += " " + o.Phase
+	}
+	switch {
+	case o.Group != "":
 		s += " (group " + o.Group + ")"
+	case o.Host != "":
+		s += " (" + o.Host + ")"
 	}
 	return s
 }
 
+// ruleWords says which rules formed an op's communicator
+// (docs/definitions.md#communicators).
+func ruleWords(o *collectives.Op) string {
+	var who string
+	switch {
+	case o.Group != "":
+		who = "group " + o.Group
+		if o.GroupRanks != "" {
+			who += ", ranks " + o.GroupRanks
+		}
+	case o.Host != "":
+		who = "the ranks on " + o.Host
+	default:
+		who = "every rank that ran it"
+	}
+	var args []string
+	var parts []string
+	for _, r := range o.Rules {
+		switch r {
+		case collectives.RuleArgs:
+			args = append(args, "on the kernels")
+		case collectives.RuleCPUOp:
+			args = append(args, "on the record_param_comms ops that launched them")
+		case collectives.RulePGConfig:
+			how := "the smallest group of consecutive ranks"
+			if o.Op == "all_to_all" {
+				how = "the largest group"
+			}
+			parts = append(parts, "by pg_config for kernels without process-group args ("+how+" the rank is in)")
+		case collectives.RuleHost:
+			parts = append(parts, "by host: kernels that work only inside a host, and no pg_config")
+		case collectives.RuleOne:
+			parts = append(parts, "as one: no process-group args, no pg_config")
+		}
+	}
+	if len(args) > 0 {
+		parts = append([]string{"named by the collective args " + strings.Join(args, " and ")}, parts...)
+	}
+	return "communicator: " + who + " — " + strings.Join(parts, "; ")
+}
+
 func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]string) string {
-	link := ct.Link
+	link := o.Link
 	var sb strings.Builder
 	sb.WriteString(opTitle(o) + " " + Pct(o.Share) + " of kernel time")
 	if o.UpperBound {
@@ -179,6 +319,9 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 			sb.WriteString(" = " + Pct(*o.LinkShare) + " of what " + link.Label() + " reached at these sizes")
 		} else if o.LinkShare != nil {
 			sb.WriteString(" = " + Pct(*o.LinkShare) + " of " + link.Label())
+			if ct.Links.Given() && ct.Links.All == nil {
+				sb.WriteString(" (" + scopeWords(o.Scope) + ")")
+			}
 		}
 		if o.SizedInstances < o.Instances {
 			fmt.Fprintf(&sb, " (the %d of %d instances of known size)", o.SizedInstances, o.Instances)
@@ -190,6 +333,9 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 	}
 	if o.UnmatchedInstances > 0 {
 		fmt.Fprintf(&sb, "; %d instances (%s ms) not found on every rank", o.UnmatchedInstances, MS(o.UnmatchedNS))
+	}
+	if o.Op == "all_to_all" && o.TokenInstances > 0 {
+		fmt.Fprintf(&sb, "; token imbalance %s× (the busiest rank's tokens over the mean)", strconv.FormatFloat(o.TokenImbalance(), 'f', 2, 64))
 	}
 	return sb.String()
 }
@@ -276,7 +422,7 @@ func Collectives(w io.Writer, ct *collectives.Table, set *settings.Settings, opt
 		_, err := io.WriteString(w, sb.String())
 		return err
 	}
-	for _, v := range CollectiveVerdicts(ct) {
+	for _, v := range append(CollectiveVerdicts(ct), RankSources(ct)...) {
 		if md {
 			sb.WriteString("- ")
 		}
@@ -303,6 +449,11 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 		}
 		sb.WriteByte('\n')
 		heading(sb, Printable(title)+" · "+plural(len(o.Ranks), "rank")+" · "+plural(int(o.Instances), "instance"), opt)
+		sb.WriteString(Printable(ruleWords(o)))
+		if md {
+			sb.WriteString("  ") // a line break inside the paragraph
+		}
+		sb.WriteString("\n")
 		if !o.UpperBound {
 			over := "over the whole trace"
 			if o.Class.Scope == step.InStep {
@@ -349,13 +500,13 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 		fmt.Fprintf(sb, "message sizes (nccl-tests' convention, %s; busbw = algbw × %s)%s\n\n", n, factorText(o.Op), bound)
 		st := &Table{Head: []string{"bytes", "instances", "transfer ms", "algbw GB/s", "busbw GB/s"},
 			Right: []bool{true, true, true, true, true}}
-		if ct.Link != nil {
-			st.Head, st.Right = append(st.Head, "of "+ct.Link.Label()), append(st.Right, true)
+		if o.Link != nil {
+			st.Head, st.Right = append(st.Head, "of "+o.Link.Label()), append(st.Right, true)
 		}
 		st.Head, st.Right = append(st.Head, "source"), append(st.Right, false)
 		row := func(b string, n, transfer int64, bw collectives.Bandwidth, src string) {
 			cells := []string{b, strconv.FormatInt(n, 10), MS(transfer), optGB(bw.AlgGBps), optGB(bw.BusGBps)}
-			if ct.Link != nil {
+			if o.Link != nil {
 				cells = append(cells, optPct(bw.LinkShare))
 			}
 			st.Add(append(cells, src)...)
@@ -385,6 +536,14 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 			row("all known", o.SizedInstances, o.SizedTransferNS, o.Bandwidth, src)
 		}
 		st.Write(sb, md)
+		if o.Link != nil && ct.Links.Given() && ct.Links.All == nil {
+			fmt.Fprintf(sb, "\nthe link: %s, %s GB/s per direction (%s): %s\n", o.Link.Label(), GBps(o.Link.GBps), scopeWords(o.Scope), o.Link.About)
+		}
+		if o.Op == "all_to_all" && o.TokenInstances > 0 {
+			fmt.Fprintf(sb, "\ntokens: in %d of %d instances every rank's step gives its token count; the busiest rank has %s× the mean, on average "+
+				"(token imbalance: an all-to-all moves each rank's own tokens, so part of the others' wait is the busiest rank's longer transfer)\n",
+				o.TokenInstances, o.Instances, strconv.FormatFloat(o.TokenImbalance(), 'f', 2, 64))
+		}
 	}
 }
 
@@ -457,7 +616,8 @@ func collectivesCSV(w io.Writer, ct *collectives.Table) error {
 		return []string{csvText(o.Run), o.Class.String(), o.Op, csvText(o.Group), csvText(o.GroupRanks)}
 	}
 	cw.Write(append(head, "group_size", "instances", "unmatched_instances", "unmatched_ns", "kernel_ns", "transfer_ns", "wait_ns",
-		"share", "straggler_rank", "straggler_index", "straggler_last_arrivals", "upper_bound", "algbw_gbs", "busbw_gbs", "link_share"))
+		"share", "straggler_rank", "straggler_index", "straggler_last_arrivals", "upper_bound", "algbw_gbs", "busbw_gbs", "link_share",
+		"phase", "host", "communicator_rules", "link_scope", "link", "token_imbalance"))
 	for i := range ct.Ops {
 		o := &ct.Ops[i]
 		srank, sidx, slast := "", "", ""
@@ -467,26 +627,27 @@ func collectivesCSV(w io.Writer, ct *collectives.Table) error {
 		cw.Write(append(key(o), strconv.Itoa(o.GroupSize), strconv.FormatInt(o.Instances, 10), strconv.FormatInt(o.UnmatchedInstances, 10),
 			strconv.FormatInt(o.UnmatchedNS, 10), strconv.FormatInt(o.KernelNS, 10), strconv.FormatInt(o.TransferNS, 10),
 			strconv.FormatInt(o.WaitNS, 10), ftoa(o.Share), srank, sidx, slast, strconv.FormatBool(o.UpperBound),
-			optFloat(o.AlgGBps), optFloat(o.BusGBps), optFloat(o.LinkShare)))
+			optFloat(o.AlgGBps), optFloat(o.BusGBps), optFloat(o.LinkShare),
+			o.Phase, csvText(o.Host), ruleList(o), o.Scope.String(), linkLabel(o.Link), tokenImbalance(o)))
 	}
 	cw.Flush()
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	cw.Write(append(head, "rank", "index", "path", "pid", "kernel_ns", "transfer_ns", "wait_ns", "last_arrivals"))
+	cw.Write(append(head, "rank", "index", "path", "pid", "kernel_ns", "transfer_ns", "wait_ns", "last_arrivals", "phase", "host"))
 	for i := range ct.Ops {
 		o := &ct.Ops[i]
 		for _, r := range o.Ranks {
 			cw.Write(append(key(o), intOrEmpty(r.Number), strconv.Itoa(r.Index), csvText(r.Path), strconv.FormatInt(r.PID, 10),
 				strconv.FormatInt(r.KernelNS, 10), strconv.FormatInt(r.TransferNS, 10), strconv.FormatInt(r.WaitNS, 10),
-				strconv.FormatInt(r.LastArrivals, 10)))
+				strconv.FormatInt(r.LastArrivals, 10), o.Phase, csvText(o.Host)))
 		}
 	}
 	cw.Flush()
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	cw.Write(append(head, "bytes", "instances", "transfer_ns", "algbw_gbs", "busbw_gbs", "link_share", "source"))
+	cw.Write(append(head, "bytes", "instances", "transfer_ns", "algbw_gbs", "busbw_gbs", "link_share", "source", "phase", "host"))
 	for i := range ct.Ops {
 		o := &ct.Ops[i]
 		for _, s := range o.Sizes {
@@ -495,9 +656,33 @@ func collectivesCSV(w io.Writer, ct *collectives.Table) error {
 				b = strconv.FormatInt(s.Bytes, 10)
 			}
 			cw.Write(append(key(o), b, strconv.FormatInt(s.Instances, 10), strconv.FormatInt(s.TransferNS, 10),
-				optFloat(s.AlgGBps), optFloat(s.BusGBps), optFloat(s.LinkShare), s.Source.String()))
+				optFloat(s.AlgGBps), optFloat(s.BusGBps), optFloat(s.LinkShare), s.Source.String(), o.Phase, csvText(o.Host)))
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ruleList is an op's communicator rules, space-separated.
+func ruleList(o *collectives.Op) string {
+	parts := make([]string, len(o.Rules))
+	for i, r := range o.Rules {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+func linkLabel(l *collectives.Link) string {
+	if l == nil {
+		return ""
+	}
+	return l.Label()
+}
+
+// tokenImbalance is an op's token imbalance, "" when unknown.
+func tokenImbalance(o *collectives.Op) string {
+	if o.TokenInstances == 0 {
+		return ""
+	}
+	return ftoa(o.TokenImbalance())
 }

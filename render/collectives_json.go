@@ -22,6 +22,7 @@ type jsonCollRank struct {
 	TransferNS   int64  `json:"transfer_ns"`
 	WaitNS       int64  `json:"wait_ns"`
 	LastArrivals int64  `json:"last_arrivals"`
+	jsonRankID
 }
 
 type jsonStraggler struct {
@@ -33,6 +34,7 @@ type jsonStraggler struct {
 	Instances    int64   `json:"instances"`
 	Share        float64 `json:"share"`
 	Distinct     bool    `json:"distinct"`
+	jsonRankID
 }
 
 type jsonCollSize struct {
@@ -76,6 +78,14 @@ type jsonCollective struct {
 	UnusableArgs  int64 `json:"unusable_args"`
 	// Steps is what the per-step figures divide the op's sums by.
 	Steps int `json:"steps"`
+	// Issue 24: runs over hosts and expert parallelism.
+	Phase          string    `json:"phase"`
+	Host           string    `json:"host"`
+	Rules          []string  `json:"communicator_rules"`
+	Scope          string    `json:"link_scope"`
+	OpLink         *jsonLink `json:"op_link"`
+	TokenInstances int64     `json:"token_instances"`
+	TokenImbalance *float64  `json:"token_imbalance"`
 }
 
 // jsonCollectivesDoc is the document of traceq collectives --format json.
@@ -86,6 +96,21 @@ type jsonCollectivesDoc struct {
 	Collectives   []jsonCollective `json:"collectives"`
 	// Settings says where the link and the bytes per token came from.
 	Settings []jsonSetting `json:"settings"`
+	// Links are --link's per-scope links (intra=…,inter=…); null for the
+	// one-link form.
+	Links *jsonLinks `json:"links"`
+}
+
+type jsonLinks struct {
+	Intra *jsonLink `json:"intra"`
+	Inter *jsonLink `json:"inter"`
+}
+
+func jsonLinkOf(l *collectives.Link) *jsonLink {
+	if l == nil {
+		return nil
+	}
+	return &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
 }
 
 func jsonStrag(s *collectives.Straggler) *jsonStraggler {
@@ -93,13 +118,14 @@ func jsonStrag(s *collectives.Straggler) *jsonStraggler {
 		return nil
 	}
 	return &jsonStraggler{Rank: s.Number, LastArrivals: s.LastArrivals, Index: s.Index, Path: s.Path, PID: s.PID,
-		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct}
+		Instances: s.Instances, Share: s.Share(), Distinct: s.Distinct, jsonRankID: rankID(s.Rank)}
 }
 
 func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 	doc := jsonCollectivesDoc{Inputs: jsonInputs(ct.Source.Inputs), BytesPerToken: ct.BytesPerToken, Collectives: []jsonCollective{}}
-	if l := ct.Link; l != nil {
-		doc.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
+	doc.Link = jsonLinkOf(ct.Link)
+	if ct.Links.Given() && ct.Links.All == nil {
+		doc.Links = &jsonLinks{Intra: jsonLinkOf(ct.Links.Intra), Inter: jsonLinkOf(ct.Links.Inter)}
 	}
 	for _, o := range ct.Ops {
 		j := jsonCollective{Op: o.Op, StepKind: o.Class.String(), GroupSize: o.GroupSize, Instances: o.Instances,
@@ -108,10 +134,18 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			Run: o.Run, ProcessGroup: o.Group, GroupRanks: o.GroupRanks, UnmatchedNS: o.UnmatchedNS, StepKindNS: o.ClassNS,
 			Share: o.Share, UpperBound: o.UpperBound, SizedInstances: o.SizedInstances, SizedTransfer: o.SizedTransferNS,
 			AlgBW: o.AlgGBps, BusBW: o.BusGBps, LinkShare: o.LinkShare, Steps: o.Steps,
-			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs}
+			ArgsGroupSize: o.ArgsGroupSize, SizeConflicts: o.SizeConflicts, UnusableArgs: o.UnusableArgs,
+			Phase: o.Phase, Host: o.Host, Rules: []string{}, Scope: o.Scope.String(), OpLink: jsonLinkOf(o.Link), TokenInstances: o.TokenInstances}
+		for _, r := range o.Rules {
+			j.Rules = append(j.Rules, r.String())
+		}
+		if o.TokenInstances > 0 {
+			v := o.TokenImbalance()
+			j.TokenImbalance = &v
+		}
 		for _, r := range o.Ranks {
 			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
-				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals})
+				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals, jsonRankID: rankID(r.Rank)})
 		}
 		for _, s := range o.Sizes {
 			js := jsonCollSize{Instances: s.Instances, TransferNS: s.TransferNS, AlgBW: s.AlgGBps, BusBW: s.BusGBps,

@@ -271,3 +271,28 @@ func (l Labels) List(names []string, width int) []string {
 	}
 	return out
 }
+
+// SignedMicros formats ns as µs with a sign and three decimals, exactly:
+// "+7.500", "-0.250", "0.000".
+func SignedMicros(ns int64) string {
+	sign := "+"
+	switch {
+	case ns == 0:
+		sign = ""
+	case ns < 0:
+		sign = "-"
+	}
+	u := uint64(ns)
+	if ns < 0 {
+		u = uint64(-(ns + 1)) + 1
+	}
+	return sign + micros(u)
+}
+
+// Micros formats a non-negative ns as µs with three decimals, exactly:
+// "7.500".
+func Micros(ns int64) string { return micros(uint64(max(ns, 0))) }
+
+func micros(u uint64) string {
+	return strconv.FormatUint(u/1000, 10) + "." + fmt.Sprintf("%03d", u%1000)
+}

@@ -81,3 +81,14 @@ func TestBreakdownFormats(t *testing.T) {
 		t.Error("unknown format: want an error")
 	}
 }
+
+func TestMicros(t *testing.T) {
+	for ns, want := range map[int64]string{0: "0.000", 7500: "+7.500", -250: "-0.250", -1 << 63: "-9223372036854775.808", 1<<63 - 1: "+9223372036854775.807"} {
+		if got := SignedMicros(ns); got != want {
+			t.Errorf("SignedMicros(%d) = %s, want %s", ns, got, want)
+		}
+	}
+	if Micros(1_500) != "1.500" || Micros(-3) != "0.000" {
+		t.Errorf("Micros: %s %s", Micros(1_500), Micros(-3))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/traceq/traceq/findings"
 	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/stats"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -35,13 +36,16 @@ type jsonInput struct {
 	WorldSize  *int   `json:"world_size"`
 	Activities int    `json:"activities"`
 	Truncated  string `json:"truncated,omitempty"`
+	// Host is the machine the input was captured on; left out when
+	// unknown.
+	Host string `json:"host,omitempty"`
 }
 
 func jsonInputs(ins []window.Input) []jsonInput {
 	out := make([]jsonInput, len(ins))
 	for i, in := range ins {
 		out[i] = jsonInput{Path: in.Path, Run: in.Run, Format: string(in.Format), Rank: in.Rank, WorldSize: in.WorldSize,
-			Activities: in.Activities, Truncated: in.Truncated}
+			Activities: in.Activities, Truncated: in.Truncated, Host: in.Host}
 	}
 	return out
 }
@@ -143,6 +147,24 @@ type jsonGroup struct {
 	Launches         []jsonLaunch      `json:"launches"`
 	LaunchCPUNS      int64             `json:"launch_cpu_ns"`
 	Communication    jsonCommunication `json:"communication"`
+	jsonRankID
+}
+
+// jsonRankID says more of a rank than path, rank and pid, each left out
+// when it says nothing: its host, and what named its rank when not
+// Kineto's distributedInfo (docs/json.md, "rank fields").
+type jsonRankID struct {
+	Host       string `json:"host,omitempty"`
+	RankSource string `json:"rank_source,omitempty"`
+	RankName   string `json:"rank_name,omitempty"`
+}
+
+func rankID(r *window.Rank) jsonRankID {
+	j := jsonRankID{Host: r.Host, RankName: r.Name}
+	if r.Number != nil && r.Source != trace.RankFromDistributedInfo && r.Source != trace.RankUnknown {
+		j.RankSource = r.Source.String()
+	}
+	return j
 }
 
 type jsonIdle struct {
@@ -199,7 +221,7 @@ func jsonGroups(gs []analyze.Group) []jsonGroup {
 	for i, g := range gs {
 		j := jsonGroup{Path: g.Rank.Path, Run: g.Rank.Run, Rank: g.Rank.Number, PID: g.Rank.PID, Device: g.Device, StepKind: g.Class.String(), Steps: g.Steps,
 			KernelNS: g.KernelNS, BusyNS: g.BusyNS, SpanNS: g.SpanNS, IdleNS: g.IdleNS, StepStats: jsonStats(g.StepStats),
-			KernelNSPerStep: g.KernelPerStepNS, StepShare: g.StepShare}
+			KernelNSPerStep: g.KernelPerStepNS, StepShare: g.StepShare, jsonRankID: rankID(g.Rank)}
 		if ss := g.StepStats; ss != nil && ss.Periods > 0 {
 			p50, gap := ss.PeriodNS.P50, ss.GapNS.P50
 			j.PeriodNSP50, j.GapNSP50 = &p50, &gap
@@ -357,6 +379,7 @@ type jsonStep struct {
 	// Tokens is the step's token count from its marker, null when the
 	// marker does not say.
 	Tokens *int64 `json:"tokens"`
+	jsonRankID
 }
 
 func jsonSteps(rows []analyze.StepRow) []jsonStep {
@@ -365,7 +388,7 @@ func jsonSteps(rows []analyze.StepRow) []jsonStep {
 		j := jsonStep{Path: r.Rank.Path, Run: r.Rank.Run, Rank: r.Rank.Number, PID: r.Rank.PID, Device: r.Device, Index: r.Step.Index,
 			Kind: r.Step.Kind.String(), Marker: r.Step.Marker, MarkerStart: int64(r.Step.Start), MarkerEnd: int64(r.Step.End),
 			StartNS: int64(r.Start), OffsetNS: r.Offset, SpanNS: r.SpanNS, BusyNS: r.BusyNS, IdleNS: r.IdleNS,
-			KernelNS: r.KernelNS, Outlier: r.Outlier, Idle: jsonIdleOf(r.Idle)}
+			KernelNS: r.KernelNS, Outlier: r.Outlier, Idle: jsonIdleOf(r.Idle), jsonRankID: rankID(r.Rank)}
 		for _, c := range r.Categories {
 			j.Categories = append(j.Categories, jsonStepCat{Category: c.Category.String(), KernelNS: c.KernelNS,
 				ShareOfKernel: c.ShareOfKernel, ShareOfSpan: c.ShareOfSpan})

@@ -10,6 +10,7 @@ import (
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -79,14 +80,36 @@ func slowest(r analyze.RankRow) string { return RankName(r.MaxRank) }
 // RankName names a rank of a run in a table cell: "rank 3" when the trace
 // says its rank, else "pid 149" for one of several processes of an nsys
 // export, else the file's base name (the run's directory is the run).
+// When the run spans hosts, the host comes first: "node1 · rank 9".
 func RankName(r *window.Rank) string {
-	if r.Number != nil {
-		return "rank " + strconv.Itoa(*r.Number)
+	var s string
+	switch {
+	case r.Number != nil:
+		s = numbered(r)
+	case r.PID != 0:
+		s = "pid " + strconv.FormatInt(r.PID, 10)
+	default:
+		s = r.Path[strings.LastIndexByte(r.Path, '/')+1:]
 	}
-	if r.PID != 0 {
-		return "pid " + strconv.FormatInt(r.PID, 10)
+	return onHost(r, s)
+}
+
+// numbered is "rank 3", with the name a thread name gave it when it says
+// more ("rank 5 (TP5)", "rank 11 (PP1_TP3)").
+func numbered(r *window.Rank) string {
+	s := "rank " + strconv.Itoa(*r.Number)
+	if r.Source == trace.RankFromThreadName && r.Name != "" && r.Name != strconv.Itoa(*r.Number) {
+		s += " (" + r.Name + ")"
 	}
-	return r.Path[strings.LastIndexByte(r.Path, '/')+1:]
+	return s
+}
+
+// onHost puts the rank's host before its label when its run spans hosts.
+func onHost(r *window.Rank, label string) string {
+	if r.RunHosts > 1 && r.Host != "" {
+		return r.Host + " · " + label
+	}
+	return label
 }
 
 // crossRankCSV writes the cross-rank rows as a second CSV table, after an

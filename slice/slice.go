@@ -215,43 +215,60 @@ func (s *Selection) decide(ev *chrometrace.Event, all Interval) verdict {
 // whatever their place in the input: the viewer does not care, and it
 // keeps the copy a single pass.
 func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	st := &Stats{}
-	if _, err := bw.WriteString("{\"traceEvents\":["); err != nil {
+	out := NewWriter(w)
+	st, tops, err := CopyTo(out, open, sel, nil)
+	if err != nil {
 		return nil, err
 	}
+	st.TopKeys = len(tops)
+	if err := out.Close(tops); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Edit rewrites an event a copy keeps: it appends the event to write to
+// dst and returns it, or returns keep false to drop it. ev is the event
+// as read, raw its text. A merge rewrites the processes, threads and
+// times of each rank's events this way.
+type Edit func(ev *chrometrace.Event, raw, dst []byte) (out []byte, keep bool)
+
+// CopyTo reads the input and writes the events that sel keeps to out,
+// each rewritten by edit when it is not nil. It returns the input's
+// top-level values other than traceEvents, for the caller to write (or
+// not) when it closes out.
+func CopyTo(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopValue, error) {
+	st := &Stats{}
 	all := sel.span()
-	first := true
-	write := func(raw []byte) error {
-		if !first {
-			bw.WriteString(",\n")
-		} else {
-			bw.WriteByte('\n')
+	var buf []byte
+	// emit writes one kept event, rewritten; flows are held until the end.
+	rewrite := func(ev *chrometrace.Event, raw []byte) ([]byte, bool) {
+		if edit == nil {
+			return raw, true
 		}
-		first = false
-		st.Kept++
-		_, err := bw.Write(raw)
-		return err
+		var keep bool
+		buf, keep = edit(ev, raw, buf[:0])
+		return buf, keep
 	}
 	flows := map[string]*flowGroup{}
 	var order []string // flow keys in first-seen order, for deterministic output
-	type topValue struct {
-		key string
-		raw []byte
-	}
-	var tops []topValue
+	var tops []TopValue
 	in, err := open()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer in.Close()
 	r, err := chrometrace.NewReader(in)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
+	// One event for the whole copy: edit takes its address, which would
+	// otherwise move every event to the heap.
+	var ev chrometrace.Event
 	for {
-		ev, err := r.ReadEvent()
+		var err error
+		ev, err = r.ReadEvent()
 		if errors.Is(err, chrometrace.ErrTruncated) {
 			st.Truncated = err.Error()
 			break
@@ -260,25 +277,34 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ev.Kind == chrometrace.KindTopLevel {
-			tops = append(tops, topValue{ev.Key, slices.Clone(ev.Raw)})
+			tops = append(tops, TopValue{ev.Key, slices.Clone(ev.Raw)})
 			continue
 		}
 		st.Read++
-		raw := ev.Raw
-		switch v := sel.decide(&ev, all); v.act {
+		v := sel.decide(&ev, all)
+		if v.act == actUntimed {
+			st.Untimed++
+			continue
+		}
+		if v.act == actDrop {
+			continue
+		}
+		raw, keep := rewrite(&ev, ev.Raw)
+		if !keep {
+			continue
+		}
+		switch v.act {
 		case actMeta:
 			st.Metadata++
-			err = write(raw)
-		case actUntimed:
-			st.Untimed++
+			err = out.event(st, raw)
 		case actKeep:
-			err = write(raw)
+			err = out.event(st, raw)
 		case actFlow:
 			st.Flows++
-			err = write(raw)
+			err = out.event(st, raw)
 		case actFlowMaybe:
 			g := flows[v.flow]
 			if g == nil {
@@ -291,7 +317,7 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 			g.done = g.done || v.ph == 'f'
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, k := range order {
@@ -301,20 +327,101 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 		}
 		for _, raw := range g.events {
 			st.Flows++
-			if err := write(raw); err != nil {
-				return nil, err
+			if err := out.event(st, raw); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	bw.WriteString("\n]")
+	return st, tops, nil
+}
+
+// TopValue is a top-level value of a Chrome trace other than traceEvents
+// (deviceProperties, distributedInfo, …): its key and raw JSON text.
+type TopValue struct {
+	Key string
+	Raw []byte
+}
+
+// Writer writes a Chrome trace one event at a time: the events of one
+// copy (a slice), or of several and its caller's own (a merge).
+type Writer struct {
+	bw       *bufio.Writer
+	first    bool
+	fragment bool
+	err      error
+}
+
+// NewWriter starts a Chrome trace on w.
+func NewWriter(w io.Writer) *Writer {
+	out := &Writer{bw: bufio.NewWriterSize(w, 1<<20), first: true}
+	_, out.err = out.bw.WriteString("{\"traceEvents\":[")
+	return out
+}
+
+// NewEvents writes events alone on w, without the document around them:
+// a fragment that Append puts into a Writer (a merge copies the ranks on
+// several cores, each into a fragment of its own). Flush ends it.
+func NewEvents(w io.Writer) *Writer {
+	return &Writer{bw: bufio.NewWriterSize(w, 1<<20), first: true, fragment: true}
+}
+
+// Empty reports whether no event was written.
+func (w *Writer) Empty() bool { return w.first }
+
+// Flush writes out what is buffered.
+func (w *Writer) Flush() error {
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	return w.err
+}
+
+// Append copies a fragment NewEvents wrote (its events, if it has any)
+// into w, after w's events.
+func (w *Writer) Append(fragment io.Reader, empty bool) error {
+	if w.err != nil || empty {
+		return w.err
+	}
+	if !w.first {
+		w.bw.WriteString(",")
+	}
+	w.first = false
+	_, w.err = io.Copy(w.bw, fragment)
+	return w.err
+}
+
+// Event writes one event, raw JSON text.
+func (w *Writer) Event(raw []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if !w.first {
+		w.bw.WriteString(",\n")
+	} else {
+		w.bw.WriteByte('\n')
+	}
+	w.first = false
+	_, w.err = w.bw.Write(raw)
+	return w.err
+}
+
+func (w *Writer) event(st *Stats, raw []byte) error {
+	st.Kept++
+	return w.Event(raw)
+}
+
+// Close ends traceEvents, writes the top-level values after it and
+// flushes.
+func (w *Writer) Close(tops []TopValue) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.bw.WriteString("\n]")
 	for _, t := range tops {
-		fmt.Fprintf(bw, ",\n\"%s\":", t.key)
-		bw.Write(t.raw)
+		fmt.Fprintf(w.bw, ",\n\"%s\":", t.Key)
+		w.bw.Write(t.Raw)
 	}
-	st.TopKeys = len(tops)
-	bw.WriteString("\n}\n")
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	return st, nil
+	w.bw.WriteString("\n}\n")
+	w.err = w.bw.Flush()
+	return w.err
 }

@@ -170,6 +170,47 @@ func Steps(open Opener, opt StepOptions) (*Selection, []step.Step, error) {
 	return sel, steps, nil
 }
 
+// FromModel selects the chosen steps of a parsed trace and the GPU work
+// step.Find attributed to them (st): the selection Steps makes by
+// streaming, for a caller that holds the model anyway (a merge reads each
+// rank's model for its alignment and annotations). The chosen steps are
+// returned with it.
+func FromModel(t *trace.Trace, st *step.Steps, opt StepOptions) (*Selection, []step.Step, error) {
+	if st == nil || len(st.List) == 0 {
+		return nil, nil, ErrNoSteps
+	}
+	chosen, steps, err := choose(st.List, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	sel := &Selection{Corr: map[int64]bool{}}
+	for _, s := range steps {
+		sel.CPU = append(sel.CPU, Interval{int64(s.Start), int64(s.End)})
+	}
+	sel.CPU = merge(sel.CPU)
+	gpu := false
+	for i := range t.Activities {
+		if !chosen[st.Of[i]] {
+			continue
+		}
+		a := &t.Activities[i]
+		if a.Corr != 0 {
+			sel.Corr[a.Corr] = true
+		}
+		if !gpu || int64(a.Start) < sel.GPU.Start {
+			sel.GPU.Start = int64(a.Start)
+		}
+		if !gpu || int64(a.End()) > sel.GPU.End {
+			sel.GPU.End = int64(a.End())
+		}
+		gpu = true
+	}
+	if !gpu {
+		sel.GPU = Interval{sel.CPU[0].Start, sel.CPU[len(sel.CPU)-1].End}
+	}
+	return sel, steps, nil
+}
+
 // launchStep is one launch call's step, by correlation id.
 type launchStep struct {
 	corr   int64

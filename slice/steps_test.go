@@ -95,6 +95,13 @@ func checkStepsStream(t *testing.T, name string, data []byte, pattern string) {
 					what, got.CPU, got.GPU, len(got.Corr), want.CPU, want.GPU, len(want.Corr))
 				continue
 			}
+			// FromModel, the selection a merge makes from each rank's
+			// model, is the same.
+			fm, fmSteps, ferr := FromModel(tr, st, StepOptions{From: c.from, To: c.to, Filter: f})
+			if ferr != nil || !reflect.DeepEqual(fmSteps, wantSteps) || !reflect.DeepEqual(fm.CPU, want.CPU) || fm.GPU != want.GPU ||
+				!reflect.DeepEqual(fm.Corr, want.Corr) {
+				t.Errorf("%s: FromModel differs (%v)", what, ferr)
+			}
 			if copied < 2 {
 				copied++
 				var a, b bytes.Buffer

@@ -169,10 +169,18 @@ const (
 	// RankFromDevice: the CUDA device the process used, one process per
 	// device.
 	RankFromDevice
+	// RankFromFileName: the trace file's name (vLLM's
+	// {instance}-rank-{N}.….pt.trace.json.gz), for a trace that does not
+	// say its rank; the loader sets it.
+	RankFromFileName
+	// RankFromMerge: the record traceq merge writes in a merged trace of
+	// which process holds which rank.
+	RankFromMerge
 )
 
 var rankSourceNames = [...]string{RankUnknown: "unknown", RankFromDistributedInfo: "distributedInfo",
-	RankFromNCCL: "nccl", RankFromThreadName: "thread name", RankFromEnv: "environment", RankFromDevice: "device"}
+	RankFromNCCL: "nccl", RankFromThreadName: "thread name", RankFromEnv: "environment", RankFromDevice: "device",
+	RankFromFileName: "file name", RankFromMerge: "traceq merge"}
 
 func (s RankSource) String() string {
 	if int(s) < len(rankSourceNames) {

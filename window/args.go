@@ -18,6 +18,11 @@ type Args struct {
 	t      *trace.Trace
 	kernel []trace.Collective // CollectiveOnKernel, by (Proc, Corr)
 	ops    map[threadKey]*step.Innermost
+	// nccl indexes the CPU ranges named "nccl:OP" (PyTorch's
+	// record_function around a c10d collective: nccl:all_to_all), by
+	// thread: what names the collective of a kernel launched inside one
+	// when no args do (older PyTorch writes no collective args).
+	nccl map[threadKey]*step.Innermost
 	// The last answer: the kernels of a CUDA-graph replay share their
 	// launch's correlation id, and so its answer.
 	lastProc int32
@@ -30,12 +35,14 @@ type threadKey struct {
 	thread int64
 }
 
-// newArgs indexes the collective args of t; nil when t has none.
+// newArgs indexes the collective args of t and its nccl:OP ranges; nil
+// when t has neither.
 func newArgs(t *trace.Trace) *Args {
-	if len(t.Collectives) == 0 {
+	nccl := ncclRanges(t)
+	if len(t.Collectives) == 0 && nccl == nil {
 		return nil
 	}
-	x := &Args{t: t, lastProc: -1}
+	x := &Args{t: t, lastProc: -1, nccl: nccl}
 	i, _ := slices.BinarySearchFunc(t.Collectives, trace.CollectiveOnCPUOp, func(c trace.Collective, s trace.CollectiveSource) int {
 		return cmp.Compare(c.Source, s)
 	})
@@ -68,6 +75,68 @@ func newArgs(t *trace.Trace) *Args {
 		v.Build()
 	}
 	return x
+}
+
+// ncclPrefix starts the name of the range PyTorch opens around a c10d
+// collective it hands to NCCL.
+const ncclPrefix = "nccl:"
+
+// ncclRanges indexes t's CPU ranges named nccl:OP by thread; nil when
+// there are none.
+func ncclRanges(t *trace.Trace) map[threadKey]*step.Innermost {
+	var is []bool // per name: nccl:OP
+	var out map[threadKey]*step.Innermost
+	for i := range t.Ranges {
+		r := &t.Ranges[i]
+		if r.Kind != trace.RangeCPU {
+			continue
+		}
+		if is == nil {
+			is = make([]bool, len(t.Names))
+			for id, n := range t.Names {
+				is[id] = len(n) > len(ncclPrefix) && n[:len(ncclPrefix)] == ncclPrefix
+			}
+		}
+		if !is[r.Name] {
+			continue
+		}
+		if out == nil {
+			out = map[threadKey]*step.Innermost{}
+		}
+		k := threadKey{r.Proc, r.Thread}
+		if out[k] == nil {
+			out[k] = &step.Innermost{}
+		}
+		out[k].Add(r.Start, r.End(), int32(i))
+	}
+	for _, v := range out {
+		v.Build()
+	}
+	return out
+}
+
+// OpName returns the name of the collective activity act ran: its args'
+// "Collective name", else the OP of the innermost nccl:OP range open on
+// the launching thread when its launch call started; "" when neither.
+func (x *Args) OpName(act *trace.Activity) string {
+	if x == nil {
+		return ""
+	}
+	if c := x.Find(act); c != nil && c.Op != 0 {
+		return x.t.Names[c.Op]
+	}
+	if x.nccl == nil || act.Corr == 0 {
+		return ""
+	}
+	l := x.t.FindLaunch(act.Proc, act.Corr)
+	if l == nil {
+		return ""
+	}
+	j := x.nccl[threadKey{l.Proc, l.Thread}].Find(l.Start)
+	if j < 0 {
+		return ""
+	}
+	return x.t.Names[x.t.Ranges[j].Name][len(ncclPrefix):]
 }
 
 // Find returns the args of activity act (one of the input's), nil when

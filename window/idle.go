@@ -22,6 +22,35 @@ const (
 	numCauses
 )
 
+// Cause is what an idle gap is attributed to
+// (docs/definitions.md#which-cause-a-gap-has).
+type Cause uint8
+
+const (
+	LaunchBound Cause = causeLaunchBound
+	DeviceSide  Cause = causeDeviceSide
+	Unknown     Cause = causeUnknown
+)
+
+var causeNames = [...]string{causeLaunchBound: "launch-bound", causeDeviceSide: "device-side", causeUnknown: "unknown"}
+
+func (c Cause) String() string {
+	if int(c) < len(causeNames) {
+		return causeNames[c]
+	}
+	return "unknown"
+}
+
+// Gap is one idle gap of a device, as the idle analysis finds it: a time
+// the device ran nothing between two activities of one busy union (a
+// stepped input's device, else one process's device), and its cause.
+type Gap struct {
+	Rank       RankID // the rank of the activity that ends the gap
+	Device     int32
+	Start, End trace.Time
+	Cause      Cause
+}
+
 // idleCum is idle time by cause, summed over the gaps met so far.
 type idleCum [numCauses]int64
 
@@ -98,6 +127,8 @@ type idleScan struct {
 	lastLi   int
 	finder   launchFinder
 	nonComm  map[int32]*nonComm
+	// onGap, when set, receives every gap (Options.Gaps).
+	onGap func(Gap)
 }
 
 func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleScan {
@@ -218,7 +249,11 @@ func (ix *idleScan) add(w *win, i int) {
 	case !sc.open:
 		sc.open, sc.end = true, end
 	case a.Start > sc.end:
-		sc.cum[ix.cause(i, li, sc.end, sc.proc)] += int64(a.Start - sc.end)
+		c := ix.cause(i, li, sc.end, sc.proc)
+		sc.cum[c] += int64(a.Start - sc.end)
+		if ix.onGap != nil {
+			ix.onGap(Gap{Rank: w.rank, Device: a.Device, Start: sc.end, End: a.Start, Cause: Cause(c)})
+		}
 		sc.end = end
 	case end > sc.end:
 		sc.end = end

@@ -143,6 +143,16 @@ type Collectives struct {
 	Keys    []CollectiveKey
 	// Args are the distinct collective args of the kernels (Args.Find).
 	Args []CollectiveArgs
+	// Shapes are the distinct first tensors of the record_param_comms ops
+	// that launched kernels without args (older PyTorch writes none).
+	Shapes []CollectiveShape
+}
+
+// CollectiveShape is the first tensor of a record_param_comms op: its
+// element count and type as Kineto writes it ("float", "long int").
+type CollectiveShape struct {
+	Elems int64
+	Type  string
 }
 
 // CollectiveKernel is one collective kernel.
@@ -164,6 +174,12 @@ type CollectiveKey struct {
 	Stream int32
 	Cat    CatID // full category: communication/<op>
 	Args   int32 // index in Collectives.Args; -1 for none
+	// Name is the kernel's name (the table's), Device its GPU; Shape,
+	// for a kernel without args, its launching op's tensor (an index in
+	// Collectives.Shapes; -1 for none).
+	Name   NameID
+	Device int32
+	Shape  int32
 }
 
 // CollectiveArgs are a collective kernel's args (trace.Collective) with
@@ -178,9 +194,10 @@ type CollectiveArgs struct {
 
 // collectives gathers an input's collective kernels during the pass.
 type collectives struct {
-	out  Collectives
-	keys map[CollectiveKey]int32
-	args map[argsKey]int32
+	out    Collectives
+	keys   map[CollectiveKey]int32
+	args   map[argsKey]int32
+	shapes map[CollectiveShape]int32
 }
 
 // argsKey is the content of a trace.Collective's args, its names by id.
@@ -191,11 +208,22 @@ type argsKey struct {
 	source                  trace.CollectiveSource
 }
 
-func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat CatID, args *trace.Collective) {
+func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat CatID, name NameID, args *trace.Collective) {
 	if c.keys == nil {
-		c.keys, c.args = map[CollectiveKey]int32{}, map[argsKey]int32{}
+		c.keys, c.args, c.shapes = map[CollectiveKey]int32{}, map[argsKey]int32{}, map[CollectiveShape]int32{}
 	}
-	k := CollectiveKey{Proc: a.Proc, Stream: a.Stream, Cat: cat, Args: -1}
+	k := CollectiveKey{Proc: a.Proc, Stream: a.Stream, Cat: cat, Args: -1, Name: name, Device: a.Device, Shape: -1}
+	if args == nil {
+		if sh, ok := opShape(t, a); ok {
+			si, ok := c.shapes[sh]
+			if !ok {
+				si = int32(len(c.out.Shapes))
+				c.shapes[sh] = si
+				c.out.Shapes = append(c.out.Shapes, sh)
+			}
+			k.Shape = si
+		}
+	}
 	if args != nil {
 		ak := argsKey{args.Op, args.DType, args.Group, args.GroupRanks, args.InElems, args.OutElems, args.GroupSize, args.Source}
 		ai, ok := c.args[ak]
@@ -215,6 +243,27 @@ func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat Cat
 		c.out.Keys = append(c.out.Keys, k)
 	}
 	c.out.Kernels = append(c.out.Kernels, CollectiveKernel{Start: a.Start, Dur: a.Dur, Step: step, Key: ki})
+}
+
+// opShape is the first tensor of the record_param_comms op that launched
+// kernel a (its op: trace.Attr.Op), when it has one with dimensions.
+func opShape(t *trace.Trace, a *trace.Activity) (CollectiveShape, bool) {
+	o := t.OpOf(t.AttrOf(a.Attr).Op)
+	if o == nil || int(o.Sig) >= len(t.OpSigs) {
+		return CollectiveShape{}, false
+	}
+	sig := &t.OpSigs[o.Sig]
+	if t.Names[sig.Name] != "record_param_comms" || len(sig.Args) == 0 || len(sig.Args[0].Dims) == 0 {
+		return CollectiveShape{}, false
+	}
+	n := int64(1)
+	for _, d := range sig.Args[0].Dims {
+		if d <= 0 || n > math.MaxInt64/int64(d) {
+			return CollectiveShape{}, false
+		}
+		n *= int64(d)
+	}
+	return CollectiveShape{Elems: n, Type: t.Names[sig.Args[0].Type]}, true
 }
 
 // done is the input's record, its slices at their size.

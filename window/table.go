@@ -45,6 +45,10 @@ type Input struct {
 	Devices   []trace.Device
 	// Anomalies are the trace's odd events (trace.Trace.Anomalies).
 	Anomalies []trace.Anomaly
+	// ProcessGroups are the trace's communicators as its pg_config lists
+	// them (trace.Meta.ProcessGroups), for the collectives of kernels
+	// without args.
+	ProcessGroups []trace.ProcessGroup
 	// OpSigs and Configs count the trace's op signatures and launch
 	// configurations: whether it has what the efficiency analysis
 	// prices with.
@@ -95,6 +99,16 @@ type Rank struct {
 	WorldSize int
 	// Activities counts the rank's GPU activities.
 	Activities int64
+	// Source says what told Number (Kineto's distributedInfo, an nsys
+	// export's NCCL payload, thread name, environment or device, the
+	// file name); Name is the rank as that source wrote it when it says
+	// more than the number ("TP5", "PP1_TP3"), else "".
+	Source trace.RankSource
+	Name   string
+	// RunHosts is the number of hosts the ranks of its run are on (those
+	// whose host is known): with more than one, tables name the host
+	// beside the rank.
+	RunHosts int
 }
 
 // NameID indexes the names of a Table.
@@ -110,6 +124,10 @@ type Options struct {
 	// (communication/* becomes communication); activities keep their full
 	// category (Category).
 	ByTop bool
+	// Gaps, when set, receives each idle gap as the table's pass finds it
+	// (in the order of the activities that end them): for a caller that
+	// draws them (a merged timeline), where the table keeps only sums.
+	Gaps func(Gap)
 	// SkipDurations and SkipCollectives leave out the records of the
 	// kernels table and of the collectives (Input.Durations,
 	// Input.Collectives), for commands that show neither.
@@ -167,7 +185,25 @@ func Build(inputs []Input, opt Options) (*Table, error) {
 			return nil, err
 		}
 	}
+	t.countHosts()
 	return t, nil
+}
+
+// countHosts sets each rank's RunHosts.
+func (t *Table) countHosts() {
+	hosts := map[string]map[string]bool{}
+	for _, r := range t.Ranks {
+		if r.Host == "" {
+			continue
+		}
+		if hosts[r.Run] == nil {
+			hosts[r.Run] = map[string]bool{}
+		}
+		hosts[r.Run][r.Host] = true
+	}
+	for i := range t.Ranks {
+		t.Ranks[i].RunHosts = len(hosts[t.Ranks[i].Run])
+	}
 }
 
 // NewTable returns an empty table, for inputs added one at a time (Add).
@@ -201,6 +237,7 @@ func (t *Table) NameRuns() {
 	for i := range t.Ranks {
 		t.Ranks[i].Run = t.Inputs[t.Ranks[i].Input].Run
 	}
+	t.countHosts()
 }
 
 // Name returns the name of id.
@@ -294,6 +331,7 @@ func (t *Table) Select(inputs []int) *Table {
 			out.EmptyLaunches = append(out.EmptyLaunches, e)
 		}
 	}
+	out.countHosts()
 	return &out
 }
 
@@ -379,6 +417,7 @@ func (t *Table) nameID(s string) NameID {
 func describe(in *Input) {
 	tr := in.Trace
 	in.Format, in.Activities = tr.Meta.Format, len(tr.Activities)
+	in.ProcessGroups = tr.Meta.ProcessGroups
 	if tr.Meta.Rank >= 0 {
 		v := tr.Meta.Rank
 		in.Rank = &v
@@ -454,7 +493,10 @@ func (t *Table) addRanks(ii int) (first RankID) {
 		r := Rank{ID: RankID(len(t.Ranks)), Input: ii, Proc: int32(p), Path: in.Path, Run: in.Run, Host: in.Host,
 			Number: numberOf(tr, int32(p)), WorldSize: tr.Meta.WorldSize, Activities: acts[p]}
 		if p < len(tr.Procs) {
-			r.PID = tr.Procs[p].PID
+			r.PID, r.Name = tr.Procs[p].PID, tr.Procs[p].RankName
+		}
+		if r.Number != nil {
+			r.Source = tr.Meta.RankSource
 		}
 		t.Ranks = append(t.Ranks, r)
 	}

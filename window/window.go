@@ -226,17 +226,19 @@ func (t *Table) add(in Input) error {
 	t.catOf = append(t.catOf, catOf)
 	t.actCat = append(t.actCat, nil)
 	scan := newIdleScan(t, tr, in.Steps != nil, catOf)
+	scan.onGap = t.opt.Gaps
 	// A collective kernel whose name does not say its op
 	// (communication/other: ncclDevKernel_Generic) takes the category of
-	// the op its args name: its own, per activity, kept in actCat when
-	// it differs from its name's.
+	// the op its args name, and a send/recv kernel that of an all-to-all
+	// (PyTorch runs all_to_all as NCCL's grouped sends and receives): its
+	// own, per activity, kept in actCat when it differs from its name's.
 	args := newArgs(tr)
 	t.Inputs[ii].args = args
-	var byArgs []bool // per trace.NameID: a communication/other kernel name
+	var byArgs []bool // per trace.NameID: a communication/other or send_recv kernel name
 	if args != nil {
 		byArgs = make([]bool, len(tr.Names))
 		for id, c := range catOf {
-			byArgs[id] = c >= 0 && t.cats[c] == genericComm
+			byArgs[id] = c >= 0 && (t.cats[c] == genericComm || t.cats[c] == sendRecvComm)
 		}
 	}
 	m := map[winKey]*win{}
@@ -303,7 +305,7 @@ func (t *Table) add(in Input) error {
 			durs.add(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel}, a.Dur)
 		}
 		if kernel && !t.opt.SkipCollectives && t.isComm(full) {
-			colls.add(tr, a, k.step, full, args.Find(a))
+			colls.add(tr, a, k.step, full, nk.name, args.Find(a))
 		}
 	}
 	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
@@ -377,19 +379,25 @@ func (u *union) sum() int64 {
 }
 
 // genericComm is the category of a collective kernel whose name does not
-// say its op.
-var genericComm = classify.Category{Top: classify.Communication, Sub: "other"}
+// say its op; sendRecvComm that of NCCL's send/recv kernels, which an
+// all-to-all runs as.
+var (
+	genericComm  = classify.Category{Top: classify.Communication, Sub: "other"}
+	sendRecvComm = classify.Category{Top: classify.Communication, Sub: "send_recv"}
+	allToAllComm = classify.Category{Top: classify.Communication, Sub: "all_to_all"}
+)
 
 // argsCategory is the full category of activity i of input ii, a.Name's
-// being full: the category of the op its collective args name when the
-// name is a generic collective kernel's (byArgs) and the args name an
-// op, else full. It records the activity's category when it differs from
-// its name's.
+// being full: when the name is a generic collective kernel's (byArgs),
+// the category of the op its collective args (or the nccl:OP range it was
+// launched in: Args.OpName) name; when it is a send/recv kernel's and
+// that op is an all-to-all, communication/all_to_all; else full. It
+// records the activity's category when it differs from its name's.
 func (t *Table) argsCategory(ii, i int, a *trace.Activity, full CatID, byArgs []bool, args *Args) CatID {
 	cat := full
 	if byArgs[a.Name] && a.Kind == trace.KindKernel {
-		if c := args.Find(a); c != nil {
-			if op, ok := classify.CollectiveCategory(args.t.Names[c.Op]); ok {
+		if name := args.OpName(a); name != "" {
+			if op, ok := classify.CollectiveCategory(name); ok && (t.cats[full] == genericComm || op == allToAllComm) {
 				cat = t.catID(op)
 			}
 		}

@@ -12,6 +12,10 @@
 //
 //	go run ./bench/gen -ranks 8 -steps 40 -layers 4 -decode-every 0 -straggler 5 -out before
 //	go run ./bench/gen -ranks 8 -steps 40 -layers 4 -decode-every 0 -straggler 5 -slowdown 0 -out after
+//
+// With -nodes N the ranks are a run over N hosts (gen.WriteNodeRank) in
+// DIR/node{n}/rank{r}.json, host n's clock -skew × n ns late: for traceq
+// merge and the communicators.
 package main
 
 import (
@@ -40,6 +44,8 @@ func main() {
 		parallel = flag.Int("parallel", 2, "rank files written at once")
 		strag    = flag.Int("straggler", -1, "write one run on one clock whose rank `R` is slower (gen.WriteRank)")
 		slowdown = flag.Int("slowdown", 30, "with -straggler: the slow rank's extra compute time, %")
+		nodes    = flag.Int("nodes", 0, "write a run over `N` hosts (gen.WriteNodeRank): -ranks in all, one tensor-parallel group per host, an expert-parallel all-to-all over every rank, in DIR/node{n}/rank{r}.json; with -straggler R slower by -slowdown %")
+		skew     = flag.Int64("skew", 0, "with -nodes: host n's clock is n × `NS` late")
 		jitter   = flag.Int64("jitter", 2000, "with -straggler: up to `NS` added to each compute kernel of each rank")
 		bus      = flag.Int64("bus", 16, "with -straggler: the bus bandwidth of the all-reduces, `GBPS`")
 		latency  = flag.Int64("latency", 0, "with -straggler: each all-reduce's fixed cost, `NS`")
@@ -57,6 +63,20 @@ func main() {
 		run = &gen.RunConfig{Ranks: *ranks, Steps: *steps, DecodeEvery: *decode, Layers: *layers, Straggler: *strag,
 			SlowdownPct: *slowdown, JitterNS: *jitter, BusGBps: *bus, LatencyNS: *latency, LaunchNS: *launch, Seed: *seed}
 	}
+	var nodeRun *gen.NodeConfig
+	if *nodes > 0 {
+		if *ranks%*nodes != 0 {
+			fmt.Fprintln(os.Stderr, "gen: -ranks must be a multiple of -nodes")
+			os.Exit(2)
+		}
+		nodeRun = &gen.NodeConfig{Nodes: *nodes, PerNode: *ranks / *nodes, Steps: *steps, DecodeEvery: *decode, Layers: *layers,
+			JitterNS: 2000, SkewNS: *skew, Seed: *seed}
+		if *strag >= 0 {
+			nodeRun.SlowPct = make([]int, *ranks)
+			nodeRun.SlowPct[*strag] = *slowdown
+		}
+		run = nil
+	}
 	sem := make(chan struct{}, max(1, *parallel))
 	var wg sync.WaitGroup
 	errs := make([]error, *ranks)
@@ -66,6 +86,10 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if nodeRun != nil {
+				errs[r] = writeNode(*out, *nodeRun, r, *gz)
+				return
+			}
 			errs[r] = write(*out, cfg, run, r, *gz)
 			if errs[r] == nil && *shapes {
 				errs[r] = writeCapture(*out, cfg, r)
@@ -82,11 +106,43 @@ func main() {
 }
 
 func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) error {
-	name := fmt.Sprintf("rank%d.json", rank)
-	if gz {
-		name += ".gz"
+	return writeFile(filepath.Join(dir, fmt.Sprintf("rank%d.json", rank)), gz, func(w io.Writer) (string, error) {
+		if run != nil {
+			exp, err := gen.WriteRank(w, *run, rank)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d bytes\t%d GPU activities\t%d kernels", exp.Bytes, exp.Activities, exp.Activities), nil
+		}
+		exp, err := gen.Write(w, cfg, rank)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d bytes\t%d GPU activities\t%d kernels", exp.Bytes, exp.Activities, exp.Kernels), nil
+	})
+}
+
+// writeNode writes rank of a run over hosts as DIR/node{n}/rank{r}.json.
+func writeNode(dir string, cfg gen.NodeConfig, rank int, gz bool) error {
+	path := filepath.Join(dir, cfg.Host(rank), fmt.Sprintf("rank%d.json", rank))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	path := filepath.Join(dir, name)
+	return writeFile(path, gz, func(w io.Writer) (string, error) {
+		exp, err := gen.WriteNodeRank(w, cfg, rank)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d bytes\t%d GPU activities", exp.Bytes, exp.Activities), nil
+	})
+}
+
+// writeFile creates path (path.gz, gzip level 6, with gz), writes it
+// with fill and prints the line fill returns after the path.
+func writeFile(path string, gz bool, fill func(io.Writer) (string, error)) error {
+	if gz {
+		path += ".gz"
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -99,19 +155,9 @@ func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) er
 		zw, _ = gzip.NewWriterLevel(bw, 6)
 		w = zw
 	}
-	var bytes, acts, kernels int64
-	if run != nil {
-		exp, err := gen.WriteRank(w, *run, rank)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		bytes, acts, kernels = exp.Bytes, exp.Activities, exp.Activities
-	} else {
-		exp, err := gen.Write(w, cfg, rank)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		bytes, acts, kernels = exp.Bytes, exp.Activities, exp.Kernels
+	line, err := fill(w)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if zw != nil {
 		if err := zw.Close(); err != nil {
@@ -121,7 +167,7 @@ func write(dir string, cfg gen.Config, run *gen.RunConfig, rank int, gz bool) er
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	fmt.Printf("%s\t%d bytes\t%d GPU activities\t%d kernels\n", path, bytes, acts, kernels)
+	fmt.Printf("%s\t%s\n", path, line)
 	return f.Close()
 }
 

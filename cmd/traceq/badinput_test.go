@@ -319,7 +319,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"kernels"}, "traceq: kernels: no input files (see 'traceq kernels --help')\n"},
 		{[]string{"breakdown"}, "traceq: breakdown: no input files (see 'traceq breakdown --help')\n"},
 		{[]string{"classify", "extra-arg"}, "traceq: classify reads names on stdin and takes no arguments\n"},
-		{[]string{"no-such-command"}, `traceq: unknown command "no-such-command" (want breakdown, advise, kernels, classify, rules, chart, report, steps, diff, slice, export, collectives, gpus, efficiency)` + "\n"},
+		{[]string{"no-such-command"}, `traceq: unknown command "no-such-command" (want breakdown, advise, kernels, classify, rules, chart, report, steps, diff, slice, export, collectives, merge, gpus, efficiency)` + "\n"},
 		{[]string{"breakdown", "--kind", "decdoe", trace}, `traceq: unknown --kind "decdoe" (want decode, prefill, mixed, step, unattributed, all)` + "\n"},
 		{[]string{"kernels", "--kind", "Decode", trace}, `traceq: unknown --kind "Decode" (want decode, prefill, mixed, step, unattributed, all)` + "\n"},
 	}

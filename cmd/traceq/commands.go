@@ -33,6 +33,7 @@ func commands(e *env) []*cli.Command {
 		sliceCmd(e),
 		exportCmd(e),
 		collectivesCmd(e),
+		mergeCmd(e),
 		gpusCmd(e),
 		efficiencyCmd(e),
 	}

@@ -67,8 +67,9 @@ func exportCmd(e *env) *cli.Command {
 			ds := &dataset{dir: dir, inputs: paths, force: c.Bool("force"), tree: tree, checked: map[string]bool{}}
 			x := parquet.New(ds.create, parquet.Options{Version: version()})
 			// One input at a time: memory holds one trace, however many.
+			hosts := load.Hosts(set)
 			for i, p := range paths {
-				tbl, err := load.One(p, opt)
+				tbl, err := load.OneOn(p, hosts[i], opt)
 				if err != nil {
 					return withFlags(err)
 				}

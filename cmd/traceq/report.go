@@ -104,7 +104,7 @@ func reportCmd(e *env) *cli.Command {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
-				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Unattributed: c.Bool("unattributed"), Efficiency: eff,
+				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Links: copt.Links, Unattributed: c.Bool("unattributed"), Efficiency: eff,
 				Findings: a.findings, Settings: a.set, Timelines: timelines}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.

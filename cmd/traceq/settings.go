@@ -20,7 +20,8 @@ var (
 	bytesPerTokenFlag = &cli.Int64Flag{Name: "bytes-per-token", Usage: "size collectives without args as `N` bytes × the step's token count (from its marker); e.g. hidden size × 2 for a bf16 all-reduce (default: " +
 		settings.BytesPerToken.Env() + ", or bytes_per_token in a " + settings.FileName + ")"}
 	linkFlag = &cli.StringFlag{Name: "link", Usage: "compare bus bandwidth with `NAME|GBPS|FILE`: a link (" + collectives.LinkNames() +
-		"), GB/s per direction, or an nccl-tests output measured on the machine (default: " + settings.Link.Env() + ", or link in a " + settings.FileName + ")"}
+		"), GB/s per direction, or an nccl-tests output measured on the machine; for a run over hosts intra=…,inter=… (between hosts: " +
+		collectives.NetLinkNames() + ") (default: " + settings.Link.Env() + ", or link in a " + settings.FileName + ")"}
 	minFindingFlag = &cli.StringFlag{Name: "min-finding", Value: "1%", Usage: "list findings that save at least `SHARE` of the step (a percent); the others are counted; 0 lists all"}
 )
 
@@ -82,11 +83,25 @@ func collectiveOptions(c *cli.Context, set *settings.Settings) (collectives.Opti
 		opt.BytesPerToken = n
 	}
 	if s, ok := set.Get(settings.Link); ok {
-		l, err := readLink(s)
+		// One link for every communicator, or intra=…,inter=… (each part
+		// a name, a bandwidth or an nccl-tests output).
+		ls, err := collectives.ParseLinks(s.Value, func(spec string) (collectives.Link, error) {
+			part := s
+			part.Value = spec
+			l, err := readLink(part)
+			if err != nil {
+				return collectives.Link{}, err
+			}
+			return *l, nil
+		})
 		if err != nil {
 			return opt, settingError(c.Command.Name, s, err)
 		}
-		opt.Link = l
+		if ls.All != nil {
+			opt.Link = ls.All
+		} else {
+			opt.Links = ls
+		}
 	}
 	return opt, nil
 }

@@ -52,6 +52,8 @@ const (
 // traceq does not use (Kineto's ActivityType names, old and new).
 func otherCat(cat string) bool {
 	switch cat {
+	case "traceq": // the annotation tracks of a merged trace (traceq merge)
+		return true
 	case "python_function", "Trace", "ac2g", "fwdbwd", "overhead", "cuda_sync", "cuda_profiler_range",
 		"cpu_instant_event", "external_correlation", "async", "async_gpu", "async_cpu_to_gpu",
 		"mtia_runtime", "mtia_ccp_events", "mtia_insight", "glow_runtime", "hpu_op", "xpu_runtime", "xpu_driver",

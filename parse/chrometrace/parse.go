@@ -255,6 +255,7 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 	if len(t.Procs) == 1 {
 		t.Procs[0].Rank = t.Meta.Rank
 	}
+	mergedRanks(t, s.meta["traceq"])
 	t.Truncated = trunc
 	if n := notEvents(t.Anomalies); s.nevents > 0 && n == s.nevents {
 		return nil, notEventsError(n)

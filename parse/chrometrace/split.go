@@ -455,4 +455,5 @@ var metaKeys = map[string]bool{
 	"traceName":            true,
 	"host_name":            true, // Meta's internal builds of Kineto write it
 	"hostname":             true,
+	"traceq":               true, // traceq merge's record of the ranks it merged
 }

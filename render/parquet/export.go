@@ -174,7 +174,7 @@ func (x *Exporter) Add(run string, tbl *window.Table) error {
 	if err := x.steps(path, analyze.Breakdown(tbl, analyze.Options{}).Steps, parts, partOf); err != nil {
 		return err
 	}
-	return x.inputs(path, t, parts)
+	return x.inputs(path, in.Host, t, parts)
 }
 
 // partitions maps each rank of the table (each process that has

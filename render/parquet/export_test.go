@@ -163,6 +163,40 @@ func TestAddWritesEveryTable(t *testing.T) {
 	}
 }
 
+// TestHostColumn: inputs.host is the input's host, null when unknown.
+func TestHostColumn(t *testing.T) {
+	tr, st := smallTrace()
+	m := memFS{}
+	x := New(m.create, Options{Version: "v9"})
+	tbl, err := window.Build([]window.Input{{Path: "a.sqlite", Host: "node7", Trace: tr, Steps: st}}, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Add("r", tbl); err != nil {
+		t.Fatal(err)
+	}
+	for _, rank := range []string{"0", "1", NullRank} {
+		rows := readRows[Input](t, m, "inputs/run=r/rank="+rank+"/part-0.parquet")
+		if len(rows) != 1 || rows[0].Host == nil || *rows[0].Host != "node7" {
+			t.Errorf("rank %s: inputs %+v, want host node7", rank, rows)
+		}
+	}
+	if rows := readRows[Input](t, memFSOf(t, "r2", "b.sqlite"), "inputs/run=r2/rank=0/part-0.parquet"); len(rows) != 1 || rows[0].Host != nil {
+		t.Errorf("no host: inputs %+v, want host null", rows)
+	}
+}
+
+// memFSOf exports smallTrace as input path of run, with no host.
+func memFSOf(t *testing.T, run, path string) memFS {
+	t.Helper()
+	tr, st := smallTrace()
+	m := memFS{}
+	if err := add(New(m.create, Options{}), run, path, tr, st); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestNoSteps: without step markers every activity is step kind "all",
 // with a null step, and the steps table is empty.
 func TestNoSteps(t *testing.T) {

@@ -137,7 +137,7 @@ func (x *Exporter) steps(path string, rows []analyze.StepRow, parts, partOf []*r
 }
 
 // inputs writes the input's row into each of its rank partitions.
-func (x *Exporter) inputs(path string, t *trace.Trace, parts []*rankPart) error {
+func (x *Exporter) inputs(path, host string, t *trace.Trace, parts []*rankPart) error {
 	var anomalies int64
 	for _, a := range t.Anomalies {
 		anomalies += a.Count
@@ -151,6 +151,9 @@ func (x *Exporter) inputs(path string, t *trace.Trace, parts []*rankPart) error 
 		}
 		if t.Truncated != nil {
 			row.Truncated = &t.Truncated.Reason
+		}
+		if host != "" {
+			row.Host = &host
 		}
 		tab, err := openTable[Input](x, p.dir("inputs"), p.part)
 		if err != nil {

@@ -71,6 +71,8 @@ type Input struct {
 	// early (null when complete).
 	Activities int64   `parquet:"activities"`
 	Truncated  *string `parquet:"truncated,optional"`
+	// Added: the machine the input was captured on (null when unknown).
+	Host *string `parquet:"host,optional,dict"`
 }
 
 // tables are the dataset's directories, in the order they are written.

@@ -68,6 +68,8 @@ type ChartOptions struct {
 	// (collectives.Options).
 	BytesPerToken int64
 	Link          *collectives.Link
+	// Links are --link's per-scope links (intra=…,inter=…).
+	Links collectives.Links
 	// Unattributed draws, in the shares chart, the groups outside any
 	// step that hold almost nothing (chart.LeaveOutUnattributed).
 	Unattributed bool
@@ -100,7 +102,7 @@ func NewCharts(tbl *window.Table, opt ChartOptions) *Charts {
 func (c *Charts) Collectives() *collectives.Table {
 	if c.coll == nil {
 		c.coll = collectives.Match(c.tbl, collectives.Options{Filter: c.opt.Filter,
-			BytesPerToken: c.opt.BytesPerToken, Link: c.opt.Link})
+			BytesPerToken: c.opt.BytesPerToken, Link: c.opt.Link, Links: c.opt.Links})
 	}
 	return c.coll
 }

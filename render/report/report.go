@@ -56,6 +56,8 @@ type Options struct {
 	// collectives.Options).
 	BytesPerToken int64
 	Link          *collectives.Link
+	// Links are --link's per-scope links (intra=…,inter=…).
+	Links collectives.Links
 	// Unattributed shows, in the shares chart and the group tables, the
 	// groups outside any step that hold almost nothing
 	// (chart.LeaveOutUnattributed).
@@ -97,7 +99,7 @@ func New(tbl *window.Table, opt Options) *Report {
 		opt.Level = 1
 	}
 	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
-		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Unattributed: opt.Unattributed, Timelines: opt.Timelines})
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Links: opt.Links, Unattributed: opt.Unattributed, Timelines: opt.Timelines})
 	r := &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
 	var ct *collectives.Table
 	if c.groups.AnyCommunication() {
