@@ -17,8 +17,8 @@ func mergedRanks(t *trace.Trace, raw []byte) {
 	v := gjson.ParseBytes(raw)
 	named := false
 	for _, r := range v.Get("ranks").Array() {
-		pid, ok := num(r.Get("pid"))
-		n, ok2 := num(r.Get("rank"))
+		pid, ok := metaNum(r.Get("pid"))
+		n, ok2 := metaNum(r.Get("rank"))
 		if !ok || !ok2 || n < 0 || n > 1<<30 {
 			continue
 		}
