@@ -302,7 +302,12 @@ func groups(tbl *window.Table, opt Options) []Group {
 			if c := cmp.Compare(ga.names[b].n, ga.names[a].n); c != 0 {
 				return c
 			}
-			return cmp.Or(cmp.Compare(tbl.Name(a.name), tbl.Name(b.name)), cmp.Compare(tbl.Category(a.cat).String(), tbl.Category(b.cat).String()))
+			if c := cmp.Compare(tbl.Name(a.name), tbl.Name(b.name)); c != 0 {
+				return c
+			}
+			// Spelled out only for a name of two categories: the
+			// comparison runs n log n times on a group of n names.
+			return cmp.Compare(tbl.Category(a.cat).String(), tbl.Category(b.cat).String())
 		})
 		if len(ids) > top {
 			ids = ids[:top]

@@ -52,12 +52,20 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 		input  int
 		device int32
 	}
+	type rec struct {
+		key
+		d *window.Durations
+	}
 	// The rows' records first, then one row at a time: its durations
 	// merged, described, let go. What the analysis holds beyond the
-	// records is the largest row's durations.
-	gidx := map[key]int{}
-	var keys []key
-	var recs [][]*window.Durations
+	// records is the largest row's durations. The records are grouped by
+	// sorting them (a row's records are adjacent), not through a map and a
+	// list per row: a trace of 100k distinct names has 100k rows.
+	n := 0
+	for ii := range tbl.Inputs {
+		n += len(tbl.Inputs[ii].Durations)
+	}
+	recs := make([]rec, 0, n)
 	for ii := range tbl.Inputs {
 		ds := tbl.Inputs[ii].Durations
 		for j := range ds {
@@ -69,38 +77,46 @@ func Kernels(tbl *window.Table, opt KernelOptions) []KernelStat {
 			if opt.PerDevice {
 				k.input, k.device = ii, d.Device
 			}
-			g, seen := gidx[k]
-			if !seen {
-				g = len(keys)
-				gidx[k] = g
-				keys = append(keys, k)
-				recs = append(recs, nil)
-			}
-			recs[g] = append(recs[g], d)
+			recs = append(recs, rec{k, d})
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b rec) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.cat, b.cat), cmp.Compare(a.input, b.input), cmp.Compare(a.device, b.device))
+	})
+	rows := 0
+	for i := range recs {
+		if i == 0 || recs[i].key != recs[i-1].key {
+			rows++
 		}
 	}
 	var total int64
-	out := make([]KernelStat, 0, len(keys))
+	out := make([]KernelStat, 0, rows)
 	var buf64 []int64
 	var buf32 []int32
-	for g, k := range keys {
+	for lo := 0; lo < len(recs); {
+		hi := lo + 1
+		for hi < len(recs) && recs[hi].key == recs[lo].key {
+			hi++
+		}
+		row, k := recs[lo:hi], recs[lo].key
+		lo = hi
 		// Kernels are shorter than 2.1 s: their durations are held in 32
 		// bits when they fit (half the memory) and described as they are.
 		fits := true
-		for _, d := range recs[g] {
-			fits = fits && d.Fits32()
+		for _, r := range row {
+			fits = fits && r.d.Fits32()
 		}
 		var dist stats.Dist
 		if fits {
 			buf32 = buf32[:0]
-			for _, d := range recs[g] {
-				buf32 = window.AppendTo(buf32, d)
+			for _, r := range row {
+				buf32 = window.AppendTo(buf32, r.d)
 			}
 			dist = stats.Of(buf32)
 		} else {
 			buf64 = buf64[:0]
-			for _, d := range recs[g] {
-				buf64 = window.AppendTo(buf64, d)
+			for _, r := range row {
+				buf64 = window.AppendTo(buf64, r.d)
 			}
 			dist = stats.Of(buf64)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
@@ -49,5 +50,76 @@ func TestKernelsAllocations(t *testing.T) {
 	t.Logf("%d activities, %d names: %d bytes allocated (%.1f per activity)", acts, len(ks), alloc, float64(alloc)/float64(acts))
 	if alloc > limit {
 		t.Errorf("Kernels allocated %d bytes for %d activities, more than %d", alloc, acts, limit)
+	}
+}
+
+// TestKernelsManyNames bounds what Kernels allocates per row on a trace
+// of many distinct names, each run once (issue 19: 100k names of 2 KB):
+// the row itself and a record, not a map entry, a key and a list per row
+// (540 bytes a row before, 193 since).
+func TestKernelsManyNames(t *testing.T) {
+	const n = 20_000
+	var buf bytes.Buffer
+	if err := gen.WriteNames(&buf, gen.NamesConfig{Names: n, Size: 200, Groups: 10, PerStep: 250}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometrace.Parse(bytes.NewReader(buf.Bytes()), chrometrace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := window.Build([]window.Input{{Path: "r", Trace: tr}}, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := analyze.KernelOptions{MemOps: true}
+	analyze.Kernels(tbl, opt) // warm
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ks := analyze.Kernels(tbl, opt)
+	runtime.ReadMemStats(&after)
+	if len(ks) != n {
+		t.Fatalf("%d rows, want %d", len(ks), n)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	row := uint64(unsafe.Sizeof(analyze.KernelStat{}))
+	limit := n*(row+48) + 64<<10
+	t.Logf("%d names: %d bytes allocated, %.0f a row of %d bytes", n, alloc, float64(alloc)/n, row)
+	if alloc > limit {
+		t.Errorf("Kernels allocated %d bytes for %d rows of %d bytes, more than %d", alloc, n, row, limit)
+	}
+}
+
+// TestBreakdownManyNames bounds what Breakdown allocates per distinct
+// name of a group (its sum and its place in the top list's sort): the
+// sort spelled out two categories per comparison before: 486 bytes a
+// name on this trace, 92 since.
+func TestBreakdownManyNames(t *testing.T) {
+	const n = 20_000
+	var buf bytes.Buffer
+	if err := gen.WriteNames(&buf, gen.NamesConfig{Names: n, Size: 200, Groups: 10, PerStep: n}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometrace.Parse(bytes.NewReader(buf.Bytes()), chrometrace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := window.Build([]window.Input{{Path: "r", Trace: tr}}, window.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyze.Breakdown(tbl, analyze.Options{}) // warm
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := analyze.Breakdown(tbl, analyze.Options{})
+	runtime.ReadMemStats(&after)
+	if len(r.Groups) != 1 || len(r.Groups[0].Top) != 10 {
+		t.Fatalf("%d groups", len(r.Groups))
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d names: %d bytes allocated, %.0f a name", n, alloc, float64(alloc)/n)
+	if limit := uint64(n*256 + 256<<10); alloc > limit {
+		t.Errorf("Breakdown allocated %d bytes for %d names, more than %d", alloc, n, limit)
 	}
 }

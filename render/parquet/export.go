@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/traceq/traceq/analyze"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -23,6 +24,17 @@ import (
 // prune, small enough that a writer holds little and an engine splits a
 // big file across cores (DuckDB reads row groups in parallel).
 const RowGroupRows = 1 << 20
+
+// MaxDictBytes bounds the distinct kernel names of an activities row
+// group: the writer holds its dictionary (and a copy while writing its
+// page) until the row group ends, so a row group whose names would pass
+// it ends early. Real traces have a few thousand names, a few MB in all,
+// and never reach it; 100k distinct 2 KB names (issue 19) made a 205 MB
+// dictionary, held twice beside the trace's own names: 1.25 GB peak.
+const MaxDictBytes = 16 << 20
+
+// maxDictBytes is MaxDictBytes; tests lower it.
+var maxDictBytes = MaxDictBytes
 
 // NullRank is the partition value of a rank the trace does not give:
 // Hive's spelling of null, which Spark and DuckDB read as NULL.
@@ -112,6 +124,14 @@ func (t *table[T]) flush() error {
 	return t.wrap(err)
 }
 
+// endRowGroup writes the rows so far as a row group of their own.
+func (t *table[T]) endRowGroup() error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return t.wrap(t.w.Flush())
+}
+
 // close completes the file. After an error the caller aborts the whole
 // dataset, which removes it.
 func (t *table[T]) close() error {
@@ -140,12 +160,44 @@ type rankPart struct {
 	part    int    // N of part-N.parquet
 	acts    *table[Activity]
 	nacts   int64
+	names   groupNames
 	devices []int32
 }
 
 func (p *rankPart) dir(table string) string {
 	return table + "/run=" + p.run + "/rank=" + p.label
 }
+
+// groupNames tracks the distinct names of the current activities row
+// group and their bytes, for MaxDictBytes.
+type groupNames struct {
+	group uint32   // the current row group, from 1
+	in    []uint32 // per trace.NameID: the last row group that holds it
+	bytes int      // of the names of the current row group
+	rows  int      // of the current row group
+}
+
+// add counts a row of name id (n bytes long) and reports whether the row
+// group must end before it: its names would pass MaxDictBytes.
+func (g *groupNames) add(id trace.NameID, n int, names int) (end bool) {
+	if g.in == nil {
+		g.in, g.group = make([]uint32, names), 1
+	}
+	if g.in[id] != g.group {
+		if g.bytes > 0 && g.bytes+n > maxDictBytes {
+			g.next()
+			end = true
+		}
+		g.in[id] = g.group
+		g.bytes += n
+	}
+	if g.rows++; g.rows == RowGroupRows {
+		g.next() // the writer ends the row group after this row
+	}
+	return end
+}
+
+func (g *groupNames) next() { g.group, g.bytes, g.rows = g.group+1, 0, 0 }
 
 // Add writes the rows of the one input of tbl into run (see CheckRun):
 // its path as the user gave it, its trace, its steps and categories. Rows

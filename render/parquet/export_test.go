@@ -3,6 +3,7 @@ package parquet
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"reflect"
@@ -317,4 +318,68 @@ func add(x *Exporter, run, path string, t *trace.Trace, st *step.Steps) error {
 		return err
 	}
 	return x.Add(run, tbl)
+}
+
+// TestDictionaryBounded: a row group's distinct names stay within
+// MaxDictBytes (issue 19: 100k distinct 2 KB names made one 205 MB
+// dictionary); past it, the row group ends and the rows read back the
+// same, in order. A trace whose names fit is one row group, as before.
+func TestDictionaryBounded(t *testing.T) {
+	defer func(b int) { maxDictBytes = b }(maxDictBytes)
+	maxDictBytes = 64 << 10
+	const n, size = 3000, 300
+	tr := &trace.Trace{Meta: trace.Meta{Format: trace.FormatChrome, Rank: 0, WorldSize: 1},
+		Names: []string{""}, Procs: []trace.Proc{{PID: 1, Rank: -1}}, Activities: make([]trace.Activity, 2*n)}
+	for i := range n {
+		tr.Names = append(tr.Names, fmt.Sprintf("%0*d", size, i))
+	}
+	for i := range tr.Activities {
+		// Each name twice, the second time 100 names later.
+		id := i/2 + 1
+		if i%2 == 1 {
+			id = min(i/2+100, n)
+		}
+		tr.Activities[i] = trace.Activity{Start: trace.Time(i * 1000), Dur: 500, Corr: int64(i + 1), Name: trace.NameID(id), Stream: 7}
+	}
+	m := memFS{}
+	if err := add(New(m.create, Options{Version: "v"}), "r", "in", tr, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := m["activities/run=r/rank=0/part-0.parquet"]
+	f, err := pq.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := f.RowGroups()
+	if len(groups) < 2*n*size/maxDictBytes/2 {
+		t.Fatalf("%d row groups for %d bytes of names: not bounded by %d bytes", len(groups), n*size, maxDictBytes)
+	}
+	var names []string
+	for gi, rg := range groups {
+		rows := make([]Activity, rg.NumRows())
+		r := pq.NewGenericRowGroupReader[Activity](rg)
+		if k, err := r.Read(rows); int64(k) != rg.NumRows() || (err != nil && err != io.EOF) {
+			t.Fatalf("row group %d: read %d of %d rows: %v", gi, k, rg.NumRows(), err)
+		}
+		distinct := map[string]bool{}
+		bytes := 0
+		for _, row := range rows {
+			if !distinct[row.Name] {
+				distinct[row.Name] = true
+				bytes += len(row.Name)
+			}
+			names = append(names, row.Name)
+		}
+		if bytes > maxDictBytes {
+			t.Errorf("row group %d holds %d bytes of distinct names, more than %d", gi, bytes, maxDictBytes)
+		}
+	}
+	for i, a := range tr.Activities {
+		if i >= len(names) || names[i] != tr.Names[a.Name] {
+			t.Fatalf("row %d: name read back differs (%d rows)", i, len(names))
+		}
+	}
+	if len(names) != len(tr.Activities) {
+		t.Fatalf("%d rows, want %d", len(names), len(tr.Activities))
+	}
 }

@@ -56,6 +56,11 @@ func (x *Exporter) activities(tbl *window.Table, parts, partOf []*rankPart, pids
 		if !slices.Contains(p.devices, a.Device) {
 			p.devices = append(p.devices, a.Device)
 		}
+		if p.names.add(a.Name, len(name), len(t.Names)) {
+			if err := p.acts.endRowGroup(); err != nil {
+				return err
+			}
+		}
 		if err := p.acts.add(row); err != nil {
 			return err
 		}
