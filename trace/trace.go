@@ -151,6 +151,11 @@ type Collective struct {
 	Group             NameID // "Process Group Name"; 0 when absent
 	GroupRanks        NameID // "Process Group Ranks", as written: "[0, 1]"
 	Source            CollectiveSource
+	// InSplit and OutSplit sum "In split size" and "Out split size", the
+	// per-peer counts an all_to_all sends and receives (rows along dim 0
+	// for all_to_all_single, elements for the list form); -1 when absent,
+	// empty (an even split), truncated (more than 30 peers) or malformed.
+	InSplit, OutSplit int64
 }
 
 // Proc is one process of the traced program. A Kineto trace holds one
@@ -419,6 +424,12 @@ func CompareCollectives(a, b *Collective) int {
 		return c
 	}
 	if c := cmp.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.InSplit, b.InSplit); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.OutSplit, b.OutSplit); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.GroupRanks, b.GroupRanks)

@@ -228,6 +228,8 @@ const (
 	seenTypes
 	seenConcrete
 	seenStrides
+	seenInSplit
+	seenOutSplit
 
 	seenTop = seenPh | seenCat | seenName | seenPid | seenTid | seenTs | seenDur
 )
