@@ -9,7 +9,9 @@
 // parsed (load.OneOn: its steps, its selection, its idle gaps, its clock),
 // the model then dropped; once streamed through slice.CopyTo, which
 // copies the raw events the selection keeps, each rewritten (edit.rewrite)
-// into the rank's process and the common clock. The second pass runs on
+// into the rank's process and the common clock; it skims (each event read
+// only as far as the selection needs), so the second read costs the
+// decompression and the event boundaries, not a second decoding. The second pass runs on
 // two ranks at a time, each into a fragment of its own that the output
 // then takes in rank order, so the output is the same whatever the
 // order the passes end in.

@@ -229,7 +229,8 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 
 // Edit rewrites an event a copy keeps: it appends the event to write to
 // dst and returns it, or returns keep false to drop it. ev is the event
-// as read, raw its text. A merge rewrites the processes, threads and
+// as a skimming Reader reads it (chrometrace.Reader.Skim: what it says of
+// itself, no decoding), raw its text. A merge rewrites the processes, threads and
 // times of each rank's events this way.
 type Edit func(ev *chrometrace.Event, raw, dst []byte) (out []byte, keep bool)
 
@@ -263,6 +264,9 @@ func CopyTo(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopV
 		return nil, nil, err
 	}
 	defer r.Close()
+	// The copy decides by ph, cat, ts, dur, id and the correlation id
+	// alone: each event is read only so far.
+	r.Skim()
 	// One event for the whole copy: edit takes its address, which would
 	// otherwise move every event to the heap.
 	var ev chrometrace.Event
