@@ -179,6 +179,14 @@ type Merger struct {
 func Prepare(args []string, opt Options) (*Merger, error) {
 	lo := opt.Load
 	lo.Steps = opt.Steps != nil
+	// Refused before it is read: the copy streams raw Chrome-trace
+	// events, which an nsys export has none of.
+	lo.Parse.Accept = func(f trace.Format) error {
+		if f == trace.FormatNsys {
+			return ErrNsys
+		}
+		return nil
+	}
 	lo.SkipDurations, lo.SkipCollectives, lo.Keep = true, false, nil
 	// Each input's gaps come while the table adds it, before its Reduce.
 	var log gapLog
@@ -253,9 +261,6 @@ func prepare(tbl *window.Table, i int, log gapLog, opt Options) (*plan, error) {
 	in := &tbl.Inputs[i]
 	t := in.Trace
 	path := in.Path
-	if t.Meta.Format != trace.FormatChrome {
-		return nil, &parse.FileError{Path: path, Err: errors.New("an nsys export: merge reads Chrome traces (torch.profiler JSON) only")}
-	}
 	p := &plan{Rank: Rank{Path: path, Host: in.Host, Number: in.Rank}, input: i, first: int64(in.Origin), base: t.Meta.BaseTime,
 		devices: map[int64]bool{}}
 	for _, d := range in.DeviceIDs {
@@ -303,6 +308,12 @@ func chosenSteps(st *step.Steps, opt slice.StepOptions) map[int32]bool {
 	}
 	return out
 }
+
+// ErrNsys refuses an nsys export as a merge input (its path is on the
+// *parse.FileError that wraps it): the merge copies each rank's raw
+// Chrome-trace events, which an nsys export does not have
+// (docs/diff-slice.md, "merge").
+var ErrNsys = errors.New("an nsys export: traceq merge reads torch.profiler (Kineto) Chrome traces only")
 
 // ErrNoSteps is the error for a rank without step markers when steps are
 // selected.

@@ -27,6 +27,11 @@ type Options struct {
 	// Progress, if set, wraps the file reader to report bytes read; size
 	// is the file's size, -1 for a stream.
 	Progress func(r io.Reader, size int64) io.Reader
+	// Accept, if set, is called with the input's format as soon as its
+	// first bytes tell it, before the input is read: its error refuses
+	// the input (a command that reads one format says so without
+	// parsing a large export first).
+	Accept func(trace.Format) error
 }
 
 // ErrNoGPU is returned for a trace that holds no GPU activity at all.
@@ -106,6 +111,9 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		case nsyssqlite.Sniff(head):
 			format = trace.FormatNsys
 		case chrometrace.IsGzip(head) && gzippedSQLite(br):
+			if err := accept(opt, trace.FormatNsys); err != nil {
+				return nil, err
+			}
 			t, err := readNsysGzip(progress(br), opt)
 			return gpu(t, err)
 		case chrometrace.IsGzip(head) || looksJSON(head):
@@ -115,6 +123,9 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		default:
 			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with \"%s\")", printable(head))
 		}
+	}
+	if err := accept(opt, format); err != nil {
+		return nil, err
 	}
 	switch format {
 	case trace.FormatNsys:
@@ -214,4 +225,12 @@ func jsonSize(in input, head []byte) int64 {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint32(tail[:]))
+}
+
+// accept asks Options.Accept about format.
+func accept(opt Options, format trace.Format) error {
+	if opt.Accept == nil {
+		return nil
+	}
+	return opt.Accept(format)
 }

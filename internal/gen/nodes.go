@@ -496,7 +496,8 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 				corr++
 				c = corr
 				if k.ar && argsOnOp {
-					event("cpu_op", "record_param_comms", w.pid, tid, t-200, 3_000, collArgs(tok*hidden))
+					// It ends before the next launch: the events of a thread nest.
+					event("cpu_op", "record_param_comms", w.pid, tid, t-200, 2_400, collArgs(tok*hidden))
 				}
 				event("cuda_runtime", "cudaLaunchKernel", w.pid, tid, t, 2_000, launchArgs(c))
 				t += 2_500
