@@ -221,7 +221,8 @@ type Op struct {
 	Sizes []Size
 	// SizeConflicts counts the instances whose ranks' args disagree on
 	// the message size (a dtype or an element count): the majority's size
-	// was used, the lowest rank's on a tie.
+	// was used, the lowest rank's on a tie. An all-to-all instance counted
+	// by its split sizes is none: its ranks send uneven amounts by design.
 	SizeConflicts int64
 	// UnusableArgs counts the instances of unknown size whose kernels
 	// have collective args that give no size: no element count, a dtype
@@ -946,7 +947,7 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		e.op.WaitNS += durs[i] - transfer
 	}
 	e.stats[last].LastArrivals++
-	a.tokens(e, l, k)
+	split := a.tokens(e, l, k)
 	if a.opt.OnInstance != nil {
 		a.onInstance(e, l, k, transfer, last)
 	}
@@ -960,7 +961,9 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 			r := a.ranks[e.ranks[i]]
 			return a.tokenBytes(r, r.kern[r.off[l]+k].idx)
 		})
-		if conflict {
+		// An all-to-all with uneven splits sends a different amount from
+		// each rank by design: no conflict.
+		if conflict && !split {
 			e.op.SizeConflicts++
 		}
 		if unusable {

@@ -259,33 +259,35 @@ func (a *runAnalysis) scope(ranks []int) Scope {
 // all-to-all's split sizes when every rank's kernel carries them in full
 // (splits), else each rank's step's tokens, when every rank's step gives
 // them (docs/definitions.md#expert-parallelism).
-func (a *runAnalysis) tokens(e *opAcc, l int, k int32) {
+// It reports whether the split sizes counted it.
+func (a *runAnalysis) tokens(e *opAcc, l int, k int32) (split bool) {
 	if len(e.ranks) < 2 {
-		return
+		return false
 	}
 	if a.splits(e, l, k) {
-		return
+		return true
 	}
 	var most, sum int64
 	for _, ri := range e.ranks {
 		r := a.ranks[ri]
 		in := &a.tbl.Inputs[r.Input]
 		if in.Steps == nil {
-			return
+			return false
 		}
 		s := r.recs.Kernels[r.kern[r.off[l]+k].idx].Step
 		if s < 0 || in.Steps.List[s].Tokens <= 0 {
-			return
+			return false
 		}
 		tok := in.Steps.List[s].Tokens
 		if sum > math.MaxInt64-tok || e.op.TokenSum > math.MaxInt64-sum-tok {
-			return
+			return false
 		}
 		most, sum = max(most, tok), sum+tok
 	}
 	e.op.TokenInstances++
 	e.op.TokenMaxSum += most
 	e.op.TokenSum += sum
+	return false
 }
 
 // splits adds the k-th instance of lane l's split sizes to e when every

@@ -84,6 +84,10 @@ func TestCollectivesSplitSizes(t *testing.T) {
 	if code := run([]string{"traceq", "collectives", "--kind", "prefill", dir}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+	// Uneven splits are no size conflict.
+	if strings.Contains(stderr.String()+stdout.String(), "disagree") {
+		t.Errorf("a size conflict reported:\n%s%s", stderr.String(), stdout.String())
+	}
 	out := stdout.String()
 	for _, s := range []string{
 		"; token imbalance " + strconv.FormatFloat(imb, 'f', 2, 64) + "× by the split sizes (the busiest rank's rows sent or received over the mean)",

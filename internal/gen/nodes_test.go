@@ -319,9 +319,9 @@ func checkNodeCollectives(t *testing.T, cfg NodeConfig) {
 			// markers; the hot expert rank makes it uneven.
 			o := got[0]
 			imb := float64(len(want.Ranks)) * float64(want.SplitMaxSum) / float64(want.SplitSum)
-			if want.SplitInstances != want.Instances || o.TokenInstances != 0 || !relEq(o.SplitImbalance(), imb) || imb <= 1.5 {
-				t.Errorf("%s: split imbalance %v over %d instances (%d from markers), want %v over %d", what, o.SplitImbalance(), o.SplitInstances,
-					o.TokenInstances, imb, want.Instances)
+			if want.SplitInstances != want.Instances || o.TokenInstances != 0 || !relEq(o.SplitImbalance(), imb) || imb <= 1.5 || o.SizeConflicts != 0 {
+				t.Errorf("%s: split imbalance %v over %d instances (%d from markers, %d size conflicts), want %v over %d", what, o.SplitImbalance(), o.SplitInstances,
+					o.TokenInstances, o.SizeConflicts, imb, want.Instances)
 			}
 		}
 		if want.Op == "all_to_all" && want.SplitInstances == 0 {
