@@ -182,7 +182,15 @@ var ruleGroups = []struct {
 		{"moe_lora_align_block_size_kernel", "moe/align_sort"},
 		{"void get_group_gemm_starts<cutlass::float_e4m3_t, cutlass::bfloat16_t, float>(int*, cutlass::float_e4m3_t**, cutlass::float_e4m3_t**, cutlass::bfloat16_t**, float**, float**, cutlass::float_e4m3_t*, cutlass::float_e4m3_t*, cutlass::bfloat16_t*, float*, float*, long, long, bool, bool)", "moe/align_sort"},
 		{"void ck::kernel_grouped_gemm_xdl<ck::GridwiseGemm_k0mk1_k0nk1_mn_xdl_cshuffle_v1<_Float16, float, _Float16>, ck::tensor_operation::device::GemmDesc>(void const*, int)", "moe/cutlass_grouped"},
-		{"aiter::fmoe_int8_g1u1_subGU_256", "moe/other"},
+		// ROCm AITER's fused-MoE expert GEMMs: assembly, two-stage, CK's.
+		{"aiter::fmoe_int8_g1u1_subGU_256", "moe/rocm_aiter"},
+		{"mfma_moe1_silu_mul_afp8_wfp4_fp8_t32x128x256_pm1_fp8q_sort_async_v32", "moe/rocm_aiter"},
+		{"ck::kernel_moe_gemm", "moe/rocm_aiter"},
+		// expert sorting (AITER, CK, TRT-LLM's expert maps) and the combine's top-k sum.
+		{"void aiter::opus_moe_sorting_entry<aiter::MoeSortingKernel<aiter::MoeSortingProblemEx<int, float, 1, true, false, false, true, 0>>>(...)", "moe/align_sort"},
+		{"tensorrt_llm::kernels::cutlass_kernels::globalExpertPrefixSumKernel", "moe/align_sort"},
+		{"tensorrt_llm::kernels::cutlass_kernels::fusedBuildExpertMapsSortFirstTokenKernel", "moe/align_sort"},
+		{"moe_reduction_kernel_plain_bf16_topk8_md7168", "moe/permute_unpermute"},
 		// dynB: the dynamic batch of routed tokens, with or without a fused SwiGLU.
 		{"bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s8_et64x8_m64x8x32_c1x1x1_rM_TN_transOut_noShfl_dsFp8_schedS_bN_tma_tmaSf_rgTma_clmp_lbW2_dynB_sm100f", "moe/trtllm_gen_bmm"},
 		{"bmm_Bfloat16_Bfloat16Bfloat16_Fp32_t128x8x128u2_s6_et128x8_m128x8x16", "gemm/trtllm_gen_bmm"},
@@ -400,6 +408,19 @@ var ruleGroups = []struct {
 		{"void ck_tile::kentry<256, 1, ck_tile::FmhaBwdDQDKDVK...", "attention/rocm_ck"},
 		{"void kn_mla_reduce_v1_ps<MlaReduceKernelV1Traits<512, 16, 1>, float, std::bfloat16_t>(MlaReduceKernelV1Params)", "attention/rocm_ck"},
 		{"_fused_qk_rope_cat_and_cache_mla_kernel", "kv_cache/write"},
+	}},
+	// Families that sets A-D still missed after their rounds (issue 19 item 27).
+	{"sets A-D families", []struct{ name, want string }{
+		// FlashInfer's push-style MegaMoE all-to-all: publish, acknowledge, combine.
+		{"(anonymous namespace)::store_publish_dedup_fp8_kernel", "communication/all_to_all"},
+		{"(anonymous namespace)::wait_acks_kernel", "communication/all_to_all"},
+		{"(anonymous namespace)::combine_reduce_fp8_grouped_kernel", "communication/all_to_all"},
+		// FlagGems: stream-K GEMM, a norm's affine backward, torch.unique and the scan phases.
+		{"first_wave_for_bf16", "gemm/triton"},
+		{"weight_bias_backward_kernel", "norm/norm"},
+		{"local_quick_unique_flat_kernel", "elementwise/flaggems_triton"},
+		{"reduce_then_scan_root_scan_kernel_row", "elementwise/flaggems_triton"},
+		{"_tensor_copy_3dim", "elementwise/copy"},
 	}},
 	{"unknown", []struct{ name, want string }{
 		{"saxpy(double *, double *, double *, double, int)", "other/unknown"},

@@ -39,11 +39,11 @@ type corpusFile struct {
 // accuracy when first measured is in the README; the floor here keeps it).
 var corpusFiles = []corpusFile{
 	{name: "labelled.tsv", minRows: 300, minTop: 1, minExact: 0.97},
-	{name: "corpus.tsv", minRows: 200, minTop: 0.94, minExact: 0.90},
-	{name: "heldout.tsv", minRows: 290, minTop: 0.86, minExact: 0.76},
-	{name: "heldout2.tsv", minRows: 110, minTop: 0.93, minExact: 0.82},
-	{name: "heldout3.tsv", minRows: 330, minTop: 0.96, minExact: 0.88},
-	{name: "heldout4.tsv", minRows: 300, minTop: 0.96, minExact: 0.86},
+	{name: "corpus.tsv", minRows: 200, minTop: 0.94, minExact: 0.91},
+	{name: "heldout.tsv", minRows: 290, minTop: 0.96, minExact: 0.88},
+	{name: "heldout2.tsv", minRows: 110, minTop: 0.94, minExact: 0.83},
+	{name: "heldout3.tsv", minRows: 330, minTop: 0.96, minExact: 0.91},
+	{name: "heldout4.tsv", minRows: 300, minTop: 0.96, minExact: 0.90},
 }
 
 // readLabelled reads every corpus file, in corpusFiles order.
