@@ -53,7 +53,7 @@ var corpusFiles = []corpusFile{
 	{name: "heldout3.tsv", minRows: 330, minTop: 0.96, minExact: 0.91},
 	{name: "heldout4.tsv", minRows: 300, minTop: 0.97, minExact: 0.91},
 	{name: "heldout5.tsv", minRows: 182, minTop: 0.95, minExact: 0.87, first: &measure{top: 141, exact: 116}},
-	{name: "heldout6.tsv", minRows: 66, minTop: 0.75, minExact: 0.60, first: &measure{top: 50, exact: 40}},
+	{name: "heldout6.tsv", minRows: 66, minTop: 0.92, minExact: 0.75, first: &measure{top: 50, exact: 40}},
 }
 
 // readLabelled reads every corpus file, in corpusFiles order.
