@@ -35,7 +35,7 @@ func mayBeCollective(name string) bool {
 // returns the index just past it; ok is false for other keys.
 func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 	c := &d.coll
-	var bit uint32
+	var bit uint64
 	var dst *val
 	switch key {
 	case "Collective name":
@@ -66,7 +66,7 @@ func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 // absent strings "" (id 0).
 func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, corr, thread int64) {
 	f, c := &d.f, &d.coll
-	count := func(bit uint32, v val) int64 {
+	count := func(bit uint64, v val) int64 {
 		if f.seen&bit == 0 {
 			return -1
 		}
@@ -75,7 +75,7 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		}
 		return -1
 	}
-	str := func(bit uint32, v val) trace.NameID {
+	str := func(bit uint64, v val) trace.NameID {
 		if f.seen&bit == 0 || v.Type != vString {
 			return 0
 		}

@@ -300,3 +300,23 @@ func gunzip(t *testing.T, z []byte) []byte {
 	}
 	return b
 }
+
+// TestSeenBits: every key bit lies below needNever, which no event may
+// meet (the split sizes took the last two bits of a uint32, which
+// needNever was).
+func TestSeenBits(t *testing.T) {
+	all := []uint64{seenPh, seenCat, seenName, seenPid, seenTid, seenTs, seenDur, seenArgs, seenID, seenDevice, seenStream, seenCorr,
+		seenCollName, seenInElems, seenOutElems, seenGroupSize, seenDType, seenGroup, seenRanks, seenArgsEnd, seenExt, seenGrid,
+		seenBlock, seenRegs, seenSmem, seenKernel, seenDims, seenTypes, seenConcrete, seenStrides, seenInSplit, seenOutSplit}
+	var union uint64
+	for _, b := range all {
+		if b&needNever != 0 || union&b != 0 {
+			t.Errorf("bit %#x collides", b)
+		}
+		union |= b
+	}
+	f := fields{seen: union, need: needNever}
+	if f.done() {
+		t.Error("needNever met by every key")
+	}
+}
