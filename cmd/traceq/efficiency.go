@@ -280,6 +280,9 @@ func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 		return nil, err
 	}
 	opt.Steps, opt.Filter = false, step.Filter{}
+	// A capture trace may hold no GPU activity at all: its kernels ran
+	// in the replays.
+	opt.Parse.LaunchesOnly = true
 	warn := func(format string, args ...any) {
 		if opt.Warnings != nil {
 			fmt.Fprintf(opt.Warnings, "traceq: "+format+"\n", args...)
