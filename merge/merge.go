@@ -152,16 +152,6 @@ type plan struct {
 	threads int // thread names written for GPU streams and idle tracks
 }
 
-// Merge reads the runs args name and writes them to w as one Chrome
-// trace: Prepare, then Write.
-func Merge(args []string, w io.Writer, opt Options) (*Result, error) {
-	m, err := Prepare(args, opt)
-	if err != nil {
-		return nil, err
-	}
-	return m.Write(w)
-}
-
 // Merger is a merge between its passes: every rank read once, its model
 // gone.
 type Merger struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,12 +24,21 @@ import (
 
 const dlrm8 = "../testdata/traces/torch/dlrm8"
 
+// mergeAll is what traceq merge does: Prepare, then Write.
+func mergeAll(args []string, w io.Writer, opt Options) (*Result, error) {
+	m, err := Prepare(args, opt)
+	if err != nil {
+		return nil, err
+	}
+	return m.Write(w)
+}
+
 // mergeTo merges args into a file under t's temporary directory and
 // returns its path and the result.
 func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	t.Helper()
 	var buf bytes.Buffer
-	res, err := Merge(args, &buf, opt)
+	res, err := mergeAll(args, &buf, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +52,7 @@ func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	// The same bytes again: the output does not depend on the order the
 	// ranks' copies end in.
 	var again bytes.Buffer
-	if _, err := Merge(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
+	if _, err := mergeAll(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
 		t.Fatalf("a second merge differs (%v)", err)
 	}
 	return out, res
@@ -383,7 +393,7 @@ func TestMergeTime(t *testing.T) {
 // when steps are selected, and so is an nsys export.
 func TestMergeRefuses(t *testing.T) {
 	for _, in := range []string{"../testdata/traces/torch/hta_legacy_minimal.json.gz", "../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"} {
-		_, err := Merge([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
+		_, err := mergeAll([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(filepath.Base(in))) {
 			t.Errorf("%s: %v", in, err)
 		}
