@@ -410,7 +410,7 @@ func origin(plans []*plan, res *Result) {
 // window on the common clock, [origin + From, origin + To], on each
 // rank's own.
 func window0(plans []*plan, opt Options, res *Result) {
-	start, end := sat(res.Origin, opt.From), sat(res.Origin, opt.To)
+	start, end := trace.AddSat(res.Origin, opt.From), trace.AddSat(res.Origin, opt.To)
 	for _, p := range plans {
 		s, e := start-p.ShiftNS, end-p.ShiftNS
 		if end == math.MaxInt64 {
@@ -423,15 +423,6 @@ func window0(plans []*plan, opt Options, res *Result) {
 }
 
 // sat is a + b, saturated at the int64 bounds.
-func sat(a, b int64) int64 {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	if b < 0 && a < math.MinInt64-b {
-		return math.MinInt64
-	}
-	return a + b
-}
 
 // copyRanks writes the process of each rank: its names, its events (the
 // second pass, two ranks at a time into fragments), its annotations.

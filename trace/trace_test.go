@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"unsafe"
@@ -305,5 +306,18 @@ func TestConfigTableCollision(t *testing.T) {
 	ib := ct.ID(b)
 	if ia == ib || ct.ID(b) != ib || ct.ID(a) != ia || ct.Configs()[ib] != b || ct.ID(NoConfig) != 0 {
 		t.Errorf("ids %d, %d; configs %v", ia, ib, ct.Configs())
+	}
+}
+
+func TestAddSat(t *testing.T) {
+	for _, c := range []struct{ a, b, want int64 }{
+		{1, 2, 3}, {-5, 2, -3},
+		{math.MaxInt64 - 1, 1, math.MaxInt64}, {math.MaxInt64 - 1, 2, math.MaxInt64}, {math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{math.MinInt64 + 1, -1, math.MinInt64}, {math.MinInt64 + 1, -2, math.MinInt64}, {math.MinInt64, math.MinInt64, math.MinInt64},
+		{math.MinInt64, math.MaxInt64, -1}, {math.MaxInt64, math.MinInt64, -1},
+	} {
+		if got := AddSat(c.a, c.b); got != c.want {
+			t.Errorf("AddSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
 	}
 }
