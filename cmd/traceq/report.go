@@ -99,7 +99,7 @@ func reportCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			eff, err := el.result(tbl, true)
+			eff, err := el.result(tbl, el.collectives())
 			if err != nil {
 				return err
 			}
