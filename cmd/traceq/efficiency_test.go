@@ -240,17 +240,8 @@ func TestCaptureOnlyTrace(t *testing.T) {
 // many it dropped.
 func stripGPU(t *testing.T, src, dst string) int {
 	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc map[string]any
-	d := json.NewDecoder(zr)
+	d := json.NewDecoder(bytes.NewReader(readGz(t, src)))
 	d.UseNumber()
 	if err := d.Decode(&doc); err != nil {
 		t.Fatal(err)

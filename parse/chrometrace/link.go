@@ -140,6 +140,19 @@ func (x *opIndex) innermost(qs []query) {
 
 func (x *opIndex) end(i int32) trace.Time { return x.ops[i].start + trace.Time(x.ops[i].dur) }
 
+// byName is pred of a name of t, asked once per name.
+func byName(t *trace.Trace, pred func(string) bool) func(trace.NameID) bool {
+	seen := map[trace.NameID]bool{}
+	return func(id trace.NameID) bool {
+		v, ok := seen[id]
+		if !ok {
+			v = pred(t.Names[id])
+			seen[id] = v
+		}
+		return v
+	}
+}
+
 // isGraphLaunch reports whether a launch call replays a CUDA (HIP) graph.
 func isGraphLaunch(name string) bool { return strings.Contains(name, "GraphLaunch") }
 
@@ -162,15 +175,10 @@ func link(t *trace.Trace, in *trace.AttrInterner, names *trace.Interner, pend []
 	launchOp := make([]int32, len(t.Launches))
 	var qs []query
 	graph := make([]bool, len(t.Launches))
-	graphName := map[trace.NameID]bool{}
+	isGraph := byName(t, isGraphLaunch)
 	for i := range t.Launches {
 		l := &t.Launches[i]
-		g, ok := graphName[l.Name]
-		if !ok {
-			g = isGraphLaunch(t.Names[l.Name])
-			graphName[l.Name] = g
-		}
-		graph[i] = g
+		graph[i] = isGraph(l.Name)
 		launchOp[i] = -1
 		if x == nil {
 			continue
@@ -314,15 +322,10 @@ func countsThreads(name string) bool {
 // pend returned holds them. Launches must be sorted.
 func blockGrids(t *trace.Trace, in *trace.AttrInterner, pend []pendAttr) []pendAttr {
 	var calls map[extKey]bool // the (process, correlation) of each such call
-	threads := map[trace.NameID]bool{}
+	threads := byName(t, countsThreads)
 	for i := range t.Launches {
 		l := &t.Launches[i]
-		c, ok := threads[l.Name]
-		if !ok {
-			c = countsThreads(t.Names[l.Name])
-			threads[l.Name] = c
-		}
-		if !c {
+		if !threads(l.Name) {
 			continue
 		}
 		if calls == nil {
@@ -349,7 +352,7 @@ func blockGrids(t *trace.Trace, in *trace.AttrInterner, pend []pendAttr) []pendA
 		*attr = id
 	}
 	for i := range t.Launches {
-		if l := &t.Launches[i]; threads[l.Name] {
+		if l := &t.Launches[i]; threads(l.Name) {
 			fix(&l.Attr)
 		}
 	}
