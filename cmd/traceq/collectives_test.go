@@ -194,15 +194,17 @@ func TestCollectivesNone(t *testing.T) {
 	}
 }
 
-// TestCollectivesMatchedOnce: breakdown and advise match the collectives
-// once, for the findings and the speed of light's link time together
-// (they matched twice), with the devices' default link or --link.
+// TestCollectivesMatchedOnce: breakdown, advise and report match the
+// collectives once, for the findings (the report's sections) and the speed
+// of light's link time together (they matched twice), with the devices'
+// default link or --link.
 func TestCollectivesMatchedOnce(t *testing.T) {
 	in := "../../testdata/traces/torch/dlrm8"
 	for _, args := range [][]string{
 		{"traceq", "breakdown", in},
 		{"traceq", "breakdown", "--link", "nvlink4", in},
 		{"traceq", "advise", in},
+		{"traceq", "report", "--out", filepath.Join(t.TempDir(), "r"), in},
 	} {
 		before := matches.Load()
 		var out, errb bytes.Buffer
