@@ -490,7 +490,7 @@ func TestRuleGroups(t *testing.T) {
 		t.Run(strings.ReplaceAll(g.group, " ", "_"), func(t *testing.T) {
 			for _, tc := range g.cases {
 				if got := c.Classify(tc.name).String(); got != tc.want {
-					r, _ := c.Match(tc.name)
+					r, _ := c.matchRule(tc.name)
 					t.Errorf("Classify(%q) = %s (rule %s), want %s", tc.name, got, r.Source, tc.want)
 				}
 			}
@@ -606,7 +606,7 @@ func TestRequired(t *testing.T) {
 }
 
 func TestClassifyCacheAndConcurrency(t *testing.T) {
-	c := New(Default().Rules())
+	c := New(Default().rules)
 	names := []string{}
 	for _, g := range ruleGroups {
 		for _, tc := range g.cases {
@@ -628,7 +628,7 @@ func TestClassifyCacheAndConcurrency(t *testing.T) {
 	wg.Wait()
 	for _, n := range names {
 		want := Unknown
-		if r, ok := c.Match(n); ok {
+		if r, ok := c.matchRule(n); ok {
 			want = r.Category
 		}
 		if got := c.Classify(n); got != want {
@@ -636,7 +636,7 @@ func TestClassifyCacheAndConcurrency(t *testing.T) {
 		}
 	}
 	// One entry per distinct name, however often it is asked for.
-	c2 := New(Default().Rules())
+	c2 := New(Default().rules)
 	for range 3 {
 		if got := c2.Classify("ncclDevKernel_AllGather_RING_LL").String(); got != "communication/allgather" {
 			t.Fatalf("Classify = %s", got)

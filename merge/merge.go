@@ -154,16 +154,6 @@ type plan struct {
 	threads int // thread names written for GPU streams and idle tracks
 }
 
-// Merge reads the runs args name and writes them to w as one Chrome
-// trace: Prepare, then Write.
-func Merge(args []string, w io.Writer, opt Options) (*Result, error) {
-	m, err := Prepare(args, opt)
-	if err != nil {
-		return nil, err
-	}
-	return m.Write(w)
-}
-
 // Merger is a merge between its passes: every rank read once, its model
 // gone.
 type Merger struct {
@@ -433,7 +423,7 @@ func origin(plans []*plan, res *Result) {
 // window on the common clock, [origin + From, origin + To], on each
 // rank's own.
 func window0(plans []*plan, opt Options, res *Result) {
-	start, end := sat(res.Origin, opt.From), sat(res.Origin, opt.To)
+	start, end := trace.AddSat(res.Origin, opt.From), trace.AddSat(res.Origin, opt.To)
 	for _, p := range plans {
 		s, e := start-p.ShiftNS, end-p.ShiftNS
 		if end == math.MaxInt64 {
@@ -446,15 +436,6 @@ func window0(plans []*plan, opt Options, res *Result) {
 }
 
 // sat is a + b, saturated at the int64 bounds.
-func sat(a, b int64) int64 {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	if b < 0 && a < math.MinInt64-b {
-		return math.MinInt64
-	}
-	return a + b
-}
 
 // copyRanks writes the process of each rank: its names, its events (the
 // second pass, two ranks at a time into fragments), its annotations.

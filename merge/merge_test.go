@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,12 +28,21 @@ import (
 
 const dlrm8 = "../testdata/traces/torch/dlrm8"
 
+// mergeAll is what traceq merge does: Prepare, then Write.
+func mergeAll(args []string, w io.Writer, opt Options) (*Result, error) {
+	m, err := Prepare(args, opt)
+	if err != nil {
+		return nil, err
+	}
+	return m.Write(w)
+}
+
 // mergeTo merges args into a file under t's temporary directory and
 // returns its path and the result.
 func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	t.Helper()
 	var buf bytes.Buffer
-	res, err := Merge(args, &buf, opt)
+	res, err := mergeAll(args, &buf, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +57,7 @@ func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	// The same bytes again: the output does not depend on the order the
 	// ranks' copies end in.
 	var again bytes.Buffer
-	if _, err := Merge(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
+	if _, err := mergeAll(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
 		t.Fatalf("a second merge differs (%v)", err)
 	}
 	return out, res
@@ -389,7 +399,7 @@ func TestMergeTime(t *testing.T) {
 // not, beside a Chrome trace too), in one line, whatever the window.
 func TestMergeRefuses(t *testing.T) {
 	for _, in := range []string{"../testdata/traces/torch/hta_legacy_minimal.json.gz", "../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"} {
-		_, err := Merge([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
+		_, err := mergeAll([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(filepath.Base(in))) {
 			t.Errorf("%s: %v", in, err)
 		}
@@ -397,7 +407,7 @@ func TestMergeRefuses(t *testing.T) {
 	for _, in := range []string{"../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite", "../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-before.sqlite.gz"} {
 		for _, opt := range []Options{{Steps: &slice.StepOptions{From: 0, To: 1}}, {To: math.MaxInt64}} {
 			var out bytes.Buffer
-			_, err := Merge([]string{dlrm8 + "/rank0.json.gz", in}, &out, opt)
+			_, err := mergeAll([]string{dlrm8 + "/rank0.json.gz", in}, &out, opt)
 			var fe *parse.FileError
 			if !errors.Is(err, ErrNsys) || !errors.As(err, &fe) || fe.Path != in || strings.Contains(err.Error(), "\n") || out.Len() != 0 {
 				t.Errorf("%s: %v (%d bytes written)", in, err, out.Len())

@@ -3,12 +3,26 @@ package trace
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
 // Time is a timestamp in nanoseconds on the trace's own clock. Only
 // differences between Times of the same Trace are meaningful.
 type Time int64
+
+// AddSat returns a + b, held at the int64 limits instead of wrapping
+// round: window arithmetic (a start plus an offset, an end plus a
+// margin) on timestamps near the limits.
+func AddSat(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
+}
 
 // NameID indexes Trace.Names.
 type NameID uint32

@@ -205,16 +205,6 @@ func (o *CommExpect) Straggler() int {
 	return o.Ranks[best]
 }
 
-// Of returns the index of global rank r among the members, -1 if none.
-func (o *CommExpect) Of(r int) int {
-	for i, m := range o.Ranks {
-		if m == r {
-			return i
-		}
-	}
-	return -1
-}
-
 // A layer: attention with its tensor-parallel all-reduce, then the MoE
 // block: dispatch to the experts, their GEMMs, combine.
 //

@@ -317,14 +317,14 @@ func (r *Reader) Close() error {
 // Name returns the string of a name id of the records returned so far.
 func (r *Reader) Name(id trace.NameID) string { return r.d.names.Names()[id] }
 
-// Meta returns what the top-level values read so far say of the trace
+// meta returns what the top-level values read so far say of the trace
 // (all of them once ReadEvent has returned its last error), as Parse reads
 // them.
-func (r *Reader) Meta() trace.Meta { return readMeta(r.s.meta) }
+func (r *Reader) meta() trace.Meta { return readMeta(r.s.meta) }
 
-// Anomalies returns the odd events met so far, counted as Parse counts
+// anomalies returns the odd events met so far, counted as Parse counts
 // them (duplicates apart), in Parse's order.
-func (r *Reader) Anomalies() []trace.Anomaly {
+func (r *Reader) anomalies() []trace.Anomaly {
 	r.mergeAnomalies()
 	t := trace.Trace{Anomalies: slices.Clone(r.anoms.list)}
 	t.SortAnomalies()

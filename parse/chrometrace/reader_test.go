@@ -63,8 +63,8 @@ func readerTrace(t testing.TB, data []byte) (*trace.Trace, error) {
 		}
 	}
 	tr.Names = slices.Clone(r.d.names.Names())
-	tr.Meta = r.Meta()
-	tr.Anomalies = r.Anomalies()
+	tr.Meta = r.meta()
+	tr.Anomalies = r.anomalies()
 	tr.Sort()
 	var dups []string
 	tr.Activities = dropDuplicates(tr.Activities, func(a trace.Activity) string {
@@ -228,10 +228,10 @@ func TestReaderEvents(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if m := r.Meta(); m.Rank != 3 || m.SchemaVersion != "1" {
+			if m := r.meta(); m.Rank != 3 || m.SchemaVersion != "1" {
 				t.Errorf("meta %+v", m)
 			}
-			if a := r.Anomalies(); len(a) != 1 || a[0].What != anomNotObject || a[0].Count != 1 {
+			if a := r.anomalies(); len(a) != 1 || a[0].What != anomNotObject || a[0].Count != 1 {
 				t.Errorf("anomalies %+v", a)
 			}
 			// After the end, the end again.
