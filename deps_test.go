@@ -24,6 +24,10 @@ var layers = map[string][]string{
 	"outfile": {},
 	"stats":   {},
 	"labels":  {},
+	// The link collectives are timed at, named: below the two analyses
+	// that time them (collectives, efficiency), which may not import
+	// each other.
+	"interconnect": {},
 
 	"classify":          {"trace"},
 	"parse/chrometrace": {"trace"},
@@ -36,12 +40,12 @@ var layers = map[string][]string{
 	"step":        {"trace"},
 	"window":      {"trace", "classify", "step"},
 	"analyze":     {"trace", "classify", "stats", "labels", "step", "window"},
-	"collectives": {"trace", "classify", "stats", "step", "window"},
+	"collectives": {"trace", "classify", "stats", "step", "window", "interconnect"},
 	// The efficiency analysis and what it prices with: the GPU table and
 	// the op models.
 	"gpuspec":    {"trace"},
 	"opcost":     {"gpuspec"},
-	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost"},
+	"efficiency": {"trace", "classify", "stats", "step", "window", "gpuspec", "opcost", "interconnect"},
 
 	// Findings join the analyses: what to fix first, and its size.
 	"findings": {"trace", "classify", "stats", "step", "window", "analyze", "collectives"},
@@ -54,7 +58,7 @@ var layers = map[string][]string{
 	// the tests.
 	"load": {"trace", "classify", "parse", "step", "window"},
 
-	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings"},
+	"render":         {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "interconnect", "gpuspec", "opcost", "efficiency", "findings", "settings"},
 	"render/chart":   {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "render"},
 	"render/report":  {"trace", "classify", "stats", "labels", "step", "window", "analyze", "collectives", "gpuspec", "opcost", "efficiency", "findings", "settings", "render", "render/chart"},
 	"render/parquet": {"trace", "classify", "step", "window", "analyze", "render"},
@@ -70,7 +74,7 @@ var layers = map[string][]string{
 }
 
 // bottom are the packages that import the standard library only.
-var bottom = []string{"trace", "outfile", "stats", "labels"}
+var bottom = []string{"trace", "outfile", "stats", "labels", "interconnect"}
 
 // thirdParty names the one package allowed to import each dependency, so
 // a reader sees what a package costs from its path (pprof's readline rule).

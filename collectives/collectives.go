@@ -52,6 +52,32 @@ type Instance struct {
 	Last       int
 }
 
+// WithDefault is the rule of the link collectives are compared with
+// (docs/definitions.md#the-link), written once for every command: the
+// link given (--link, TRACEQ_LINK, a traceq.toml) when there is one;
+// else def, the default link of the devices' row of the GPU table
+// (gpuspec.GPU.Link; device names the row), marked as assumed; else
+// none. With links given per scope and no intra-host one, the default
+// is the intra-host link: a device's default link is its own (NVLink,
+// PCIe), never the network between hosts. A def ParseLink does not read
+// is no default.
+func (o Options) WithDefault(def, device string) Options {
+	if def == "" || o.Link != nil || (o.Links.Given() && o.Links.Intra != nil) || o.Links.All != nil {
+		return o
+	}
+	l, err := ParseLink(def)
+	if err != nil {
+		return o
+	}
+	l.Device = device
+	if o.Links.Given() {
+		o.Links.Intra = &l
+	} else {
+		o.Link = &l
+	}
+	return o
+}
+
 // links returns the links of opt: Links, or Link for every communicator.
 func (o Options) links() Links {
 	if o.Links.Given() {

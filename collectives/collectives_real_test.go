@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/internal/testenv"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/step"
@@ -140,7 +141,7 @@ func TestCollectivesTraceLensB200(t *testing.T) {
 			ar++
 		}
 	}
-	link := collectives.Link{Name: "nvlink5", GBps: 900}
+	link := collectives.Link{Link: interconnect.Link{Name: "nvlink5", GBps: 900}}
 	ct := match(t, collectives.Options{BytesPerToken: 14336, Link: &link}, in)
 	if len(ct.Ops) != 2 {
 		t.Fatalf("ops %+v", ct.Ops)

@@ -5,19 +5,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/traceq/traceq/interconnect"
 )
 
 // Link is the interconnect bus bandwidth is compared with: a named link's
 // theoretical per-direction bandwidth, or a figure the user measured
 // (nccl-tests' busbw on the same machine, say).
 type Link struct {
-	// Name is the link's name ("pcie5"), or "" for a figure given as a
-	// number.
-	Name string
-	// GBps is the bandwidth per direction in GB/s (10^9 bytes/s).
-	GBps float64
-	// About says what the figure is and where it comes from.
-	About string
+	// Link is the link's name, bandwidth per direction and what the
+	// figure is; Device says when it was assumed from the GPU table.
+	interconnect.Link
 	// Source is the file a measured link was read from (ReadNCCLTests);
 	// Curves what it measured, per collective. GBps is then the highest
 	// busbw measured.
@@ -31,10 +29,7 @@ func (l *Link) Label() string {
 	if l.Measured() {
 		return "nccl-tests (" + filepath.Base(l.Source) + ")"
 	}
-	if l.Name != "" {
-		return l.Name
-	}
-	return strconv.FormatFloat(l.GBps, 'g', -1, 64) + " GB/s"
+	return l.Link.Label()
 }
 
 // links are the named links and their theoretical bandwidth per direction
@@ -46,19 +41,26 @@ func (l *Link) Label() string {
 //     FLIT mode, no line encoding: 128 GB/s (PCI-SIG, PCIe 6.0
 //     specification announcement: 256 GB/s bidirectional for x16).
 //   - NVLink, per GPU, all links together, half the bidirectional figure
-//     NVIDIA quotes: NVLink 3 (A100, 12 links): 600 GB/s → 300; NVLink 4
+//     NVIDIA quotes: NVLink 2 (V100 SXM2, 6 links × 25 GB/s per
+//     direction): 300 GB/s → 150 (NVIDIA Tesla V100 datasheet); NVLink 3 (A100, 12 links): 600 GB/s → 300; NVLink 4
 //     (H100/H200, 18 links): 900 GB/s → 450; NVLink 5 (B200, 18 links):
 //     1.8 TB/s → 900 (NVIDIA A100, H100/H200 and DGX B200 datasheets).
 //
 // Real collectives reach less: nccl-tests' all_reduce busbw is typically
 // 70–85 % of these on NVLink and 80–90 % on PCIe.
 var links = []Link{
-	{Name: "pcie4", GBps: 31.5, About: "PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"},
-	{Name: "pcie5", GBps: 63.0, About: "PCIe 5.0 x16: 32 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"},
-	{Name: "pcie6", GBps: 128.0, About: "PCIe 6.0 x16: 64 GT/s PAM4 FLIT × 16 lanes, per direction (PCI-SIG)"},
-	{Name: "nvlink3", GBps: 300.0, About: "NVLink 3 (A100): 12 links, 600 GB/s bidirectional per GPU (NVIDIA A100 datasheet)"},
-	{Name: "nvlink4", GBps: 450.0, About: "NVLink 4 (H100/H200): 18 links, 900 GB/s bidirectional per GPU (NVIDIA H100 datasheet)"},
-	{Name: "nvlink5", GBps: 900.0, About: "NVLink 5 (B200): 18 links, 1.8 TB/s bidirectional per GPU (NVIDIA DGX B200 datasheet)"},
+	named("pcie4", 31.5, "PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"),
+	named("pcie5", 63.0, "PCIe 5.0 x16: 32 GT/s × 16 lanes × 128/130, per direction (PCI-SIG)"),
+	named("pcie6", 128.0, "PCIe 6.0 x16: 64 GT/s PAM4 FLIT × 16 lanes, per direction (PCI-SIG)"),
+	named("nvlink2", 150.0, "NVLink 2 (V100 SXM2): 6 links × 25 GB/s per direction, 300 GB/s bidirectional per GPU (NVIDIA Tesla V100 datasheet)"),
+	named("nvlink3", 300.0, "NVLink 3 (A100): 12 links, 600 GB/s bidirectional per GPU (NVIDIA A100 datasheet)"),
+	named("nvlink4", 450.0, "NVLink 4 (H100/H200): 18 links, 900 GB/s bidirectional per GPU (NVIDIA H100 datasheet)"),
+	named("nvlink5", 900.0, "NVLink 5 (B200): 18 links, 1.8 TB/s bidirectional per GPU (NVIDIA DGX B200 datasheet)"),
+}
+
+// named is a link of the tables.
+func named(name string, gbps float64, about string) Link {
+	return Link{Link: interconnect.Link{Name: name, GBps: gbps, About: about}}
 }
 
 // LinkNames lists the names Links knows, comma-separated.
@@ -88,5 +90,5 @@ func ParseLink(s string) (Link, error) {
 	if err != nil || !(v >= minLink && v <= maxLink) {
 		return Link{}, fmt.Errorf("unknown link %q: want a number of GB/s per direction, 0.01 to 100000 GB/s, or one of %s", s, LinkNames())
 	}
-	return Link{GBps: v, About: "given bandwidth per direction"}, nil
+	return Link{Link: interconnect.Link{GBps: v, About: "given bandwidth per direction"}}, nil
 }

@@ -20,15 +20,15 @@ import (
 // 1 Gb/s = 0.125 GB/s. nccl-tests across nodes typically reach 85–95 %
 // of these per GPU (busbw of an all-reduce over a rail-optimised fabric).
 var netLinks = []Link{
-	{Name: "ib-xdr800", GBps: 100, About: "InfiniBand XDR, 800 Gb/s per port and direction (NVIDIA ConnectX-8 SuperNIC datasheet)"},
-	{Name: "ib-ndr400", GBps: 50, About: "InfiniBand NDR, 400 Gb/s per port and direction (NVIDIA ConnectX-7 user manual)"},
-	{Name: "ib-ndr200", GBps: 25, About: "InfiniBand NDR200, 200 Gb/s per port and direction (NVIDIA ConnectX-7 user manual)"},
-	{Name: "ib-hdr200", GBps: 25, About: "InfiniBand HDR, 200 Gb/s per port and direction (NVIDIA ConnectX-6 user manual)"},
-	{Name: "ib-hdr100", GBps: 12.5, About: "InfiniBand HDR100, 100 Gb/s per port and direction (NVIDIA ConnectX-6 user manual)"},
-	{Name: "ib-edr100", GBps: 12.5, About: "InfiniBand EDR, 100 Gb/s per port and direction (NVIDIA ConnectX-5 user manual)"},
-	{Name: "roce400", GBps: 50, About: "RoCE over 400 GbE, per port and direction (IEEE 802.3bs)"},
-	{Name: "roce200", GBps: 25, About: "RoCE over 200 GbE, per port and direction (IEEE 802.3bs)"},
-	{Name: "roce100", GBps: 12.5, About: "RoCE over 100 GbE, per port and direction (IEEE 802.3cd)"},
+	named("ib-xdr800", 100, "InfiniBand XDR, 800 Gb/s per port and direction (NVIDIA ConnectX-8 SuperNIC datasheet)"),
+	named("ib-ndr400", 50, "InfiniBand NDR, 400 Gb/s per port and direction (NVIDIA ConnectX-7 user manual)"),
+	named("ib-ndr200", 25, "InfiniBand NDR200, 200 Gb/s per port and direction (NVIDIA ConnectX-7 user manual)"),
+	named("ib-hdr200", 25, "InfiniBand HDR, 200 Gb/s per port and direction (NVIDIA ConnectX-6 user manual)"),
+	named("ib-hdr100", 12.5, "InfiniBand HDR100, 100 Gb/s per port and direction (NVIDIA ConnectX-6 user manual)"),
+	named("ib-edr100", 12.5, "InfiniBand EDR, 100 Gb/s per port and direction (NVIDIA ConnectX-5 user manual)"),
+	named("roce400", 50, "RoCE over 400 GbE, per port and direction (IEEE 802.3bs)"),
+	named("roce200", 25, "RoCE over 200 GbE, per port and direction (IEEE 802.3bs)"),
+	named("roce100", 12.5, "RoCE over 100 GbE, per port and direction (IEEE 802.3cd)"),
 }
 
 // NetLinkNames lists the names of the links between hosts,
@@ -75,9 +75,13 @@ func (s Scope) String() string {
 // link when one was given for all, else the intra-host link for a
 // communicator on one host and the inter-host link for one that spans
 // hosts; nil when none applies (a scope the links do not give, or hosts
-// unknown with only per-scope links).
+// unknown with only per-scope links). A link assumed from the devices
+// (Options.WithDefault) is theirs, never the network between hosts: it
+// bounds no communicator that spans hosts.
 func (l Links) For(s Scope) *Link {
 	switch {
+	case l.All != nil && l.All.Assumed() && s == ScopeInter:
+		return nil
 	case l.All != nil:
 		return l.All
 	case s == ScopeIntra:

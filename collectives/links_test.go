@@ -60,3 +60,55 @@ func TestParseLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestWithDefault pins the rule of the link (docs/definitions.md#the-link):
+// the link given, else the devices' default, assumed and named by its
+// row, intra-host only.
+func TestWithDefault(t *testing.T) {
+	given := func(s string) Options {
+		ls, err := ParseLinks(s, ParseLink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ls.All != nil {
+			return Options{Link: ls.All}
+		}
+		return Options{Links: ls}
+	}
+	for _, c := range []struct {
+		name     string
+		opt      Options
+		def, dev string
+		// The link For each scope gives: its GB/s (0: none) and whether
+		// it is assumed.
+		any, intra, inter float64
+		assumed           bool
+	}{
+		{name: "none given: the default, on one host or unknown hosts", def: "nvlink2", dev: "V100 SXM2", any: 150, intra: 150, assumed: true},
+		{name: "a default as a number", def: "448", dev: "MI300X", any: 448, intra: 448, assumed: true},
+		{name: "given wins", opt: given("pcie5"), def: "nvlink4", dev: "H100 SXM", any: 63, intra: 63, inter: 63},
+		{name: "inter given: the default is intra", opt: given("inter=ib-ndr400"), def: "nvlink4", dev: "H100 SXM", intra: 450, inter: 50, assumed: true},
+		{name: "both given", opt: given("intra=pcie5,inter=ib-ndr400"), def: "nvlink4", dev: "H100 SXM", intra: 63, inter: 50},
+		{name: "no default", def: "", dev: ""},
+		{name: "a default no one reads", def: "warp9", dev: "X"},
+	} {
+		o := c.opt.WithDefault(c.def, c.dev)
+		links := o.links()
+		for _, sc := range []struct {
+			s    Scope
+			want float64
+		}{{ScopeAny, c.any}, {ScopeIntra, c.intra}, {ScopeInter, c.inter}} {
+			l := links.For(sc.s)
+			switch {
+			case sc.want == 0 && l != nil:
+				t.Errorf("%s: %q link %s, want none", c.name, sc.s, l.Label())
+			case sc.want != 0 && (l == nil || l.GBps != sc.want):
+				t.Errorf("%s: %q link %+v, want %v GB/s", c.name, sc.s, l, sc.want)
+			case l != nil && l.Assumed() != (c.assumed && sc.s != ScopeInter):
+				t.Errorf("%s: %q link assumed from %q", c.name, sc.s, l.Device)
+			case l != nil && l.Assumed() && l.Device != c.dev:
+				t.Errorf("%s: %q link assumed from %q, want %q", c.name, sc.s, l.Device, c.dev)
+			}
+		}
+	}
+}

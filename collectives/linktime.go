@@ -10,43 +10,44 @@ import (
 // LinkTime is, for one run and class, the collectives' share of the step's
 // speed of light (docs/definitions.md#speed-of-light): linked is the
 // kernel time of the ops whose every matched instance has a known message
-// size, a group of two ranks or more and a bus factor; link is that time
-// at the table's link: per rank's kernel, the size times the bus factor
+// size, a group of two ranks or more, a bus factor and a link (Op.Link:
+// the link of the op's scope, docs/definitions.md#the-link); link is that
+// time at the op's link: per rank's kernel, the size times the bus factor
 // at the link's bandwidth per direction, rounded up to the nanosecond.
 // Both are 0 without a link.
 func (t *Table) LinkTime(run string, c step.Class) (linked, link int64) {
-	return t.LinkTimeAt(t.Link, run, c)
-}
-
-// LinkTimeAt is LinkTime at link l instead of the table's: what it reads
-// of the ops (sizes, instances, group sizes, kernel time) does not depend
-// on the link the table was matched with, so one match serves a caller
-// that compares with a link of its own.
-func (t *Table) LinkTimeAt(l *Link, run string, c step.Class) (linked, link int64) {
-	if l == nil || !(l.GBps > 0) {
-		return 0, 0
-	}
-	bps := uint64(math.Round(l.GBps * 1e9))
 	for i := range t.Ops {
 		op := &t.Ops[i]
-		if op.Run != run || op.Class != c || op.Instances == 0 || op.SizedInstances != op.Instances || op.GroupSize < 2 {
+		if op.Run != run || op.Class != c {
 			continue
 		}
-		f, ok := busFactor(op.Op, op.GroupSize)
-		if !ok {
-			continue
+		if l, ns, ok := opLinkTime(op); ok {
+			linked += l
+			link += ns
 		}
-		var ns int64
-		for _, s := range op.Sizes {
-			if s.Bytes < 0 {
-				continue
-			}
-			ns += ceilNS(uint64(math.Round(float64(s.Bytes)*f)), bps) * s.Instances * int64(len(op.Ranks))
-		}
-		linked += op.KernelNS
-		link += ns
 	}
 	return linked, link
+}
+
+// opLinkTime is an op's kernel time and its time at its link; ok is
+// false for an op LinkTime leaves out.
+func opLinkTime(op *Op) (linked, ns int64, ok bool) {
+	l := op.Link
+	if l == nil || !(l.GBps > 0) || op.Instances == 0 || op.SizedInstances != op.Instances || op.GroupSize < 2 {
+		return 0, 0, false
+	}
+	f, ok := busFactor(op.Op, op.GroupSize)
+	if !ok {
+		return 0, 0, false
+	}
+	bps := uint64(math.Round(l.GBps * 1e9))
+	for _, s := range op.Sizes {
+		if s.Bytes < 0 {
+			continue
+		}
+		ns += ceilNS(uint64(math.Round(float64(s.Bytes)*f)), bps) * s.Instances * int64(len(op.Ranks))
+	}
+	return op.KernelNS, ns, true
 }
 
 // ceilNS is ⌈bytes · 10⁹ / bps⌉ in 128 bits.

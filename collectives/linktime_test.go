@@ -3,12 +3,14 @@ package collectives
 import (
 	"testing"
 
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/step"
 )
 
 func TestLinkTime(t *testing.T) {
 	decode := step.ClassOf(step.Decode)
-	tbl := &Table{Link: &Link{Name: "nvlink4", GBps: 450}, Ops: []Op{
+	nvlink := &Link{Link: interconnect.Link{Name: "nvlink4", GBps: 450}}
+	tbl := &Table{Link: nvlink, Ops: []Op{
 		// 2 ranks, all-reduce (bus factor 2·1/2 = 1): 450,000 bytes at
 		// 450 GB/s is 1000 ns, per rank's kernel of 3 instances: 6000;
 		// 1,000 bytes: 2.2 → 3 ns, twice for 1 instance: 6.
@@ -31,11 +33,20 @@ func TestLinkTime(t *testing.T) {
 		{Run: "s", Class: decode, Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 1, SizedInstances: 1, KernelNS: 900,
 			Sizes: []Size{{Bytes: 100, Instances: 1}}},
 	}}
+	// Each op is timed at its own link (its scope's): one left without
+	// is left out too.
+	for i := range tbl.Ops {
+		tbl.Ops[i].Link = nvlink
+	}
+	tbl.Ops = append(tbl.Ops, Op{Run: "r", Class: decode, Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 1, SizedInstances: 1,
+		KernelNS: 950, Sizes: []Size{{Bytes: 100, Instances: 1}}, Scope: ScopeInter})
 	linked, link := tbl.LinkTime("r", decode)
 	if linked != 11_000 || link != 6000+6+1556 {
 		t.Errorf("LinkTime = %d, %d; want 11000, %d", linked, link, 6000+6+1556)
 	}
-	tbl.Link = nil
+	for i := range tbl.Ops {
+		tbl.Ops[i].Link = nil
+	}
 	if linked, link := tbl.LinkTime("r", decode); linked != 0 || link != 0 {
 		t.Errorf("without a link: %d, %d", linked, link)
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/traceq/traceq/interconnect"
 )
 
 // Curve is what nccl-tests measured for one collective on one machine:
@@ -206,7 +208,7 @@ func ReadNCCLTests(r io.Reader, name string) (*Link, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	l := &Link{Name: "nccl-tests", Source: name}
+	l := &Link{Link: interconnect.Link{Name: "nccl-tests"}, Source: name}
 	for _, c := range curves {
 		slices.SortFunc(c.Points, func(a, b Point) int { return int(sign(a.Bytes - b.Bytes)) })
 		c.Points = slices.CompactFunc(c.Points, func(a, b Point) bool { return a.Bytes == b.Bytes })

@@ -1,10 +1,12 @@
 package efficiency
 
 import (
-	"strconv"
+	"slices"
+	"strings"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/gpuspec"
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/opcost"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
@@ -29,26 +31,7 @@ type Options struct {
 	// the link (docs/definitions.md#speed-of-light): the collectives
 	// analysis's join, made by the caller. Link names that link.
 	LinkTime func(run string, c step.Class) (linkedNS, linkNS int64)
-	Link     *Link
-}
-
-// Link is the interconnect collectives were timed at, as the output names
-// it: a link name ("nvlink4"; "" for a figure given as a number), its
-// bandwidth per direction in GB/s, and what the figure is. It mirrors
-// collectives.Link, which this package may not import (sibling analyses
-// are joined by their caller, who copies it here).
-type Link struct {
-	Name  string
-	GBps  float64
-	About string
-}
-
-// Label names the link in a sentence: "nvlink4", or "40 GB/s".
-func (l *Link) Label() string {
-	if l.Name != "" {
-		return l.Name
-	}
-	return strconv.FormatFloat(l.GBps, 'g', -1, 64) + " GB/s"
+	Link     *interconnect.Link
 }
 
 // Capture is a capture trace and the path it was read from.
@@ -189,7 +172,7 @@ type StepRow struct {
 	// bytes at the link's bandwidth, replaces; Link the link (nil: none
 	// known, and collectives count as measured).
 	LinkedNS, LinkNS int64
-	Link             *Link
+	Link             *interconnect.Link
 	// SpeedOfLightNS = RooflineNS + LinkNS + the rest of KernelNS.
 	SpeedOfLightNS int64
 	// ReplayNS is the time of kernels replayed from CUDA graphs;
@@ -259,7 +242,7 @@ func (r *Reducer) Options() Options { return r.opt }
 
 // SetLink sets Options.LinkTime and Options.Link for Result: the
 // collectives' join, which needs every input.
-func (r *Reducer) SetLink(linkTime func(run string, c step.Class) (linkedNS, linkNS int64), link *Link) {
+func (r *Reducer) SetLink(linkTime func(run string, c step.Class) (linkedNS, linkNS int64), link *interconnect.Link) {
 	r.opt.LinkTime, r.opt.Link = linkTime, link
 }
 
@@ -321,16 +304,22 @@ func devicesOf(tbl *window.Table, idx int, table *gpuspec.Table, gpu *gpuspec.GP
 }
 
 // DefaultLink is the default link of devs' rows when they all have the
-// same one (a --link name or GB/s per direction); "" otherwise.
-func DefaultLink(devs []Device) string {
-	var name string
+// same one (a --link name or GB/s per direction), and the rows' names
+// ("V100 SXM2"; "H100 SXM and H200" for rows that share it); "" when a
+// device has no row or no link, or they differ. The choice between it
+// and a link given is collectives.Options.WithDefault's.
+func DefaultLink(devs []Device) (link, rows string) {
+	var names []string
 	for _, d := range devs {
-		if d.Spec == nil || d.Spec.Link == "" || (name != "" && d.Spec.Link != name) {
-			return ""
+		if d.Spec == nil || d.Spec.Link == "" || (link != "" && d.Spec.Link != link) {
+			return "", ""
 		}
-		name = d.Spec.Link
+		link = d.Spec.Link
+		if !slices.Contains(names, d.Spec.Name) {
+			names = append(names, d.Spec.Name)
+		}
 	}
-	return name
+	return link, strings.Join(names, " and ")
 }
 
 type catKey struct {

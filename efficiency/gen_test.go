@@ -54,18 +54,25 @@ func TestGenLinkTime(t *testing.T) {
 			t.Errorf("%s: no sized collectives: the test checks nothing", r.Class)
 		}
 	}
-	// A match made without a link (the findings') gives the same link
-	// time at the link: what breakdown shares.
+	// The link assumed from the devices times the collectives as the same
+	// link given does; a match without one times none.
 	nvlink, err := collectives.ParseLink("nvlink4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct := collectives.Match(tbl, collectives.Options{})
+	given := collectives.Match(tbl, collectives.Options{Link: &nvlink})
+	none := collectives.Match(tbl, collectives.Options{})
 	for _, r := range res.Steps {
 		w := want[r.Class.String()]
-		if linked, link := ct.LinkTimeAt(&nvlink, "gen", r.Class); linked != w[0] || link != w[1] {
-			t.Errorf("%s: LinkTimeAt of a match without a link: %d, %d; want %d, %d", r.Class, linked, link, w[0], w[1])
+		if linked, link := given.LinkTime("gen", r.Class); linked != w[0] || link != w[1] {
+			t.Errorf("%s: LinkTime at nvlink4 given: %d, %d; want %d, %d", r.Class, linked, link, w[0], w[1])
 		}
+		if linked, link := none.LinkTime("gen", r.Class); linked != 0 || link != 0 {
+			t.Errorf("%s: LinkTime without a link: %d, %d", r.Class, linked, link)
+		}
+	}
+	if r := res.Steps[0].Link; r == nil || r.Device != "H100 SXM" {
+		t.Errorf("link %+v: want nvlink4 assumed from the H100 SXM row", r)
 	}
 }
 
@@ -212,15 +219,9 @@ func TestGenExact(t *testing.T) {
 // analyzeWithLink analyses tbl with its collectives at the link of its
 // devices' GPU row, as the command joins the two analyses.
 func analyzeWithLink(tbl *window.Table, opt Options) *Result {
-	var link *collectives.Link
-	if name := DefaultLink(Devices(tbl, opt.Table, opt.GPU)); name != "" {
-		if l, err := collectives.ParseLink(name); err == nil {
-			link = &l
-		}
-	}
-	ct := collectives.Match(tbl, collectives.Options{Filter: opt.Filter, Link: link})
-	if link != nil {
-		opt.LinkTime, opt.Link = ct.LinkTime, &Link{Name: link.Name, GBps: link.GBps, About: link.About}
+	ct := collectives.Match(tbl, collectives.Options{Filter: opt.Filter}.WithDefault(DefaultLink(Devices(tbl, opt.Table, opt.GPU))))
+	if ct.Link != nil {
+		opt.LinkTime, opt.Link = ct.LinkTime, &ct.Link.Link
 	}
 	return Analyze(tbl, opt)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/parse/chrometrace"
 	"github.com/traceq/traceq/step"
@@ -76,7 +77,7 @@ func meanSpan(exp *gen.RunExpected) float64 {
 // docs/definitions.md#findings; run with -v to print them.
 func TestCounterfactuals(t *testing.T) {
 	base := gen.RunConfig{Ranks: 8, Steps: 40, Layers: 4, JitterNS: 1500, BusGBps: 16, Seed: 11}
-	link16 := collectives.Link{GBps: 16}
+	link16 := collectives.Link{Link: interconnect.Link{GBps: 16}}
 	cases := []struct {
 		name        string
 		kind        Kind
@@ -94,7 +95,7 @@ func TestCounterfactuals(t *testing.T) {
 		{"transfer below the link", Transfer,
 			func(c gen.RunConfig) gen.RunConfig { c.BusGBps, c.LatencyNS = 8, 3000; return c },
 			func(c gen.RunConfig) gen.RunConfig { c.BusGBps, c.LatencyNS = 32, 3000; return c },
-			collectives.Link{GBps: 32}},
+			collectives.Link{Link: interconnect.Link{GBps: 32}}},
 		{"transfer vs nccl-tests", Transfer,
 			func(c gen.RunConfig) gen.RunConfig { c.BusGBps, c.LatencyNS = 8, 3000; return c },
 			func(c gen.RunConfig) gen.RunConfig { c.BusGBps, c.LatencyNS = 32, 3000; return c },
@@ -106,7 +107,7 @@ func TestCounterfactuals(t *testing.T) {
 		{"launch-bound", LaunchBound,
 			func(c gen.RunConfig) gen.RunConfig { c.LaunchNS, c.BusGBps = 20_000, 64; return c },
 			func(c gen.RunConfig) gen.RunConfig { c.LaunchNS, c.BusGBps = 0, 64; return c },
-			collectives.Link{GBps: 64}},
+			collectives.Link{Link: interconnect.Link{GBps: 64}}},
 	}
 	for _, tc := range cases {
 		for _, seed := range []int64{11, 12, 13} {

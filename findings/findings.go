@@ -448,11 +448,11 @@ func (f *finder) transfer(o *collectives.Op, steps int, wait int64) {
 	ev := &CollectiveEvidence{Op: o.Op, Group: o.Group, GroupSize: o.GroupSize,
 		InstancesPerStep: float64(o.Instances) / float64(steps),
 		TransferNS:       stats.PerStep(o.TransferNS, steps), WaitNS: wait, Fit: o.Fit(),
-		SizedInstances: o.SizedInstances, Instances: o.Instances, Link: f.ct.Link, AtLinkNS: -1, LinkSavingNS: -1, LatencyNS: -1}
+		SizedInstances: o.SizedInstances, Instances: o.Instances, Link: o.Link, AtLinkNS: -1, LinkSavingNS: -1, LatencyNS: -1}
 	if ev.Fit.OK {
 		ev.LatencyNS = int64(math.Round(float64(ev.Fit.Instances) * ev.Fit.AlphaNS / float64(steps)))
 	}
-	if l := f.ct.Link; l != nil {
+	if l := o.Link; l != nil {
 		var at, saving float64
 		ok := true
 		for _, s := range o.Sizes {
@@ -681,11 +681,11 @@ func (f *finder) gaps() {
 			add(GapEvidence{Gap: NoMessageSizes, Op: o.Op, Count: o.Instances - o.SizedInstances, Of: o.Instances},
 				"capture the collective args (torch.profiler of PyTorch ≥ 2.1 records them on NCCL kernels and record_param_comms ops); for a tensor-parallel all-reduce without them (CUDA graphs, custom all-reduce) give --bytes-per-token N, hidden size × bytes per element (or TRACEQ_BYTES_PER_TOKEN, or bytes_per_token in traceq.toml)")
 		}
-		if o.SizedInstances > 0 && f.ct.Link == nil {
+		if o.SizedInstances > 0 && o.Link == nil {
 			add(GapEvidence{Gap: NoLink, Op: o.Op, Count: o.SizedInstances, Of: o.Instances},
 				"give --link (or TRACEQ_LINK, or link in traceq.toml): a link name, GB/s per direction, or an nccl-tests output measured on the machine")
 		}
-		if l := f.ct.Link; o.SizedInstances > 0 && l != nil && l.Measured() {
+		if l := o.Link; o.SizedInstances > 0 && l != nil && l.Measured() {
 			if _, ok := l.TimeAt(o.Op, o.GroupSize, 1); !ok {
 				add(GapEvidence{Gap: NoCurveForOp, Op: o.Op, Count: o.SizedInstances, Of: o.Instances},
 					"run the nccl-tests binary of this collective on the machine and add its output to the --link file")

@@ -8,6 +8,7 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
@@ -30,7 +31,7 @@ func find(t *testing.T, f *KindFindings, k Kind) *Finding {
 func TestLatencyBound(t *testing.T) {
 	cfg := gen.RunConfig{Ranks: 4, Steps: 12, Layers: 3, BusGBps: 64, LatencyNS: 40_000, Seed: 3}
 	tbl, _ := genRun(t, cfg, "run")
-	rep, _ := findingsOf(tbl, cfg, &collectives.Link{Name: "fast", GBps: 128})
+	rep, _ := findingsOf(tbl, cfg, &collectives.Link{Link: interconnect.Link{Name: "fast", GBps: 128}})
 	kf := rep.Of("run", step.ClassOf(step.Decode))
 	f := find(t, kf, LatencyBound)
 	if f == nil || kf.Findings[0].Kind != LatencyBound {
@@ -53,7 +54,7 @@ func TestThresholdAndOrder(t *testing.T) {
 	cfg := gen.RunConfig{Ranks: 4, Steps: 10, Layers: 2, Straggler: 1, SlowdownPct: 30, BusGBps: 8, LaunchNS: 15_000, Seed: 4}
 	tbl, _ := genRun(t, cfg, "run")
 	g := analyze.Breakdown(tbl, analyze.Options{})
-	ct := collectives.Match(tbl, collectives.Options{BytesPerToken: cfg.BytesPerToken(), Link: &collectives.Link{GBps: 16}})
+	ct := collectives.Match(tbl, collectives.Options{BytesPerToken: cfg.BytesPerToken(), Link: &collectives.Link{Link: interconnect.Link{GBps: 16}}})
 	all := Find(g, ct, Options{MinShare: -1}).Of("run", step.ClassOf(step.Decode))
 	if all.Below != 0 {
 		t.Fatalf("--min-finding 0 left %d out", all.Below)
@@ -123,7 +124,7 @@ func TestCaptureGaps(t *testing.T) {
 		t.Errorf("without a link: %v", got)
 	}
 	// A measured link without a curve for all-reduce.
-	l := collectives.Link{Name: "nccl-tests", Curves: []collectives.Curve{
+	l := collectives.Link{Link: interconnect.Link{Name: "nccl-tests"}, Curves: []collectives.Curve{
 		{Op: "allgather", Factor: 1, Points: []collectives.Point{{Bytes: 1 << 20, TimeNS: 1e5}}},
 		{Op: "broadcast", Factor: 1, Points: []collectives.Point{{Bytes: 1 << 20, TimeNS: 1e5}}}}}
 	if got := gaps(collectives.Match(tbl, collectives.Options{BytesPerToken: cfg.BytesPerToken(), Link: &l})); !got[NoCurveForOp] {

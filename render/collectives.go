@@ -110,7 +110,8 @@ func kindPrefix(o *collectives.Op, runs int) string {
 // CollectiveVerdicts are the answer lines: per run and step kind, the
 // collective with the most kernel time, its share, how much of it is
 // waiting and for whom, its transfer time and bus bandwidth against the
-// link. Then, when no --link was given, the line saying what it needs.
+// link. Then, when no --link was given, the line saying what it needs,
+// or which link of the devices was assumed.
 func CollectiveVerdicts(ct *collectives.Table) []string {
 	labels := collLabels(ct)
 	var out []string
@@ -137,6 +138,17 @@ func CollectiveVerdicts(ct *collectives.Table) []string {
 			line += "; for a run over hosts, --link intra=NAME|GBPS,inter=NAME|GBPS (between hosts: " + collectives.NetLinkNames() + ")"
 		}
 		out = append(out, line)
+	} else if l := ct.Link; l != nil && l.Assumed() {
+		// No link given: the devices' bounds the communicators on one
+		// host (or of unknown hosts); those across hosts have none.
+		if slices.ContainsFunc(ct.Ops, func(o collectives.Op) bool { return o.Link != nil && o.BusGBps != nil }) {
+			out = append(out, "link share: against "+l.Label()+", "+GBps(l.GBps)+" GB/s per direction"+linkFrom(&l.Link)+
+				"; give --link for another (an nccl-tests busbw measured on the same machine is the truest)")
+		}
+		if anyScopeBus(ct, collectives.ScopeInter) {
+			out = append(out, "link share: no link for the communicators "+scopeWords(collectives.ScopeInter)+
+				": give --link intra=NAME|GBPS,inter=NAME|GBPS (between hosts: "+collectives.NetLinkNames()+")")
+		}
 	} else if ct.Links.Given() && ct.Links.All == nil {
 		for _, sc := range []collectives.Scope{collectives.ScopeIntra, collectives.ScopeInter} {
 			if ct.Links.For(sc) == nil && anyScopeBus(ct, sc) {
@@ -541,7 +553,7 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 		}
 		st.Write(sb, md)
 		if o.Link != nil && ct.Links.Given() && ct.Links.All == nil {
-			fmt.Fprintf(sb, "\nthe link: %s, %s GB/s per direction (%s): %s\n", o.Link.Label(), GBps(o.Link.GBps), scopeWords(o.Scope), o.Link.About)
+			fmt.Fprintf(sb, "\nthe link: %s, %s GB/s per direction (%s)%s: %s\n", o.Link.Label(), GBps(o.Link.GBps), scopeWords(o.Scope), linkFrom(&o.Link.Link), o.Link.About)
 		}
 		if o.Op == "all_to_all" && o.TokenInstances > 0 {
 			fmt.Fprintf(sb, "\ntokens: in %d of %d instances every rank's step gives its token count; the busiest rank has %s× the mean, on average "+

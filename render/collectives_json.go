@@ -11,6 +11,9 @@ type jsonLink struct {
 	About string  `json:"about"`
 	// Source is the nccl-tests output a measured link was read from.
 	Source string `json:"source,omitempty"`
+	// AssumedFrom names the GPU table row whose default link this is when
+	// no link was given (docs/definitions.md#the-link).
+	AssumedFrom string `json:"assumed_from,omitempty"`
 }
 
 type jsonCollRank struct {
@@ -116,7 +119,7 @@ func jsonLinkOf(l *collectives.Link) *jsonLink {
 	if l == nil {
 		return nil
 	}
-	return &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
+	return &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source, AssumedFrom: l.Device}
 }
 
 func jsonStrag(s *collectives.Straggler) *jsonStraggler {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceq/traceq/efficiency"
 	"github.com/traceq/traceq/gpuspec"
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 )
@@ -164,17 +165,39 @@ func SpeedOfLight(s *efficiency.StepRow) string {
 		fmt.Fprintf(&b, ", at %s of its roofline", Pct(efficiency.Efficiency(s.RooflineNS, s.ModelledNS)))
 	}
 	if s.LinkedNS > 0 {
-		// Collectives under a millisecond a step read in µs: at a
-		// link's bus bandwidth they are often under a microsecond.
-		measured, link := stats.PerStep(s.LinkedNS, s.Windows), stats.PerStep(s.LinkNS, s.Windows)
-		unit, f := "ms", MS
-		if measured < 1e6 {
-			unit, f = "µs", func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
-		}
-		fmt.Fprintf(&b, "; sized collectives %s %s/%s, %s %s/%s at %s", f(measured), unit, perWhat(s), f(link), unit, perWhat(s), s.Link.Label())
+		// Each figure in its own unit: at a link's bus bandwidth the
+		// collectives are often under a microsecond a step.
+		per := "/" + perWhat(s)
+		fmt.Fprintf(&b, "; sized collectives %s%s, %s%s at %s%s", msOrUS(stats.PerStep(s.LinkedNS, s.Windows)), per,
+			msOrUS(stats.PerStep(s.LinkNS, s.Windows)), per, s.Link.Label(), linkFrom(s.Link))
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// msOrUS is a time a step in ms, or under a millisecond in µs to one
+// decimal: "4.742 ms", "0.2 µs".
+func msOrUS(ns int64) string {
+	if ns < 1e6 {
+		return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " µs"
+	}
+	return MS(ns) + " ms"
+}
+
+// linkFrom says where an assumed link came from, after its label
+// (docs/definitions.md#the-link): ", the V100 SXM2's default link in
+// 'traceq gpus'"; "" for a link given.
+func linkFrom(l *interconnect.Link) string {
+	if l == nil || !l.Assumed() {
+		return ""
+	}
+	return ", " + assumedWords(l)
+}
+
+// assumedWords names the GPU table row an assumed link is the default
+// of: "the V100 SXM2's default link in 'traceq gpus'".
+func assumedWords(l *interconnect.Link) string {
+	return "the " + l.Device + "'s default link in 'traceq gpus'"
 }
 
 // stepRow finds the class row of run in r; nil when r has none.

@@ -219,7 +219,7 @@ func efficiencyDoc(r *efficiency.Result) jsonEfficiencyDoc {
 			SpeedOfLightNS: s.SpeedOfLightNS, KernelNSPerStep: stats.PerStep(s.KernelNS, s.Windows),
 			SpeedOfLightNSPerStep: stats.PerStep(s.SpeedOfLightNS, s.Windows), ReplayNS: s.ReplayNS, MatchedNS: s.MatchedNS}
 		if s.Link != nil {
-			js.Link = &jsonLink{Name: s.Link.Name, GBps: s.Link.GBps, About: s.Link.About}
+			js.Link = &jsonLink{Name: s.Link.Name, GBps: s.Link.GBps, About: s.Link.About, AssumedFrom: s.Link.Device}
 		}
 		doc.Steps = append(doc.Steps, js)
 	}

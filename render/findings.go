@@ -249,6 +249,10 @@ func linkWords(l *collectives.Link) string {
 	if l.Measured() {
 		return "what nccl-tests reached on this machine (" + filepath.Base(l.Source) + ")"
 	}
+	if l.Assumed() {
+		// No link was given: the finding says which it assumed.
+		return l.Label() + " (assumed: " + assumedWords(&l.Link) + ")"
+	}
 	return l.Label()
 }
 

@@ -878,7 +878,7 @@ func jsonFindings(rep *findings.Report) []jsonFinding {
 				}
 				ev.Fit = fit
 				if l := e.Link; l != nil {
-					ev.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source}
+					ev.Link = &jsonLink{Name: l.Name, GBps: l.GBps, About: l.About, Source: l.Source, AssumedFrom: l.Device}
 				}
 				ev.AtLinkNS, ev.LinkSavingNS, ev.LatencyNS = knownp(e.AtLinkNS), knownp(e.LinkSavingNS), knownp(e.LatencyNS)
 			}

@@ -19,7 +19,7 @@ func collectivesCmd(e *env) *cli.Command {
 		ArgsUsage: "INPUT...",
 		Flags: append([]cli.Flag{formatFlag,
 			kindFlag("only collectives of steps of this kind: decode, prefill, mixed or step"),
-			bytesPerTokenFlag, linkFlag, noStepsFlag, stepFlag,
+			bytesPerTokenFlag, linkFlag, gpuFlag, gpuSpecFlag, noStepsFlag, stepFlag,
 			&cli.BoolFlag{Name: "force", Usage: "match a run whose files disagree (the same rank twice, two world sizes, more ranks than the world)"},
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
@@ -31,12 +31,16 @@ func collectivesCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			def, err := devicesLink(c, set)
+			if err != nil {
+				return err
+			}
 			tbl, err := tableInputs(c, e, selection{steps: true, matchRanks: !c.Bool("force"), collectives: true})
 			if err != nil {
 				return err
 			}
 			opt.Filter, _ = kindFilter(c)
-			ct := collectives.Match(tbl, opt)
+			ct := collectives.Match(tbl, opt.WithDefault(def(tbl)))
 			for _, w := range render.CollectiveWarnings(ct) {
 				fmt.Fprintf(e.stderr, "traceq: warning: %s\n", w)
 			}

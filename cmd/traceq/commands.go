@@ -112,7 +112,7 @@ func breakdownCmd(e *env) *cli.Command {
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
 			r := analyze.Breakdown(tbl, opt)
-			coll := a.collectives(f)
+			coll := a.collectives(f, el.defaultLink())
 			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err
@@ -147,13 +147,13 @@ func answerOptions(c *cli.Context, e *env) (answerFlags, error) {
 	return a, err
 }
 
-// collectives is the matchOnce of the command's collective options and
-// kind f: the findings' match, which the efficiency analysis's link time
-// shares.
-func (a answerFlags) collectives(f step.Filter) *matchOnce {
+// collectives is the matchOnce of the command's collective options, kind
+// f and devices' default link (def; nil for none): the findings' match,
+// which the efficiency analysis's link time shares.
+func (a answerFlags) collectives(f step.Filter, def func(*window.Table) (string, string)) *matchOnce {
 	opt := a.coll
 	opt.Filter = f
-	return &matchOnce{opt: opt}
+	return &matchOnce{opt: opt, def: def}
 }
 
 // answer matches the collectives of a breakdown's table (when it has
@@ -196,7 +196,7 @@ func adviseCmd(e *env) *cli.Command {
 			}
 			f, _ := kindFilter(c)
 			r := analyze.Breakdown(tbl, analyze.Options{Filter: f})
-			coll := a.collectives(f)
+			coll := a.collectives(f, el.defaultLink())
 			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err

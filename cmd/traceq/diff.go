@@ -15,6 +15,7 @@ import (
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
 	"github.com/traceq/traceq/slice"
+	"github.com/traceq/traceq/window"
 )
 
 func diffCmd(e *env) *cli.Command {
@@ -34,7 +35,7 @@ func diffCmd(e *env) *cli.Command {
 			&cli.StringFlag{Name: "min-change", Value: analyze.DefaultMinChange.String(),
 				Usage: "a change per step below `T` is 'unchanged': a time (500ns, 2us, 0.1ms), a percent of the before value (0.5%), or both (2us,0.5%); 0 for none"},
 			&cli.StringFlag{Name: "fail-if", Usage: "exit 3 when the after run is slower: `COND`s METRIC>THRESHOLD, comma-separated (step_p50>+3%, wall>+0.5ms; metrics step_p50, step_p90, wall, kernel, idle), beyond the threshold and beyond noise"},
-			linkFlag, bytesPerTokenFlag, minFindingFlag,
+			linkFlag, bytesPerTokenFlag, minFindingFlag, gpuFlag, gpuSpecFlag,
 		}, inputFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := checkTableFormat(c.String("format")); err != nil {
@@ -63,12 +64,16 @@ func diffCmd(e *env) *cli.Command {
 			// Each side is a deployment of its own: its settings are found
 			// from its own directory.
 			var sides [2]answerFlags
+			var defs [2]func(*window.Table) (string, string)
 			for i, arg := range c.Args().Slice() {
 				a := answerFlags{findings: fopt}
 				if a.set, err = deployment(c, e, []string{arg}); err != nil {
 					return err
 				}
 				if a.coll, err = collectiveOptions(c, a.set); err != nil {
+					return err
+				}
+				if defs[i], err = devicesLink(c, a.set); err != nil {
 					return err
 				}
 				sides[i] = a
@@ -97,8 +102,8 @@ func diffCmd(e *env) *cli.Command {
 			}
 			d := analyze.Compare(before, after, analyze.Options{Filter: opt.Filter, Top: c.Int("top"), MinChange: &mc})
 			aopt := analyze.Options{Filter: opt.Filter}
-			fb := sides[0].answer(before, analyze.Breakdown(before, aopt), nil, sides[0].collectives(opt.Filter)).Findings
-			fa := sides[1].answer(after, analyze.Breakdown(after, aopt), nil, sides[1].collectives(opt.Filter)).Findings
+			fb := sides[0].answer(before, analyze.Breakdown(before, aopt), nil, sides[0].collectives(opt.Filter, defs[0])).Findings
+			fa := sides[1].answer(after, analyze.Breakdown(after, aopt), nil, sides[1].collectives(opt.Filter, defs[1])).Findings
 			if err := render.Diff(e.stdout, d, fb, fa, render.Options{Format: c.String("format")}); err != nil {
 				return err
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/render"
 	"github.com/traceq/traceq/render/chart"
+	"github.com/traceq/traceq/settings"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/window"
 )
@@ -155,11 +156,12 @@ func (l *effLoad) reduce(tbl *window.Table, i int) error {
 }
 
 // matchOnce matches the collectives of a table once, for a command that
-// needs them twice (the speed of light's link time, the findings); the
-// efficiency analysis's link is its own (LinkTimeAt), so one match of the
-// command's options serves both.
+// needs them twice (the speed of light's link time, the findings), at
+// the link collectives.Options.WithDefault chooses: the one given, else
+// the devices' default (def).
 type matchOnce struct {
 	opt collectives.Options
+	def func(*window.Table) (link, rows string) // nil: no default link
 	tbl *window.Table
 	ct  *collectives.Table
 }
@@ -167,21 +169,62 @@ type matchOnce struct {
 // matches counts collectives.Match calls made through matchOnce (tests).
 var matches atomic.Int64
 
+// options are the collective options of tbl: the command's, with the
+// default link of tbl's devices when none was given.
+func (m *matchOnce) options(tbl *window.Table) collectives.Options {
+	if m.def == nil {
+		return m.opt
+	}
+	return m.opt.WithDefault(m.def(tbl))
+}
+
 // of returns the collectives of tbl, matched on first use.
 func (m *matchOnce) of(tbl *window.Table) *collectives.Table {
 	if m.ct == nil || m.tbl != tbl {
 		matches.Add(1)
-		m.tbl, m.ct = tbl, collectives.Match(tbl, m.opt)
+		m.tbl, m.ct = tbl, collectives.Match(tbl, m.options(tbl))
 	}
 	return m.ct
 }
 
+// deviceLink is the default link of a table's devices: their rows of
+// table (--gpu-spec), or gpu's (--gpu) when set.
+func deviceLink(table *gpuspec.Table, gpu *gpuspec.GPU) func(*window.Table) (string, string) {
+	return func(tbl *window.Table) (string, string) {
+		return efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu))
+	}
+}
+
+// devicesLink reads --gpu-spec and --gpu (given once: the settings) for
+// the default link of a command that has no efficiency analysis
+// (collectives, diff).
+func devicesLink(c *cli.Context, set *settings.Settings) (func(*window.Table) (string, string), error) {
+	table, err := gpuTable(c)
+	if err != nil {
+		return nil, err
+	}
+	gpu, err := gpuChoice(c, table, set)
+	if err != nil {
+		return nil, err
+	}
+	return deviceLink(table, gpu), nil
+}
+
+// defaultLink is deviceLink of the command's --gpu-spec and --gpu; nil
+// (no default) when they could not be read.
+func (l *effLoad) defaultLink() func(*window.Table) (string, string) {
+	if l.flagErr != nil {
+		return nil
+	}
+	return deviceLink(l.flags.table, l.flags.gpu)
+}
+
 // collectives returns the matchOnce of the command's collective options
-// (--link, --bytes-per-token, --kind).
+// (--link, --bytes-per-token, --kind) and devices.
 func (l *effLoad) collectives() *matchOnce {
 	opt := l.flags.copt
 	opt.Filter, _ = kindFilter(l.c)
-	return &matchOnce{opt: opt}
+	return &matchOnce{opt: opt, def: l.defaultLink()}
 }
 
 // result is the analysis of tbl (nil when no input has what it needs),
@@ -206,21 +249,13 @@ func (l *effLoad) result(tbl *window.Table, coll *matchOnce) (*efficiency.Result
 		}
 		l = &again
 	}
-	table, gpu := l.flags.table, l.flags.gpu
 	if coll != nil {
-		// The collectives at the link: --link, else the devices' default.
-		link := l.flags.copt.Link
-		if link == nil {
-			if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
-				if lk, err := collectives.ParseLink(name); err == nil {
-					link = &lk
-				}
-			}
-		}
-		if link != nil {
+		// The collectives at the link of every command
+		// (collectives.Options.WithDefault), matched only when there is
+		// one to time them at.
+		if link := coll.options(tbl).Link; link != nil {
 			ct := coll.of(tbl)
-			l.r.SetLink(func(run string, c step.Class) (int64, int64) { return ct.LinkTimeAt(link, run, c) },
-				&efficiency.Link{Name: link.Name, GBps: link.GBps, About: link.About})
+			l.r.SetLink(ct.LinkTime, &link.Link)
 		}
 	}
 	return l.r.Result(tbl), nil

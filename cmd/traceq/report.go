@@ -102,7 +102,7 @@ func reportCmd(e *env) *cli.Command {
 			}
 			// One match of the collectives for the speed of light's link
 			// time and the report's sections.
-			coll := a.collectives(stepKind)
+			coll := a.collectives(stepKind, el.defaultLink())
 			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err

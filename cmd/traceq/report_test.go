@@ -444,7 +444,8 @@ func reportForRun(t *testing.T, path string) *analyze.GroupTable {
 func answerOf(g *analyze.GroupTable) render.Answer {
 	var ct *collectives.Table
 	if g.AnyCommunication() {
-		ct = collectives.Match(g.Table, collectives.Options{})
+		// The link of every command: none given, so the devices' default.
+		ct = collectives.Match(g.Table, collectives.Options{}.WithDefault(efficiency.DefaultLink(efficiency.Devices(g.Table, nil, nil))))
 	}
 	var eff *efficiency.Result
 	for _, in := range g.Table.Inputs {
