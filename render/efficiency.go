@@ -393,6 +393,12 @@ func categoryTable(r *efficiency.Result, s *efficiency.StepRow) *Table {
 func opTable(r *efficiency.Result, run string, top int) (*Table, int) {
 	t := &Table{Head: []string{"op", "args", "instances", "kernel ms", "TFLOP/s", "TB/s", "FLOP/B", "roofline ms", "efficiency", "bound", "SM coverage"},
 		Right: []bool{false, false, true, true, true, true, true, true, true, false, true}}
+	// The rows are per device (issue 22's JSON): a run over several
+	// devices names each row's, or its rows would look alike.
+	ranks := deviceRanks(r, run)
+	if ranks != nil {
+		t.Head, t.Right = append([]string{"rank"}, t.Head...), append([]bool{false}, t.Right...)
+	}
 	n, more := 0, 0
 	for _, o := range r.Ops {
 		if o.Run != run {
@@ -404,6 +410,9 @@ func opTable(r *efficiency.Result, run string, top int) (*Table, int) {
 		}
 		n++
 		row := []string{o.Name, clip(argsText(o.Dims, o.Types), 60), strconv.FormatInt(o.Instances, 10), MS(o.KernelNS)}
+		if ranks != nil {
+			row = append([]string{ranks[o.Device]}, row...)
+		}
 		if o.Modelled {
 			fl := "—"
 			if o.FLOPs > 0 {
@@ -425,6 +434,42 @@ func opTable(r *efficiency.Result, run string, top int) (*Table, int) {
 		t.Add(row...)
 	}
 	return t, more
+}
+
+// deviceRanks names the devices of run's op rows when they are more than
+// one: "rank 3" where the trace says (the host first when the run spans
+// hosts: "node1 · rank 9"), else "device 3" (a device of several inputs,
+// or of an input without a rank); nil for a run whose rows are all on one
+// device.
+func deviceRanks(r *efficiency.Result, run string) map[int32]string {
+	inputs := map[int32][]int{}
+	for _, o := range r.Ops {
+		if o.Run == run && inputs[o.Device] == nil {
+			inputs[o.Device] = []int{}
+		}
+	}
+	if len(inputs) < 2 {
+		return nil
+	}
+	hosts := map[string]bool{}
+	for _, d := range r.Devices {
+		if in, ok := inputs[d.Device]; d.Run == run && ok {
+			inputs[d.Device] = append(in, d.Input)
+			hosts[r.Inputs[d.Input].Host] = true
+		}
+	}
+	out := map[int32]string{}
+	for dev, in := range inputs {
+		label := "device " + strconv.Itoa(int(dev))
+		if len(in) == 1 && r.Inputs[in[0]].Rank != nil {
+			label = "rank " + strconv.Itoa(*r.Inputs[in[0]].Rank)
+			if h := r.Inputs[in[0]].Host; len(hosts) > 1 && h != "" {
+				label = h + " · " + label
+			}
+		}
+		out[dev] = Printable(label)
+	}
+	return out
 }
 
 // argsText writes an op's recorded arguments: tensors as [dims] and a
