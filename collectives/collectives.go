@@ -1046,19 +1046,7 @@ func (a *runAnalysis) ops() []Op {
 		op.Straggler = pickStraggler(e.stats, op.Instances)
 		// The link share is the time the instances would take at the
 		// link over the time they took (for a bandwidth, busbw / link).
-		var linkNS float64
-		linkAll := op.Link != nil
 		for _, row := range e.sizeRows {
-			if row.Bytes >= 0 {
-				row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS)
-				if t, ok := a.linkTime(op.Link, op.Op, op.GroupSize, row.Bytes); ok && row.TransferNS > 0 {
-					share := t * float64(row.Instances) / float64(row.TransferNS)
-					row.LinkShare = &share
-					linkNS += t * float64(row.Instances)
-				} else {
-					linkAll = false
-				}
-			}
 			op.Sizes = append(op.Sizes, *row)
 		}
 		slices.SortFunc(op.Sizes, func(x, y Size) int {
@@ -1067,6 +1055,24 @@ func (a *runAnalysis) ops() []Op {
 			}
 			return cmp.Or(cmp.Compare(x.Bytes, y.Bytes), cmp.Compare(x.Source, y.Source))
 		})
+		// Summed in the sizes' order, not the map's: the same input gives
+		// the same float, bit for bit.
+		var linkNS float64
+		linkAll := op.Link != nil
+		for i := range op.Sizes {
+			row := &op.Sizes[i]
+			if row.Bytes < 0 {
+				continue
+			}
+			row.Bandwidth = a.bandwidth(op.Op, op.GroupSize, float64(row.Bytes)*float64(row.Instances), row.TransferNS)
+			if t, ok := a.linkTime(op.Link, op.Op, op.GroupSize, row.Bytes); ok && row.TransferNS > 0 {
+				share := t * float64(row.Instances) / float64(row.TransferNS)
+				row.LinkShare = &share
+				linkNS += t * float64(row.Instances)
+			} else {
+				linkAll = false
+			}
+		}
 		if op.SizedInstances > 0 {
 			op.Bandwidth = a.bandwidth(op.Op, op.GroupSize, e.bytes, op.SizedTransferNS)
 			if linkAll && op.SizedTransferNS > 0 {
