@@ -3,7 +3,10 @@ package collectives
 import (
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 
+	"github.com/traceq/traceq/interconnect"
 	"github.com/traceq/traceq/step"
 )
 
@@ -14,8 +17,12 @@ import (
 // the link of the op's scope, docs/definitions.md#the-link); link is that
 // time at the op's link: per rank's kernel, the size times the bus factor
 // at the link's bandwidth per direction, rounded up to the nanosecond.
-// Both are 0 without a link.
-func (t *Table) LinkTime(run string, c step.Class) (linked, link int64) {
+// at names the link they were timed at: the one link, or for ops at
+// links of two scopes (--link intra=…,inter=…) both, joined ("nvlink4 and
+// ib-ndr400", GBps 0); with no op timed, the table's one link, if any.
+// All are zero without a link.
+func (t *Table) LinkTime(run string, c step.Class) (linked, link int64, at *interconnect.Link) {
+	var used []*Link
 	for i := range t.Ops {
 		op := &t.Ops[i]
 		if op.Run != run || op.Class != c {
@@ -24,9 +31,27 @@ func (t *Table) LinkTime(run string, c step.Class) (linked, link int64) {
 		if l, ns, ok := opLinkTime(op); ok {
 			linked += l
 			link += ns
+			if !slices.Contains(used, op.Link) {
+				used = append(used, op.Link)
+			}
 		}
 	}
-	return linked, link
+	switch {
+	case len(used) == 0 && t.Link != nil:
+		return 0, 0, &t.Link.Link
+	case len(used) == 0:
+		return 0, 0, nil
+	case len(used) == 1:
+		return linked, link, &used[0].Link
+	}
+	slices.SortFunc(used, func(a, b *Link) int { return strings.Compare(a.Label(), b.Label()) })
+	var names, about []string
+	for _, l := range used {
+		names = append(names, l.Label())
+		about = append(about, l.About)
+	}
+	return linked, link, &interconnect.Link{Name: strings.Join(names, " and "),
+		About: "each communicator at its scope's link: " + strings.Join(about, "; ")}
 }
 
 // opLinkTime is an op's kernel time and its time at its link; ok is

@@ -40,14 +40,20 @@ func TestLinkTime(t *testing.T) {
 	}
 	tbl.Ops = append(tbl.Ops, Op{Run: "r", Class: decode, Op: "allreduce", GroupSize: 2, Ranks: make([]RankStat, 2), Instances: 1, SizedInstances: 1,
 		KernelNS: 950, Sizes: []Size{{Bytes: 100, Instances: 1}}, Scope: ScopeInter})
-	linked, link := tbl.LinkTime("r", decode)
-	if linked != 11_000 || link != 6000+6+1556 {
-		t.Errorf("LinkTime = %d, %d; want 11000, %d", linked, link, 6000+6+1556)
+	linked, link, at := tbl.LinkTime("r", decode)
+	if linked != 11_000 || link != 6000+6+1556 || at == nil || at.Name != "nvlink4" {
+		t.Errorf("LinkTime = %d, %d at %+v; want 11000, %d at nvlink4", linked, link, at, 6000+6+1556)
+	}
+	// Ops at two scopes' links: both named.
+	tbl.Ops[1].Link = &Link{Link: interconnect.Link{Name: "ib-ndr400", GBps: 50}}
+	if _, link, at := tbl.LinkTime("r", decode); link != 6000+6+14000 || at == nil || at.Label() != "ib-ndr400 and nvlink4" {
+		t.Errorf("two links: %d at %+v; want %d at ib-ndr400 and nvlink4", link, at, 6000+6+14000)
 	}
 	for i := range tbl.Ops {
 		tbl.Ops[i].Link = nil
 	}
-	if linked, link := tbl.LinkTime("r", decode); linked != 0 || link != 0 {
-		t.Errorf("without a link: %d, %d", linked, link)
+	tbl.Link = nil
+	if linked, link, at := tbl.LinkTime("r", decode); linked != 0 || link != 0 || at != nil {
+		t.Errorf("without a link: %d, %d at %+v", linked, link, at)
 	}
 }

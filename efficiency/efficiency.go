@@ -30,8 +30,7 @@ type Options struct {
 	// the collectives whose messages are sized (linked) and their time at
 	// the link (docs/definitions.md#speed-of-light): the collectives
 	// analysis's join, made by the caller. Link names that link.
-	LinkTime func(run string, c step.Class) (linkedNS, linkNS int64)
-	Link     *interconnect.Link
+	LinkTime func(run string, c step.Class) (linkedNS, linkNS int64, link *interconnect.Link)
 }
 
 // Capture is a capture trace and the path it was read from.
@@ -240,10 +239,10 @@ func (r *Reducer) Reduce(tbl *window.Table, i int) {
 // Options are the reducer's options.
 func (r *Reducer) Options() Options { return r.opt }
 
-// SetLink sets Options.LinkTime and Options.Link for Result: the
-// collectives' join, which needs every input.
-func (r *Reducer) SetLink(linkTime func(run string, c step.Class) (linkedNS, linkNS int64), link *interconnect.Link) {
-	r.opt.LinkTime, r.opt.Link = linkTime, link
+// SetLink sets Options.LinkTime for Result: the collectives' join, which
+// needs every input.
+func (r *Reducer) SetLink(linkTime func(run string, c step.Class) (linkedNS, linkNS int64, link *interconnect.Link)) {
+	r.opt.LinkTime = linkTime
 }
 
 // Result merges the inputs taken into the analysis of tbl; an input not

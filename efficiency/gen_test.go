@@ -64,10 +64,10 @@ func TestGenLinkTime(t *testing.T) {
 	none := collectives.Match(tbl, collectives.Options{})
 	for _, r := range res.Steps {
 		w := want[r.Class.String()]
-		if linked, link := given.LinkTime("gen", r.Class); linked != w[0] || link != w[1] {
+		if linked, link, _ := given.LinkTime("gen", r.Class); linked != w[0] || link != w[1] {
 			t.Errorf("%s: LinkTime at nvlink4 given: %d, %d; want %d, %d", r.Class, linked, link, w[0], w[1])
 		}
-		if linked, link := none.LinkTime("gen", r.Class); linked != 0 || link != 0 {
+		if linked, link, _ := none.LinkTime("gen", r.Class); linked != 0 || link != 0 {
 			t.Errorf("%s: LinkTime without a link: %d, %d", r.Class, linked, link)
 		}
 	}
@@ -220,8 +220,6 @@ func TestGenExact(t *testing.T) {
 // devices' GPU row, as the command joins the two analyses.
 func analyzeWithLink(tbl *window.Table, opt Options) *Result {
 	ct := collectives.Match(tbl, collectives.Options{Filter: opt.Filter}.WithDefault(DefaultLink(Devices(tbl, opt.Table, opt.GPU))))
-	if ct.Link != nil {
-		opt.LinkTime, opt.Link = ct.LinkTime, &ct.Link.Link
-	}
+	opt.LinkTime = ct.LinkTime
 	return Analyze(tbl, opt)
 }

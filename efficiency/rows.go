@@ -230,9 +230,8 @@ func (a *analysis) finish(res *Result) {
 		sp := spans[k]
 		slices.Sort(sp)
 		r.SpanP50 = stats.Percentile(sp, 50)
-		if a.opt.LinkTime != nil && a.opt.Link != nil {
-			r.LinkedNS, r.LinkNS = a.opt.LinkTime(k.run, k.class)
-			r.Link = a.opt.Link
+		if a.opt.LinkTime != nil {
+			r.LinkedNS, r.LinkNS, r.Link = a.opt.LinkTime(k.run, k.class)
 		}
 		r.SpeedOfLightNS = r.RooflineNS + r.LinkNS + (r.KernelNS - r.ModelledNS - r.LinkedNS)
 		res.Steps = append(res.Steps, *r)

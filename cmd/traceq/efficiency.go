@@ -253,9 +253,8 @@ func (l *effLoad) result(tbl *window.Table, coll *matchOnce) (*efficiency.Result
 		// The collectives at the link of every command
 		// (collectives.Options.WithDefault), matched only when there is
 		// one to time them at.
-		if link := coll.options(tbl).Link; link != nil {
-			ct := coll.of(tbl)
-			l.r.SetLink(ct.LinkTime, &link.Link)
+		if opt := coll.options(tbl); opt.Link != nil || opt.Links.Given() {
+			l.r.SetLink(coll.of(tbl).LinkTime)
 		}
 	}
 	return l.r.Result(tbl), nil

@@ -139,3 +139,50 @@ func TestCollectivesSplitSizes(t *testing.T) {
 		t.Error("no all_to_all in the JSON")
 	}
 }
+
+// TestLinkOverHosts: the link of every command on a run over two hosts
+// of H200s (docs/definitions.md#the-link). With no --link, the H200's
+// default (nvlink4) is assumed for the TP all-reduces on one host and for
+// none across hosts: the all-to-all over both hosts says it has no link.
+// With --link inter=… alone, the intra-host link is still the assumed
+// default; the speed of light times each op at its scope's link, as the
+// collectives' tables do.
+func TestLinkOverHosts(t *testing.T) {
+	cfg := gen.NodeConfig{Steps: 4, DecodeEvery: 2, Seed: 7}
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := gen.WriteNodeRun(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{args: []string{"collectives", "--kind", "decode", "--bytes-per-token", "8192", dir},
+			want: []string{"link share: against nvlink4, 450 GB/s per direction, the H200's default link in 'traceq gpus'",
+				"link share: no link for the communicators across hosts", "of nvlink4"},
+			not: []string{"of ib-ndr400"}},
+		{args: []string{"collectives", "--kind", "decode", "--bytes-per-token", "8192", "--link", "inter=ib-ndr400", dir},
+			want: []string{"of ib-ndr400", "of nvlink4", "the link: nvlink4, 450 GB/s per direction (inside a host), the H200's default link in 'traceq gpus'"},
+			not:  []string{"no link for the communicators"}},
+		{args: []string{"collectives", "--kind", "decode", "--bytes-per-token", "8192", "--link", "pcie5", dir},
+			want: []string{"of pcie5"},
+			not:  []string{"default link", "nvlink4"}},
+		{args: []string{"efficiency", "--kind", "decode", "--bytes-per-token", "8192", "--link", "inter=ib-ndr400", dir},
+			want: []string{" at ib-ndr400 and nvlink4)"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"traceq"}, c.args...), nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, code, stderr.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("%q: no %q in\n%s", c.args, w, stdout.String())
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(stdout.String(), w) {
+				t.Errorf("%q: %q in\n%s", c.args, w, stdout.String())
+			}
+		}
+	}
+}
