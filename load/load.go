@@ -22,21 +22,42 @@ import (
 	"github.com/traceq/traceq/window"
 )
 
-// memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
-// set. What is live is the models being parsed (two files at once) and
-// the table's records of every input (docs/performance.md); without a
-// limit the collector lets the heap grow to twice what is live before
-// collecting. Near the limit it collects more often instead, which costs
-// little here: the models' big slices hold no pointers, so there is
-// almost nothing to mark. Live data above the limit is still allowed (it
-// is soft). 400 MiB: 8 ranks of 1 GB peaked at 421 MiB with it, in less
-// CPU than at 900 MiB (737 MiB); at 300 MiB the collector ran too often
-// (+25 % CPU).
-const memoryLimit = 400 << 20
+// runLimit and fileLimit are the soft limits set on the Go heap unless
+// GOMEMLIMIT is set: runLimit while a command holds several inputs,
+// fileLimit while it holds one (Load of one file, One, each input of
+// export). What is live is the models being parsed (two files at once)
+// and the table's records of every input (docs/performance.md); without
+// a limit the collector lets the heap grow to twice what is live before
+// collecting, so any input whose model passes half the limit takes the
+// process to the limit. Near the limit it collects more often instead,
+// which costs little here: the models' big slices hold no pointers, so
+// there is almost nothing to mark. Live data above the limit is still
+// allowed (it is soft).
+//
+// Each is its budget less what the process holds outside the heap (its
+// code and runtime, ~20 MB): runLimit 400 MiB for issue 21's 450 MB of a
+// run (8 ranks of 1 GB peaked at 421 MiB with it, in less CPU than at 900
+// MiB; at 300 MiB the collector ran too often, +25 % CPU); fileLimit 350
+// MiB for issue 6's 400 MB of one file (a trace of 100k distinct 2 KB
+// names, 240 MB of them live, peaked at 412–421 MiB in export under
+// runLimit, 363–376 MiB under fileLimit, in the same CPU).
+const (
+	runLimit  = 400 << 20
+	fileLimit = 350 << 20
+)
 
-func init() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
+func init() { limitMemory(2) }
+
+// limitMemory sets the soft limit for a command holding the models of
+// files inputs at once (see runLimit), unless GOMEMLIMIT is set.
+func limitMemory(files int) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if files <= 1 {
+		debug.SetMemoryLimit(fileLimit)
+	} else {
+		debug.SetMemoryLimit(runLimit)
 	}
 }
 
@@ -127,7 +148,7 @@ func (opt *Options) windowOptions() window.Options {
 // Options.Keep): at most maxParallelFiles models are alive at once,
 // whatever the number of inputs.
 func Load(args []string, opt Options) (*window.Table, error) {
-	tbl, err := read(args, opt)
+	tbl, err := read(args, opt, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -140,10 +161,11 @@ func Load(args []string, opt Options) (*window.Table, error) {
 // Pair loads the two sides of a comparison, each a run of its own
 // arguments; the class filter must select windows of one side at least.
 func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
-	if b, err = read(before, opt); err != nil {
+	// The first side's table is held while the second is read.
+	if b, err = read(before, opt, 2); err != nil {
 		return nil, nil, err
 	}
-	if a, err = read(after, opt); err != nil {
+	if a, err = read(after, opt, 2); err != nil {
 		return nil, nil, err
 	}
 	if err := check(opt.Filter, append(slices.Clip(b.Inputs), a.Inputs...)); err != nil {
@@ -196,6 +218,7 @@ func One(path string, opt Options) (*window.Table, error) {
 // OneOn is One for a file the layout puts on host (Hosts; "" for none):
 // the input is on that host, else on the one the trace names.
 func OneOn(path, host string, opt Options) (*window.Table, error) {
+	limitMemory(1)
 	t, err := readInput(path, opt.Parse, opt.Stdin)
 	if err != nil {
 		return nil, err
@@ -236,12 +259,14 @@ func layoutHost(sub, p string) string {
 }
 
 // read parses every input of args into their table, names their runs and
-// hosts.
-func read(args []string, opt Options) (*window.Table, error) {
+// hosts, under the soft memory limit of their number of files (at least
+// held: the inputs the command holds besides).
+func read(args []string, opt Options, held int) (*window.Table, error) {
 	set, err := expand(args, opt)
 	if err != nil {
 		return nil, err
 	}
+	limitMemory(max(len(set.Files()), held))
 	// Parse the files concurrently; add them in order, each once parsed,
 	// reporting on them as they are added (the progress line is redrawn
 	// after).
