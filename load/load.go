@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,45 +19,6 @@ import (
 	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
-
-// runLimit and fileLimit are the soft limits set on the Go heap unless
-// GOMEMLIMIT is set: runLimit while a command holds several inputs,
-// fileLimit while it holds one (Load of one file, One, each input of
-// export). What is live is the models being parsed (two files at once)
-// and the table's records of every input (docs/performance.md); without
-// a limit the collector lets the heap grow to twice what is live before
-// collecting, so any input whose model passes half the limit takes the
-// process to the limit. Near the limit it collects more often instead,
-// which costs little here: the models' big slices hold no pointers, so
-// there is almost nothing to mark. Live data above the limit is still
-// allowed (it is soft).
-//
-// Each is its budget less what the process holds outside the heap (its
-// code and runtime, ~20 MB): runLimit 400 MiB for issue 21's 450 MB of a
-// run (8 ranks of 1 GB peaked at 421 MiB with it, in less CPU than at 900
-// MiB; at 300 MiB the collector ran too often, +25 % CPU); fileLimit 350
-// MiB for issue 6's 400 MB of one file (a trace of 100k distinct 2 KB
-// names, 240 MB of them live, peaked at 412–421 MiB in export under
-// runLimit, 363–376 MiB under fileLimit, in the same CPU).
-const (
-	runLimit  = 400 << 20
-	fileLimit = 350 << 20
-)
-
-func init() { limitMemory(2) }
-
-// limitMemory sets the soft limit for a command holding the models of
-// files inputs at once (see runLimit), unless GOMEMLIMIT is set.
-func limitMemory(files int) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	if files <= 1 {
-		debug.SetMemoryLimit(fileLimit)
-	} else {
-		debug.SetMemoryLimit(runLimit)
-	}
-}
 
 // maxParallelFiles bounds the input files parsed at once. Each parse
 // already uses every core; a second one in flight fills the gaps of the

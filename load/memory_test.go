@@ -149,3 +149,21 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitFor: the limit is the budget while what is live fits in it,
+// and a quarter above what is live once that passes it (never under what
+// is live, where the collector would run back to back).
+func TestLimitFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct{ live, budget, want int64 }{
+		{0, 350 * mib, 350 * mib},
+		{240 * mib, 350 * mib, 350 * mib},
+		{350 * mib, 350 * mib, 350 * mib},
+		{400 * mib, 350 * mib, 500 * mib},
+		{600 * mib, 400 * mib, 750 * mib},
+	} {
+		if got := limitFor(tc.live, tc.budget); got != tc.want {
+			t.Errorf("limitFor(%d MiB live, %d MiB budget) = %d MiB, want %d MiB", tc.live/mib, tc.budget/mib, got/mib, tc.want/mib)
+		}
+	}
+}
