@@ -549,9 +549,21 @@ func hintWords(name, short string) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool {
-		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) {
+	// The words are the runs of ASCII letters, digits and '_'; every
+	// byte of a multi-byte rune separates, as the rune does. A byte loop:
+	// 100k distinct 2 KB names (issue 19) spent seconds per label set
+	// splitting them rune by rune into a slice of every field.
+	for i := 0; i < len(rest); {
+		if !wordByte(rest[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(rest) && wordByte(rest[j]) {
+			j++
+		}
+		w := rest[i:j]
+		i = j
 		if hintStop[w] || seen[w] {
 			continue
 		}
@@ -559,6 +571,11 @@ func hintWords(name, short string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// wordByte reports whether b belongs to a word of hintWords.
+func wordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 func isDigits(s string) bool {

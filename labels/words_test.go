@@ -1,0 +1,40 @@
+package labels
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHintWordsSplit: hintWords's byte loop splits a name as splitting
+// it rune by rune would (a multi-byte rune separates words), on ASCII,
+// multi-byte and invalid UTF-8.
+func TestHintWordsSplit(t *testing.T) {
+	ref := func(name, short string) []string {
+		rest := name
+		if i := strings.Index(name, short); i >= 0 {
+			rest = name[i+len(short):]
+		}
+		var out []string
+		seen := map[string]bool{}
+		for _, w := range strings.FieldsFunc(rest, func(r rune) bool {
+			return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) {
+			if !hintStop[w] && !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for _, name := range []string{
+		"", "k", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+		"gemm_256x128_k64_sm90_tn_ÄÖ€x_y𝔘z9", "a\xffb\xc3c", "__x__ _ 1 2_3", "ck_tile::kentry<64, ck_tile::FmhaFwd<ab>, 2>",
+	} {
+		for _, short := range []string{"", "k", "gemm_256x128_k64_sm90_tn", "kentry"} {
+			if got, want := hintWords(name, short), ref(name, short); !slices.Equal(got, want) {
+				t.Errorf("hintWords(%q, %q) = %q, want %q", name, short, got, want)
+			}
+		}
+	}
+}
