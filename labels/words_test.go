@@ -38,3 +38,43 @@ func TestHintWordsSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestOfMemo: Of gives the same set and width the map it made last, and
+// another set or width a map of its own, with that set's labels.
+func TestOfMemo(t *testing.T) {
+	a := []string{"void gemm<float, 128>(float*)", "void gemm<half, 64>(half*)", "relu_kernel"}
+	b := []string{"relu_kernel", "void gemm<float, 128>(float*)"}
+	first := Of(a, Width)
+	reordered := append(slices.Clone(a[1:]), a[0], a[0])
+	if again := Of(reordered, Width); !sameMap(first, again) {
+		t.Error("the same set, reordered and repeated, was labelled anew")
+	}
+	other := Of(b, Width)
+	if sameMap(first, other) || len(other) != 2 {
+		t.Errorf("another set got the last set's map (%d labels)", len(other))
+	}
+	clipped := Of(a, 8)
+	if sameMap(first, clipped) {
+		t.Error("another width got the last width's map")
+	}
+	memo.Lock()
+	memo.out = nil // a fresh computation of a
+	memo.Unlock()
+	fresh := Of(a, Width)
+	for _, n := range a {
+		if fresh[n] != first[n] {
+			t.Errorf("%q: labelled %q afresh, %q remembered", n, fresh[n], first[n])
+		}
+	}
+}
+
+// sameMap reports whether a and b are one map.
+func sameMap(a, b map[string]string) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	const probe = "\x00memo probe"
+	a[probe] = "a"
+	defer delete(a, probe)
+	return b[probe] == "a"
+}
