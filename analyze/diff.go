@@ -160,12 +160,24 @@ type sideKind struct {
 	catIDs  map[classify.Category]window.CatID
 	idle    int64
 	split   window.IdleSplit
-	names   map[string]*nameStat
+	names   map[nameKey]*nameStat
 	// spans holds each window's span, for steps; tokens its step's token
 	// count, nil when a window's marker gives none.
 	spans  []int64
 	tokens []int64
 	span   int64 // summed span of the windows
+}
+
+// nameKey is a kernel row of the diff: a name in one (folded) category.
+// A name is in two where the category of a generic collective kernel
+// follows its op (window.Table.ActivityCategory): one row each.
+type nameKey struct {
+	name string
+	cat  classify.Category
+}
+
+func (k nameKey) compare(o nameKey) int {
+	return cmp.Or(strings.Compare(k.name, o.name), strings.Compare(k.cat.String(), o.cat.String()))
 }
 
 type nameStat struct {
@@ -253,7 +265,7 @@ func diffSide(tbl *window.Table, opt Options) (map[step.Class]*sideKind, []step.
 		s := m[w.Class]
 		if s == nil {
 			s = &sideKind{tbl: tbl, cats: map[classify.Category]int64{}, catIDs: map[classify.Category]window.CatID{},
-				names: map[string]*nameStat{}, tokens: []int64{}}
+				names: map[nameKey]*nameStat{}, tokens: []int64{}}
 			m[w.Class] = s
 			devs[w.Class] = map[devKey]int{}
 		}
@@ -288,11 +300,11 @@ func diffSide(tbl *window.Table, opt Options) (map[step.Class]*sideKind, []step.
 			s.catIDs[cat] = c.Cat
 		}
 		for _, n := range w.Names {
-			name := tbl.Name(n.Name)
-			ns := s.names[name]
+			k := nameKey{tbl.Name(n.Name), tbl.Category(tbl.Fold(n.Cat))}
+			ns := s.names[k]
 			if ns == nil {
-				ns = &nameStat{cat: tbl.Category(tbl.Fold(n.Cat))}
-				s.names[name] = ns
+				ns = &nameStat{cat: k.cat}
+				s.names[k] = ns
 			}
 			ns.n += n.N
 			ns.total += n.TotalNS
@@ -329,18 +341,31 @@ func (s *sideKind) catSample(c classify.Category) spread {
 	})
 }
 
-// nameSample is the sample of the summed kernel time of names per window.
-func (s *sideKind) nameSample(names []string) spread {
+// nameSample is the sample of the summed kernel time of names in (folded)
+// category cat per window.
+func (s *sideKind) nameSample(names []string, cat classify.Category) spread {
 	var ids []window.NameID
 	for _, n := range names {
 		if id, ok := s.tbl.NameIDOf(n); ok {
 			ids = append(ids, id)
 		}
 	}
+	in := map[window.CatID]bool{}
 	return s.sample(func(w *window.Window) int64 {
 		var x int64
 		for _, id := range ids {
-			x += w.Name(id).TotalNS
+			i, _ := slices.BinarySearchFunc(w.Names, id, func(n window.NameSum, id window.NameID) int { return cmp.Compare(n.Name, id) })
+			for ; i < len(w.Names) && w.Names[i].Name == id; i++ {
+				c := w.Names[i].Cat
+				ok, seen := in[c]
+				if !seen {
+					ok = s.tbl.Category(s.tbl.Fold(c)) == cat
+					in[c] = ok
+				}
+				if ok {
+					x += w.Names[i].TotalNS
+				}
+			}
 		}
 		return x
 	})
@@ -500,41 +525,38 @@ func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 		k.DeltaPct = pctChange(k.BeforePerStepNS, k.AfterPerStepNS)
 		out = append(out, k)
 	}
-	// Exact names first.
-	var bOnly, aOnly []string
-	for name, bs := range b.names {
-		if as, ok := a.names[name]; ok {
-			add(name, "name", *bs, *as, nil, nil)
+	// Exact names (in the same category) first.
+	var bOnly, aOnly []nameKey
+	for k, bs := range b.names {
+		if as, ok := a.names[k]; ok {
+			add(k.name, "name", *bs, *as, nil, nil)
 		} else {
-			bOnly = append(bOnly, name)
+			bOnly = append(bOnly, k)
 		}
 	}
-	for name := range a.names {
-		if _, ok := b.names[name]; !ok {
-			aOnly = append(aOnly, name)
+	for k := range a.names {
+		if _, ok := b.names[k]; !ok {
+			aOnly = append(aOnly, k)
 		}
 	}
 	// Then names that differ only in template arguments or parameters.
-	slices.Sort(bOnly)
-	slices.Sort(aOnly)
-	byShort := func(names []string) map[string][]string {
-		m := map[string][]string{}
-		for _, n := range names {
-			s := labels.Short(n)
-			m[s] = append(m[s], n)
+	slices.SortFunc(bOnly, nameKey.compare)
+	slices.SortFunc(aOnly, nameKey.compare)
+	byShort := func(keys []nameKey) map[nameKey][]string {
+		m := map[nameKey][]string{}
+		for _, k := range keys {
+			s := nameKey{labels.Short(k.name), k.cat}
+			m[s] = append(m[s], k.name)
 		}
 		return m
 	}
 	bShort, aShort := byShort(bOnly), byShort(aOnly)
-	sum := func(m map[string]*nameStat, names []string) nameStat {
-		var s nameStat
+	sum := func(m map[nameKey]*nameStat, names []string, cat classify.Category) nameStat {
+		s := nameStat{cat: cat}
 		for _, n := range names {
-			x := m[n]
+			x := m[nameKey{n, cat}]
 			s.n += x.n
 			s.total += x.total
-			if s.cat.Sub == "" {
-				s.cat = x.cat
-			}
 		}
 		return s
 	}
@@ -542,18 +564,18 @@ func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 		an, ok := aShort[short]
 		if !ok {
 			for _, n := range bn {
-				add(n, "", *b.names[n], nameStat{}, nil, nil)
+				add(n, "", *b.names[nameKey{n, short.cat}], nameStat{}, nil, nil)
 			}
 			continue
 		}
-		add(short, "short_name", sum(b.names, bn), sum(a.names, an), bn, an)
+		add(short.name, "short_name", sum(b.names, bn, short.cat), sum(a.names, an, short.cat), bn, an)
 	}
 	for short, an := range aShort {
 		if _, ok := bShort[short]; ok {
 			continue
 		}
 		for _, n := range an {
-			add(n, "", nameStat{}, *a.names[n], nil, nil)
+			add(n, "", nameStat{}, *a.names[nameKey{n, short.cat}], nil, nil)
 		}
 	}
 	slices.SortFunc(out, func(x, y KernelDiff) int {
@@ -566,7 +588,10 @@ func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 		if c := cmp.Compare(x.Name, y.Name); c != 0 {
 			return c
 		}
-		return cmp.Compare(x.Match, y.Match)
+		if c := cmp.Compare(x.Match, y.Match); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Category.String(), y.Category.String())
 	})
 	if len(out) > top {
 		out = out[:top]
@@ -584,7 +609,7 @@ func kernelDiffs(b, a *sideKind, top int, mc MinChange) []KernelDiff {
 			return nil
 		}
 		k.Verdict = judge(float64(k.DeltaNS), float64(k.BeforePerStepNS),
-			b.nameSample(names(k.BeforeNames, k.BeforeInstances)), a.nameSample(names(k.AfterNames, k.AfterInstances)), mc, 1).
+			b.nameSample(names(k.BeforeNames, k.BeforeInstances), k.Category), a.nameSample(names(k.AfterNames, k.AfterInstances), k.Category), mc, 1).
 			presence(k.BeforeInstances, k.AfterInstances)
 	}
 	return out

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -251,5 +252,52 @@ func TestDivRound(t *testing.T) {
 		if got := divRound(tc.a, tc.b); got != tc.want {
 			t.Errorf("divRound(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestCompareNameInTwoCategories: a generic NCCL kernel takes the
+// category of the op its args name, so one name runs as an all-reduce and
+// as an all-gather: two rows, each compared with its own (they merged into
+// one, of the first category seen, 150 → 110 ns per step).
+func TestCompareNameInTwoCategories(t *testing.T) {
+	const generic = "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"
+	side := func(path string, arNS, agNS int64) window.Input {
+		tr := &trace.Trace{
+			Names: []string{generic, "cudaLaunchKernel", "allreduce", "_allgather_base", "BFloat16"},
+			Procs: []trace.Proc{{PID: 1, Rank: -1}},
+			Meta:  trace.Meta{Rank: -1, WorldSize: -1},
+		}
+		var of []int32
+		for s := range 2 {
+			for i, d := range []int64{arNS, agNS} {
+				corr := int64(s*2 + i + 1)
+				at := trace.Time(corr * 1000)
+				tr.Activities = append(tr.Activities, trace.Activity{Start: at, Dur: d, Corr: corr, Name: 0, Stream: 7})
+				tr.Launches = append(tr.Launches, trace.Launch{Start: at - 10, Dur: 1, Corr: corr, Thread: 1, Name: 1})
+				tr.Collectives = append(tr.Collectives, trace.Collective{Source: trace.CollectiveOnKernel, Corr: corr, Op: trace.NameID(2 + i), DType: 4,
+					InElems: -1, OutElems: -1, GroupSize: -1})
+				of = append(of, int32(s))
+			}
+		}
+		st := &step.Steps{Of: of}
+		for i := range 2 {
+			st.List = append(st.List, step.Step{Index: i, Kind: step.Decode, Marker: "decode"})
+		}
+		return window.Input{Path: path, Trace: tr, Steps: st}
+	}
+	d := Compare(tableOf(t, side("b", 100, 50)), tableOf(t, side("a", 60, 50)), Options{MinChange: &MinChange{}})
+	if len(d.Kinds) != 1 {
+		t.Fatalf("%d kinds", len(d.Kinds))
+	}
+	var got []string
+	for _, k := range d.Kinds[0].Kernels {
+		got = append(got, fmt.Sprintf("%s %s %d→%d %s", k.Category, k.Match, k.BeforePerStepNS, k.AfterPerStepNS, k.Change))
+		if k.Name != generic {
+			t.Errorf("row %q", k.Name)
+		}
+	}
+	want := []string{"communication/allreduce name 100→60 shrank", "communication/allgather name 50→50 unchanged"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
 	}
 }

@@ -23,7 +23,7 @@ func BenchmarkClassify(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
 			for _, n := range names {
-				c.Match(n)
+				c.matchRule(n)
 			}
 		}
 	})
@@ -51,6 +51,6 @@ func BenchmarkClassifyLong(b *testing.B) {
 	c := Default()
 	b.SetBytes(int64(len(name)))
 	for b.Loop() {
-		c.Match(name)
+		c.matchRule(name)
 	}
 }

@@ -55,9 +55,6 @@ func New(rules []Rule) *Classifier {
 	return c
 }
 
-// Rules returns a copy of the rule table, in the order rules are tried.
-func (c *Classifier) Rules() []Rule { return slices.Clone(c.rules) }
-
 // Classify returns the category ("top/sub") of a kernel or memcpy/memset
 // activity name: that of the first rule that matches, or Unknown. It never
 // returns "". Answers are cached per distinct name.
@@ -79,9 +76,9 @@ func (c *Classifier) Classify(name string) Category {
 	return cat
 }
 
-// Match returns the first rule that matches name, without using or filling
-// the cache (for "which rule decided this?" and for benchmarks).
-func (c *Classifier) Match(name string) (Rule, bool) {
+// matchRule returns the first rule that matches name, without using or
+// filling the cache (for tests and benchmarks).
+func (c *Classifier) matchRule(name string) (Rule, bool) {
 	if i := c.match(name); i >= 0 {
 		return c.rules[i], true
 	}

@@ -44,7 +44,8 @@
 //
 // Rules are written against demangled names only: package parse demangles
 // the Itanium-mangled kernel names ("_ZN5aiter…") of ROCm traces before
-// they reach a classifier (parse.DemangleName for names from elsewhere).
+// they reach a classifier (parse.DemangleName for names from elsewhere),
+// code-object descriptor symbols ("_ZN5aiter…E.kd") included.
 //
 // # Extending and replacing
 //

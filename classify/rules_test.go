@@ -9,7 +9,7 @@ import (
 )
 
 func TestDefaultRules(t *testing.T) {
-	rules := Default().Rules()
+	rules := Default().rules
 	if len(rules) < 100 {
 		t.Fatalf("Default has %d rules, want the full table", len(rules))
 	}
@@ -111,7 +111,7 @@ func TestLoad(t *testing.T) {
 	if got := ext.Classify("volta_sgemm_128x64_nn"); got.String() != "gemm/cublas" {
 		t.Errorf("extended: Classify(volta_sgemm_128x64_nn) = %s, want the default gemm/cublas", got)
 	}
-	if n, d := len(ext.Rules()), len(Default().Rules()); n != d+1 {
+	if n, d := len(ext.rules), len(Default().rules); n != d+1 {
 		t.Errorf("extended table has %d rules, want %d", n, d+1)
 	}
 
@@ -142,7 +142,7 @@ func TestLoad(t *testing.T) {
 // TestWriteRulesRoundTrip checks that the printed table, parsed again, is
 // the same table, and that it replaces (rather than extends) the defaults.
 func TestWriteRulesRoundTrip(t *testing.T) {
-	ext, err := Parse(strings.NewReader("attention/mine\tmy attn # not a comment\nattention/wrapped\t@full\twrapper<.*attn\n"), "user", Default().Rules())
+	ext, err := Parse(strings.NewReader("attention/mine\tmy attn # not a comment\nattention/wrapped\t@full\twrapper<.*attn\n"), "user", Default().rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +152,11 @@ func TestWriteRulesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	printed := buf.String()
-	back, err := Parse(strings.NewReader(printed), "printed", Default().Rules())
+	back, err := Parse(strings.NewReader(printed), "printed", Default().rules)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := c.Rules()
+	want := c.rules
 	if len(back) != len(want) {
 		t.Fatalf("round trip: %d rules, want %d", len(back), len(want))
 	}

@@ -107,6 +107,9 @@ type RankStat struct {
 	// have been shorter had the rank kept up with the others
 	// (docs/definitions.md#straggler).
 	LeadNS int64
+	// SplitCount sums, over the op's instances with split sizes
+	// (Op.SplitInstances), the larger of what the rank sent and received.
+	SplitCount int64
 }
 
 // Straggler is the rank that arrived last most often.
@@ -218,7 +221,8 @@ type Op struct {
 	Sizes []Size
 	// SizeConflicts counts the instances whose ranks' args disagree on
 	// the message size (a dtype or an element count): the majority's size
-	// was used, the lowest rank's on a tie.
+	// was used, the lowest rank's on a tie. An all-to-all instance counted
+	// by its split sizes is none: its ranks send uneven amounts by design.
 	SizeConflicts int64
 	// UnusableArgs counts the instances of unknown size whose kernels
 	// have collective args that give no size: no element count, a dtype
@@ -251,6 +255,25 @@ type Op struct {
 	// mean.
 	TokenInstances        int64
 	TokenMaxSum, TokenSum int64
+	// SplitInstances counts the all-to-all instances whose every rank's
+	// kernel carries its split sizes in full ("In split size", "Out split
+	// size"); they are counted from those, not from the markers. Each
+	// rank's count is the larger of the rows (elements, for the list form)
+	// it sends and receives (RankStat.SplitCount); SplitMaxSum sums each
+	// instance's largest, SplitSum every rank's.
+	SplitInstances        int64
+	SplitMaxSum, SplitSum int64
+}
+
+// SplitImbalance is the count of the rank with the most in each instance
+// over the mean of its ranks, over the instances with split sizes
+// (docs/definitions.md#expert-parallelism): 1 when every rank sends and
+// receives as many; 0 when unknown.
+func (o *Op) SplitImbalance() float64 {
+	if o.SplitSum <= 0 {
+		return 0
+	}
+	return float64(len(o.Ranks)) * float64(o.SplitMaxSum) / float64(o.SplitSum)
 }
 
 // TokenImbalance is the tokens of the rank with the most in each
@@ -484,6 +507,7 @@ type runAnalysis struct {
 	opOfCat  []int32 // per full window.CatID: its op; notComm, or -2 not yet
 	comms    interner[commKey]
 	sizeBuf  []rankSize // instance's scratch
+	countBuf []int64    // splits' scratch
 	lanes    interner[laneKey]
 	lastLane int32 // the last lane found; -1 none
 
@@ -923,7 +947,7 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		e.op.WaitNS += durs[i] - transfer
 	}
 	e.stats[last].LastArrivals++
-	a.tokens(e, l, k)
+	split := a.tokens(e, l, k)
 	if a.opt.OnInstance != nil {
 		a.onInstance(e, l, k, transfer, last)
 	}
@@ -937,7 +961,9 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 			r := a.ranks[e.ranks[i]]
 			return a.tokenBytes(r, r.kern[r.off[l]+k].idx)
 		})
-		if conflict {
+		// An all-to-all with uneven splits sends a different amount from
+		// each rank by design: no conflict.
+		if conflict && !split {
 			e.op.SizeConflicts++
 		}
 		if unusable {

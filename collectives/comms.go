@@ -255,32 +255,77 @@ func (a *runAnalysis) scope(ranks []int) Scope {
 	return ScopeIntra
 }
 
-// tokens adds the k-th instance of lane l's token counts to e: each
-// rank's step's tokens, when every rank's step gives them.
-func (a *runAnalysis) tokens(e *opAcc, l int, k int32) {
+// tokens adds the k-th instance of lane l's token counts to e: from the
+// all-to-all's split sizes when every rank's kernel carries them in full
+// (splits), else each rank's step's tokens, when every rank's step gives
+// them (docs/definitions.md#expert-parallelism).
+// It reports whether the split sizes counted it.
+func (a *runAnalysis) tokens(e *opAcc, l int, k int32) (split bool) {
 	if len(e.ranks) < 2 {
-		return
+		return false
+	}
+	if a.splits(e, l, k) {
+		return true
 	}
 	var most, sum int64
 	for _, ri := range e.ranks {
 		r := a.ranks[ri]
 		in := &a.tbl.Inputs[r.Input]
 		if in.Steps == nil {
-			return
+			return false
 		}
 		s := r.recs.Kernels[r.kern[r.off[l]+k].idx].Step
 		if s < 0 || in.Steps.List[s].Tokens <= 0 {
-			return
+			return false
 		}
 		tok := in.Steps.List[s].Tokens
 		if sum > math.MaxInt64-tok || e.op.TokenSum > math.MaxInt64-sum-tok {
-			return
+			return false
 		}
 		most, sum = max(most, tok), sum+tok
 	}
 	e.op.TokenInstances++
 	e.op.TokenMaxSum += most
 	e.op.TokenSum += sum
+	return false
+}
+
+// splits adds the k-th instance of lane l's split sizes to e when every
+// rank's kernel has them: each rank's count is the larger of what it
+// sends and what it receives (SplitCount), and reports whether it did.
+func (a *runAnalysis) splits(e *opAcc, l int, k int32) bool {
+	if a.opNames.keys[e.key.op] != "all_to_all" {
+		return false
+	}
+	var most, sum int64
+	counts := a.countBuf[:0]
+	for _, ri := range e.ranks {
+		r := a.ranks[ri]
+		key := &r.recs.Keys[r.recs.Kernels[r.kern[r.off[l]+k].idx].Key]
+		if key.Args < 0 {
+			return false
+		}
+		c := max(r.recs.Args[key.Args].InSplit, r.recs.Args[key.Args].OutSplit)
+		if r.recs.Args[key.Args].InSplit < 0 || r.recs.Args[key.Args].OutSplit < 0 ||
+			sum > math.MaxInt64-c || e.op.SplitSum > math.MaxInt64-sum-c {
+			return false
+		}
+		most, sum = max(most, c), sum+c
+		counts = append(counts, c)
+	}
+	a.countBuf = counts
+	for i, c := range counts {
+		if e.stats[i].SplitCount > math.MaxInt64-c {
+			return false
+		}
+	}
+	for i, c := range counts {
+		e.stats[i].SplitCount += c
+	}
+	e.op.SplitInstances++
+	e.op.SplitMaxSum += most
+	e.op.SplitSum += sum
+	return true
 }
 
 // onInstance hands the k-th instance of lane l to Options.OnInstance: the

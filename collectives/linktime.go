@@ -15,10 +15,18 @@ import (
 // at the link's bandwidth per direction, rounded up to the nanosecond.
 // Both are 0 without a link.
 func (t *Table) LinkTime(run string, c step.Class) (linked, link int64) {
-	if t.Link == nil || !(t.Link.GBps > 0) {
+	return t.LinkTimeAt(t.Link, run, c)
+}
+
+// LinkTimeAt is LinkTime at link l instead of the table's: what it reads
+// of the ops (sizes, instances, group sizes, kernel time) does not depend
+// on the link the table was matched with, so one match serves a caller
+// that compares with a link of its own.
+func (t *Table) LinkTimeAt(l *Link, run string, c step.Class) (linked, link int64) {
+	if l == nil || !(l.GBps > 0) {
 		return 0, 0
 	}
-	bps := uint64(math.Round(t.Link.GBps * 1e9))
+	bps := uint64(math.Round(l.GBps * 1e9))
 	for i := range t.Ops {
 		op := &t.Ops[i]
 		if op.Run != run || op.Class != c || op.Instances == 0 || op.SizedInstances != op.Instances || op.GroupSize < 2 {

@@ -263,9 +263,6 @@ func (r *Reducer) SetLink(linkTime func(run string, c step.Class) (linkedNS, lin
 	r.opt.LinkTime, r.opt.Link = linkTime, link
 }
 
-// Reduced reports whether input i was taken.
-func (r *Reducer) Reduced(i int) bool { return r.parts[i] != nil }
-
 // Result merges the inputs taken into the analysis of tbl; an input not
 // taken is left out.
 func (r *Reducer) Result(tbl *window.Table) *Result {

@@ -54,6 +54,19 @@ func TestGenLinkTime(t *testing.T) {
 			t.Errorf("%s: no sized collectives: the test checks nothing", r.Class)
 		}
 	}
+	// A match made without a link (the findings') gives the same link
+	// time at the link: what breakdown shares.
+	nvlink, err := collectives.ParseLink("nvlink4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := collectives.Match(tbl, collectives.Options{})
+	for _, r := range res.Steps {
+		w := want[r.Class.String()]
+		if linked, link := ct.LinkTimeAt(&nvlink, "gen", r.Class); linked != w[0] || link != w[1] {
+			t.Errorf("%s: LinkTimeAt of a match without a link: %d, %d; want %d, %d", r.Class, linked, link, w[0], w[1])
+		}
+	}
 }
 
 // kindSums adds up gen's per-step expectations by step kind.

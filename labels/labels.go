@@ -401,14 +401,6 @@ func newWordGroup(words [][]string) *wordGroup {
 // 10^5 names with one short name.
 const maxPairGroup = 64
 
-// distinct returns single(k, weak), or else pair(k).
-func (g *wordGroup) distinct(k int, weak func(string) bool) string {
-	if w := g.single(k, weak); w != "" {
-		return w
-	}
-	return g.pair(k)
-}
-
 // single returns the first word of member k that no other member has, or
 // "". Words for which weak reports true (bare numbers) are taken only when
 // no other word serves.

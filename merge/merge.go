@@ -9,7 +9,9 @@
 // parsed (load.OneOn: its steps, its selection, its idle gaps, its clock),
 // the model then dropped; once streamed through slice.CopyTo, which
 // copies the raw events the selection keeps, each rewritten (edit.rewrite)
-// into the rank's process and the common clock. The second pass runs on
+// into the rank's process and the common clock; it skims (each event read
+// only as far as the selection needs), so the second read costs the
+// decompression and the event boundaries, not a second decoding. The second pass runs on
 // two ranks at a time, each into a fragment of its own that the output
 // then takes in rank order, so the output is the same whatever the
 // order the passes end in.
@@ -152,16 +154,6 @@ type plan struct {
 	threads int // thread names written for GPU streams and idle tracks
 }
 
-// Merge reads the runs args name and writes them to w as one Chrome
-// trace: Prepare, then Write.
-func Merge(args []string, w io.Writer, opt Options) (*Result, error) {
-	m, err := Prepare(args, opt)
-	if err != nil {
-		return nil, err
-	}
-	return m.Write(w)
-}
-
 // Merger is a merge between its passes: every rank read once, its model
 // gone.
 type Merger struct {
@@ -177,6 +169,14 @@ type Merger struct {
 func Prepare(args []string, opt Options) (*Merger, error) {
 	lo := opt.Load
 	lo.Steps = opt.Steps != nil
+	// Refused before it is read: the copy streams raw Chrome-trace
+	// events, which an nsys export has none of.
+	lo.Parse.Accept = func(f trace.Format) error {
+		if f == trace.FormatNsys {
+			return ErrNsys
+		}
+		return nil
+	}
 	lo.SkipDurations, lo.SkipCollectives, lo.Keep = true, false, nil
 	// Each input's gaps come while the table adds it, before its Reduce.
 	var log gapLog
@@ -251,9 +251,6 @@ func prepare(tbl *window.Table, i int, log gapLog, opt Options) (*plan, error) {
 	in := &tbl.Inputs[i]
 	t := in.Trace
 	path := in.Path
-	if t.Meta.Format != trace.FormatChrome {
-		return nil, &parse.FileError{Path: path, Err: errors.New("an nsys export: merge reads Chrome traces (torch.profiler JSON) only")}
-	}
 	p := &plan{Rank: Rank{Path: path, Host: in.Host, Number: in.Rank}, input: i, first: int64(in.Origin), base: t.Meta.BaseTime,
 		devices: map[int64]bool{}}
 	for _, d := range in.DeviceIDs {
@@ -301,6 +298,12 @@ func chosenSteps(st *step.Steps, opt slice.StepOptions) map[int32]bool {
 	}
 	return out
 }
+
+// ErrNsys refuses an nsys export as a merge input (its path is on the
+// *parse.FileError that wraps it): the merge copies each rank's raw
+// Chrome-trace events, which an nsys export does not have
+// (docs/diff-slice.md, "merge").
+var ErrNsys = errors.New("an nsys export: traceq merge reads torch.profiler (Kineto) Chrome traces only")
 
 // ErrNoSteps is the error for a rank without step markers when steps are
 // selected.
@@ -420,7 +423,7 @@ func origin(plans []*plan, res *Result) {
 // window on the common clock, [origin + From, origin + To], on each
 // rank's own.
 func window0(plans []*plan, opt Options, res *Result) {
-	start, end := sat(res.Origin, opt.From), sat(res.Origin, opt.To)
+	start, end := trace.AddSat(res.Origin, opt.From), trace.AddSat(res.Origin, opt.To)
 	for _, p := range plans {
 		s, e := start-p.ShiftNS, end-p.ShiftNS
 		if end == math.MaxInt64 {
@@ -433,15 +436,6 @@ func window0(plans []*plan, opt Options, res *Result) {
 }
 
 // sat is a + b, saturated at the int64 bounds.
-func sat(a, b int64) int64 {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	if b < 0 && a < math.MinInt64-b {
-		return math.MinInt64
-	}
-	return a + b
-}
 
 // copyRanks writes the process of each rank: its names, its events (the
 // second pass, two ranks at a time into fragments), its annotations.

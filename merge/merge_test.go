@@ -4,16 +4,21 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/load"
+	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/chrometrace"
 	"github.com/traceq/traceq/slice"
 	"github.com/traceq/traceq/step"
@@ -23,18 +28,28 @@ import (
 
 const dlrm8 = "../testdata/traces/torch/dlrm8"
 
+// mergeAll is what traceq merge does: Prepare, then Write.
+func mergeAll(args []string, w io.Writer, opt Options) (*Result, error) {
+	m, err := Prepare(args, opt)
+	if err != nil {
+		return nil, err
+	}
+	return m.Write(w)
+}
+
 // mergeTo merges args into a file under t's temporary directory and
 // returns its path and the result.
 func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	t.Helper()
 	var buf bytes.Buffer
-	res, err := Merge(args, &buf, opt)
+	res, err := mergeAll(args, &buf, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !json.Valid(buf.Bytes()) {
 		t.Fatal("the merged trace is not valid JSON")
 	}
+	checkTraceEventFormat(t, buf.Bytes())
 	out := filepath.Join(t.TempDir(), "merged.json")
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -42,7 +57,7 @@ func mergeTo(t *testing.T, args []string, opt Options) (string, *Result) {
 	// The same bytes again: the output does not depend on the order the
 	// ranks' copies end in.
 	var again bytes.Buffer
-	if _, err := Merge(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
+	if _, err := mergeAll(args, &again, opt); err != nil || !bytes.Equal(buf.Bytes(), again.Bytes()) {
 		t.Fatalf("a second merge differs (%v)", err)
 	}
 	return out, res
@@ -380,12 +395,23 @@ func TestMergeTime(t *testing.T) {
 }
 
 // TestMergeRefuses: a rank without step markers is an error naming it
-// when steps are selected, and so is an nsys export.
+// when steps are selected, and so is an nsys export (ErrNsys, gzipped or
+// not, beside a Chrome trace too), in one line, whatever the window.
 func TestMergeRefuses(t *testing.T) {
 	for _, in := range []string{"../testdata/traces/torch/hta_legacy_minimal.json.gz", "../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite"} {
-		_, err := Merge([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
+		_, err := mergeAll([]string{in}, &bytes.Buffer{}, Options{Steps: &slice.StepOptions{From: 0, To: 1, Options: step.Options{}}})
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(filepath.Base(in))) {
 			t.Errorf("%s: %v", in, err)
+		}
+	}
+	for _, in := range []string{"../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite", "../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-before.sqlite.gz"} {
+		for _, opt := range []Options{{Steps: &slice.StepOptions{From: 0, To: 1}}, {To: math.MaxInt64}} {
+			var out bytes.Buffer
+			_, err := mergeAll([]string{dlrm8 + "/rank0.json.gz", in}, &out, opt)
+			var fe *parse.FileError
+			if !errors.Is(err, ErrNsys) || !errors.As(err, &fe) || fe.Path != in || strings.Contains(err.Error(), "\n") || out.Len() != 0 {
+				t.Errorf("%s: %v (%d bytes written)", in, err, out.Len())
+			}
 		}
 	}
 }
@@ -545,5 +571,97 @@ func TestMergeNodesReadBack(t *testing.T) {
 	}
 	if n != 32 || len(got) != 32 {
 		t.Errorf("%d windows, merged %d; want 32", n, len(got))
+	}
+}
+
+// checkTraceEventFormat checks a merged trace against the Trace Event
+// Format as Perfetto's JSON importer reads it, with encoding/json alone
+// (no Perfetto or Chrome-trace validator is available to the tests):
+// traceEvents an array of objects, each with a string ph and an integer
+// pid; a complete event ("X") with numeric ts and dur >= 0 and a tid;
+// metadata ("M") with a name and args; flow events ("s", "t", "f") with
+// an id, every flow started and finished; and on each thread the complete
+// events nested, never overlapping in part (Perfetto misnests those).
+func checkTraceEventFormat(t *testing.T, data []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.TraceEvents) == 0 {
+		t.Fatal("no traceEvents")
+	}
+	type track struct{ pid, tid string }
+	type span struct{ ts, end float64 }
+	tracks := map[track][]span{}
+	flows := map[string]int{} // "cat id": bit 1 started, bit 2 finished
+	for i, ev := range doc.TraceEvents {
+		ph, _ := ev["ph"].(string)
+		pid, ok := ev["pid"].(json.Number)
+		if _, err := pid.Int64(); ph == "" || !ok || err != nil {
+			t.Fatalf("event %d: no ph or integer pid: %v", i, ev)
+		}
+		num := func(k string) (float64, bool) {
+			n, ok := ev[k].(json.Number)
+			if !ok {
+				return 0, false
+			}
+			f, err := n.Float64()
+			return f, err == nil
+		}
+		switch ph {
+		case "X":
+			ts, ok1 := num("ts")
+			dur, ok2 := num("dur")
+			if !ok1 || !ok2 || dur < 0 || ev["tid"] == nil {
+				t.Fatalf("event %d: a complete event without ts, dur >= 0 or tid: %v", i, ev)
+			}
+			k := track{pid.String(), fmt.Sprint(ev["tid"])}
+			tracks[k] = append(tracks[k], span{ts, ts + dur})
+		case "M":
+			if _, ok := ev["name"].(string); !ok || ev["args"] == nil {
+				t.Fatalf("event %d: metadata without name or args: %v", i, ev)
+			}
+		case "s", "t", "f":
+			if ev["id"] == nil {
+				t.Fatalf("event %d: a flow event without id: %v", i, ev)
+			}
+			k := fmt.Sprint(ev["cat"], " ", ev["id"])
+			switch ph {
+			case "s":
+				flows[k] |= 1
+			case "f":
+				flows[k] |= 2
+			}
+		default:
+			if _, ok := num("ts"); !ok {
+				t.Fatalf("event %d: no ts: %v", i, ev)
+			}
+		}
+	}
+	for k, v := range flows {
+		if v != 3 {
+			t.Errorf("flow %s: not both started and finished (%d)", k, v)
+		}
+	}
+	// Times are µs with three decimals: compare in whole ns.
+	ns := func(us float64) int64 { return int64(math.Round(us * 1000)) }
+	for k, sp := range tracks {
+		slices.SortFunc(sp, func(a, b span) int { return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(b.end, a.end)) })
+		var open []int64 // ends of the enclosing slices
+		for _, x := range sp {
+			s, e := ns(x.ts), ns(x.end)
+			for len(open) > 0 && open[len(open)-1] <= s {
+				open = open[:len(open)-1]
+			}
+			if len(open) > 0 && e > open[len(open)-1] {
+				t.Fatalf("pid %s tid %s: the slice [%d, %d] ns overlaps the end of the one around it (%d)", k.pid, k.tid, s, e, open[len(open)-1])
+			}
+			open = append(open, e)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/traceq/traceq/collectives"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -31,7 +32,7 @@ func matchCollectives(tbl *window.Table, byInput, plans []*plan, opt Options, re
 	}
 	var lo, hi int64
 	if opt.Steps == nil {
-		lo, hi = sat(sat(res.Origin, opt.From), -nearWindow), sat(sat(res.Origin, opt.To), nearWindow)
+		lo, hi = trace.AddSat(trace.AddSat(res.Origin, opt.From), -nearWindow), trace.AddSat(trace.AddSat(res.Origin, opt.To), nearWindow)
 	}
 	var insts []matched
 	collectives.Match(tbl, collectives.Options{NoSizes: true, OnInstance: func(in *collectives.Instance) {

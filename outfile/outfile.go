@@ -278,7 +278,8 @@ func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
 // testHook, set by tests, runs at each step of a commit ("rename TARGET"
 // before a group's file is renamed into place, "append PATH" before an
-// append, "leaf LEAF" after a tree's leaf is in place); an error it
+// append, "leaf LEAF" after a tree's leaf is in place, "absent DIR" when
+// a tree found DIR missing and is about to move its own in); an error it
 // returns fails the commit there, as a failing file system would.
 var testHook func(step string) error
 

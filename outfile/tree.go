@@ -155,8 +155,21 @@ func (t *Tree) place(leaf string, moved map[string]bool, existing Existing) ([]f
 		dst := filepath.Join(t.root, filepath.FromSlash(rel))
 		st, err := os.Stat(dst)
 		if isNotExist(err) {
-			if _, lerr := os.Lstat(dst); lerr == nil {
-				return nil, &os.PathError{Op: "write", Path: dst, Err: errors.New("a symbolic link to nothing where a directory was expected")}
+			if err := hookAt("absent " + dst); err != nil {
+				return nil, err
+			}
+			if lst, lerr := os.Lstat(dst); lerr == nil {
+				// Something is there now. A link to nothing stays an
+				// error; a directory another process moved into place
+				// since the Stat (a concurrent export of another rank)
+				// is looked at again.
+				if lst.Mode()&fs.ModeSymlink != 0 {
+					if _, err := os.Stat(dst); isNotExist(err) {
+						return nil, &os.PathError{Op: "write", Path: dst, Err: errors.New("a symbolic link to nothing where a directory was expected")}
+					}
+				}
+				i--
+				continue
 			}
 			err := renameNoReplace(src, dst)
 			if errors.Is(err, fs.ErrExist) {

@@ -264,3 +264,40 @@ func TestExchange(t *testing.T) {
 		t.Error("renameNoReplace replaced a directory")
 	}
 }
+
+// TestTreeDirAppearsMeanwhile: a table directory another process moves
+// into place between a commit's looks (two exports of different ranks
+// at once) is looked at again and added to, not taken for a link to
+// nothing (TestExportConcurrentRanks failed so once under load); a link
+// to nothing is still refused.
+func TestTreeDirAppearsMeanwhile(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "ds")
+	other := filepath.Join(t.TempDir(), "other")
+	put(t, other, "a/run=r/rank=1/p0")
+	tr := stage(t, root, "a/run=r/rank=0/p0")
+	defer tr.Abort()
+	testHook = func(s string) error {
+		if s == "absent "+filepath.Join(root, "a") {
+			testHook = nil
+			return os.Rename(filepath.Join(other, "a"), filepath.Join(root, "a"))
+		}
+		return nil
+	}
+	defer func() { testHook = nil }()
+	if err := tr.Commit(never); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := filesOf(tree(t, root)), []string{"a/run=r/rank=0/p0", "a/run=r/rank=1/p0"}; !slices.Equal(got, want) {
+		t.Errorf("after Commit: %v, want %v", got, want)
+	}
+
+	root = filepath.Join(t.TempDir(), "ds")
+	tr = stage(t, root, "a/run=r/rank=0/p0")
+	defer tr.Abort()
+	if err := os.Symlink(filepath.Join(root, "missing"), filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Commit(never); err == nil || !strings.Contains(err.Error(), "a symbolic link to nothing") {
+		t.Errorf("commit onto a link to nothing: %v", err)
+	}
+}

@@ -17,12 +17,27 @@ const maxDemangled = 16
 // aiter::add_rmsnorm_quant_kernel<…>(…)"), or name itself when it is not
 // one or the demangler rejects it. ROCm traces record kernel names
 // mangled; classification rules, labels and tables read demangled names.
+//
+// ROCm tools may also name a kernel by its code-object descriptor, the
+// kernel's symbol plus ".kd" ("_ZN5aiter32fmha_fwd_hd192_hd128_bf16_causalE.kd").
+// The descriptor is the kernel's, so it reads as the kernel's demangled
+// name ("aiter::fmha_fwd_hd192_hd128_bf16_causal"); Demangle keeps the raw
+// spelling.
 func DemangleName(name string) string {
 	if !strings.HasPrefix(name, "_Z") {
 		return name
 	}
+	if stem, ok := strings.CutSuffix(name, kdSuffix); ok {
+		if d := demangleOrKeep(stem); d != stem {
+			return d
+		}
+		return name
+	}
 	return demangleOrKeep(name)
 }
+
+// kdSuffix ends a ROCm kernel-descriptor symbol.
+const kdSuffix = ".kd"
 
 // demangleOrKeep never lets a demangler failure, panic included, cost
 // more than the readable name.

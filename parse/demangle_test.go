@@ -18,6 +18,11 @@ func TestDemangleName(t *testing.T) {
 		{"_Z3foov", "foo()"},
 		{"_ZN2at6native13reduce_kernelILi512ELi1EEEvv", "void at::native::reduce_kernel<512, 1>()"},
 		{aiterMangled, "void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, std::bfloat16_t, 64, 8, false, false, true, 1>(std::bfloat16_t*, std::bfloat16_t*, float*, std::bfloat16_t*, std::bfloat16_t*, std::bfloat16_t*, double, int, int, int, int, int, int, int, bool)"},
+		// ROCm's kernel-descriptor symbols (TraceLens and rocprof tables): the kernel's name.
+		{"_ZN5aiter32fmha_fwd_hd192_hd128_bf16_causalE.kd", "aiter::fmha_fwd_hd192_hd128_bf16_causal"},
+		{aiterMangled + ".kd", "void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, std::bfloat16_t, 64, 8, false, false, true, 1>(std::bfloat16_t*, std::bfloat16_t*, float*, std::bfloat16_t*, std::bfloat16_t*, std::bfloat16_t*, double, int, int, int, int, int, int, int, bool)"},
+		{"attn_fwd.kd", "attn_fwd.kd"}, // not mangled: as it is (classify reads its base name)
+		{"_Zbogus.kd", "_Zbogus.kd"},
 		// Not mangled, or not valid: kept as they are.
 		{"volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"},
 		{"_Z", "_Z"},
@@ -28,6 +33,32 @@ func TestDemangleName(t *testing.T) {
 		if got := DemangleName(tc.in); got != tc.want {
 			t.Errorf("DemangleName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestDemangleDescriptor: a kernel recorded both by its symbol and by its
+// code-object descriptor (".kd") is one kernel after demangling, and the
+// descriptor's raw spelling is what Mangled keeps when it comes first.
+func TestDemangleDescriptor(t *testing.T) {
+	tr := &trace.Trace{
+		Names:      []string{"", "_Z3quxv.kd", "_Z3quxv"},
+		Activities: []trace.Activity{{Start: 1, Dur: 1, Name: 1}, {Start: 2, Dur: 1, Name: 2}},
+	}
+	tr.Sort()
+	Demangle(tr)
+	if err := tr.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range tr.Activities {
+		if got := tr.Names[a.Name]; got != "qux()" {
+			t.Errorf("activity %d named %q, want qux()", i, got)
+		}
+	}
+	if tr.Activities[0].Name != tr.Activities[1].Name {
+		t.Errorf("the symbol and its descriptor are two names: %d, %d", tr.Activities[0].Name, tr.Activities[1].Name)
+	}
+	if tr.Mangled[1] != "_Z3quxv.kd" {
+		t.Errorf("Mangled = %v, want {1: _Z3quxv.kd}", tr.Mangled)
 	}
 }
 

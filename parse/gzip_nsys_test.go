@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/parse/nsyssqlite"
+	"github.com/traceq/traceq/trace"
 )
 
 const (
@@ -160,5 +161,43 @@ func TestNsysNoKernelsIs(t *testing.T) {
 	_, err := File(p, Options{})
 	if !errors.Is(err, nsyssqlite.ErrNoKernels) {
 		t.Fatalf("error %v: want errors.Is ErrNoKernels", err)
+	}
+}
+
+// TestAccept: Options.Accept hears each input's format before it is
+// read, gzipped exports and streams included, and its error refuses the
+// input, wrapped and named.
+func TestAccept(t *testing.T) {
+	errNo := errors.New("not this one")
+	for _, tc := range []struct {
+		path string
+		want trace.Format
+	}{
+		{"../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-after.sqlite", trace.FormatNsys},
+		{"../testdata/traces/nsys/nsys2026.2.1_torchrun-2gpu-nccl-before.sqlite.gz", trace.FormatNsys},
+		{"../testdata/traces/torch/hta_triton.json.gz", trace.FormatChrome},
+		{"../testdata/traces/torch/dlrm_rank0_plain.json", trace.FormatChrome},
+	} {
+		var got []trace.Format
+		opt := Options{Accept: func(f trace.Format) error { got = append(got, f); return errNo }}
+		_, err := File(tc.path, opt)
+		var fe *FileError
+		if !errors.Is(err, errNo) || !errors.As(err, &fe) || fe.Path != tc.path || len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: %v, formats %v, want %s", tc.path, err, got, tc.want)
+		}
+		f, err := os.Open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		_, err = Read("standard input", f, opt)
+		f.Close()
+		if !errors.Is(err, errNo) || len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s as a stream: %v, formats %v", tc.path, err, got)
+		}
+		// Accepted, the input is read as before.
+		if _, err := File(tc.path, Options{Accept: func(trace.Format) error { return nil }}); err != nil {
+			t.Errorf("%s accepted: %v", tc.path, err)
+		}
 	}
 }

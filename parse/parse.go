@@ -27,6 +27,16 @@ type Options struct {
 	// Progress, if set, wraps the file reader to report bytes read; size
 	// is the file's size, -1 for a stream.
 	Progress func(r io.Reader, size int64) io.Reader
+	// Accept, if set, is called with the input's format as soon as its
+	// first bytes tell it, before the input is read: its error refuses
+	// the input (a command that reads one format says so without
+	// parsing a large export first).
+	Accept func(trace.Format) error
+	// LaunchesOnly accepts a trace that holds launch calls but no GPU
+	// activity: a CUDA-graph capture trace, whose kernels ran in the
+	// replays. Without it such a trace is refused with ErrNoGPU, as a
+	// trace with neither always is.
+	LaunchesOnly bool
 }
 
 // ErrNoGPU is returned for a trace that holds no GPU activity at all.
@@ -106,8 +116,11 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		case nsyssqlite.Sniff(head):
 			format = trace.FormatNsys
 		case chrometrace.IsGzip(head) && gzippedSQLite(br):
+			if err := accept(opt, trace.FormatNsys); err != nil {
+				return nil, err
+			}
 			t, err := readNsysGzip(progress(br), opt)
-			return gpu(t, err)
+			return opt.gpu(t, err)
 		case chrometrace.IsGzip(head) || looksJSON(head):
 			format = trace.FormatChrome
 		case strings.HasSuffix(in.name, ".nsys-rep") || strings.HasSuffix(in.name, ".qdrep"):
@@ -116,12 +129,15 @@ func read(in input, opt Options) (*trace.Trace, error) {
 			return nil, fmt.Errorf("not a trace: neither JSON, gzip nor SQLite (starts with \"%s\")", printable(head))
 		}
 	}
+	if err := accept(opt, format); err != nil {
+		return nil, err
+	}
 	switch format {
 	case trace.FormatNsys:
 		if in.path == "" {
-			return gpu(spoolNsys(br, opt))
+			return opt.gpu(spoolNsys(br, opt))
 		}
-		return gpu(nsyssqlite.Open(in.path, nsyssqlite.Options{Names: opt.Names}))
+		return opt.gpu(nsyssqlite.Open(in.path, nsyssqlite.Options{Names: opt.Names}))
 	case trace.FormatChrome:
 		copt := chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(in, head)}
 		if in.at != nil {
@@ -130,18 +146,19 @@ func read(in input, opt Options) (*trace.Trace, error) {
 			// guess fail).
 			copt.Reopen = func() (io.Reader, error) { return progress(io.NewSectionReader(in.at, 0, in.size)), nil }
 		}
-		return gpu(chrometrace.Parse(progress(br), copt))
+		return opt.gpu(chrometrace.Parse(progress(br), copt))
 	}
 	return nil, fmt.Errorf("unknown input format %q (want %s or %s)", format, trace.FormatChrome, trace.FormatNsys)
 }
 
-// gpu passes on a parser's outcome, refusing a trace without GPU activity;
-// every trace read leaves here, with its mangled names demangled.
-func gpu(t *trace.Trace, err error) (*trace.Trace, error) {
+// gpu passes on a parser's outcome, refusing a trace without GPU activity
+// (unless LaunchesOnly and it launched some); every trace read leaves
+// here, with its mangled names demangled.
+func (opt Options) gpu(t *trace.Trace, err error) (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(t.Activities) == 0 {
+	if len(t.Activities) == 0 && !(opt.LaunchesOnly && len(t.Launches) > 0) {
 		if t.Truncated != nil {
 			events := "events"
 			if t.Truncated.Events == 1 {
@@ -214,4 +231,12 @@ func jsonSize(in input, head []byte) int64 {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint32(tail[:]))
+}
+
+// accept asks Options.Accept about format.
+func accept(opt Options, format trace.Format) error {
+	if opt.Accept == nil {
+		return nil
+	}
+	return opt.Accept(format)
 }

@@ -3,6 +3,7 @@ package parse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,5 +74,55 @@ func TestReadErrorsName(t *testing.T) {
 	_, err = Read("pipe", strings.NewReader(""), Options{})
 	if err == nil || err.Error() != "pipe: empty file" {
 		t.Errorf("error %v, want %q", err, "pipe: empty file")
+	}
+}
+
+// TestLaunchesOnly: a trace whose launch calls ran no GPU work in it (a
+// CUDA-graph capture trace) is refused with ErrNoGPU and one line naming
+// the file, unless the caller asks for launch-only traces; one with
+// neither launches nor GPU work is refused either way.
+func TestLaunchesOnly(t *testing.T) {
+	dir := t.TempDir()
+	launches := filepath.Join(dir, "capture.json")
+	none := filepath.Join(dir, "cpu.json")
+	for p, body := range map[string]string{
+		launches: `{"traceEvents": [
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 1, "Input Dims": [[32, 64], [64, 128]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+{"ph": "X", "cat": "cuda_runtime", "name": "hipExtModuleLaunchKernel", "pid": 9, "tid": 1, "ts": 110, "dur": 5, "args": {"External id": 1, "kernel": "Cijk_gemm", "correlation": 7, "grid": [2048, 1, 1], "block": [256, 1, 1], "shared memory": 0}},
+{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 9, "tid": 1, "ts": 120, "dur": 5, "args": {"kernel": "rope", "correlation": 8, "grid": [4, 1, 1], "block": [64, 1, 1], "shared memory": 0}}]}`,
+		none: `{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "tid": 1, "ts": 100, "dur": 50, "args": {}}]}`,
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{launches, none} {
+		_, err := File(p, Options{})
+		if !errors.Is(err, ErrNoGPU) || !strings.HasPrefix(err.Error(), p+": no GPU activity") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want the one-line ErrNoGPU", filepath.Base(p), err)
+		}
+	}
+	if _, err := File(none, Options{LaunchesOnly: true}); !errors.Is(err, ErrNoGPU) {
+		t.Errorf("no launches, LaunchesOnly: %v, want ErrNoGPU", err)
+	}
+	tr, err := File(launches, Options{LaunchesOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range tr.Launches {
+		at := tr.AttrOf(l.Attr)
+		s := fmt.Sprintf("%s %s %v", tr.Name(l.Name), tr.Name(at.Kernel), tr.ConfigOf(at.Config).Grid)
+		if op := tr.OpOf(at.Op); op != nil {
+			s += " " + tr.Name(tr.SigOf(op.Sig).Name)
+		}
+		got = append(got, s)
+	}
+	want := []string{"hipExtModuleLaunchKernel Cijk_gemm [8 1 1] aten::mm", "hipLaunchKernel rope [4 1 1] aten::mm"}
+	if len(tr.Activities) != 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%d activities, launches %q; want 0, %q", len(tr.Activities), got, want)
 	}
 }

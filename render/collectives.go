@@ -337,6 +337,10 @@ func verdict(o *collectives.Op, ct *collectives.Table, labels map[window.RankID]
 	if o.Op == "all_to_all" && o.TokenInstances > 0 {
 		fmt.Fprintf(&sb, "; token imbalance %s× (the busiest rank's tokens over the mean)", strconv.FormatFloat(o.TokenImbalance(), 'f', 2, 64))
 	}
+	if o.SplitInstances > 0 {
+		fmt.Fprintf(&sb, "; token imbalance %s× by the split sizes (the busiest rank's rows sent or received over the mean)",
+			strconv.FormatFloat(o.SplitImbalance(), 'f', 2, 64))
+	}
 	return sb.String()
 }
 
@@ -543,6 +547,17 @@ func CollectiveTables(sb *strings.Builder, ct *collectives.Table, opt Options) {
 			fmt.Fprintf(sb, "\ntokens: in %d of %d instances every rank's step gives its token count; the busiest rank has %s× the mean, on average "+
 				"(token imbalance: an all-to-all moves each rank's own tokens, so part of the others' wait is the busiest rank's longer transfer)\n",
 				o.TokenInstances, o.Instances, strconv.FormatFloat(o.TokenImbalance(), 'f', 2, 64))
+		}
+		if o.SplitInstances > 0 {
+			busiest := 0
+			for i, r := range o.Ranks {
+				if r.SplitCount > o.Ranks[busiest].SplitCount {
+					busiest = i
+				}
+			}
+			fmt.Fprintf(sb, "\nsplit sizes: in %d of %d instances every rank's kernel gives the rows it sends and receives; the busiest rank moves %s× the mean, "+
+				"on average; the most over them: %s, %d rows (token imbalance by the split sizes: the larger of each rank's two directions)\n",
+				o.SplitInstances, o.Instances, strconv.FormatFloat(o.SplitImbalance(), 'f', 2, 64), Printable(labels[o.Ranks[busiest].ID]), o.Ranks[busiest].SplitCount)
 		}
 	}
 }

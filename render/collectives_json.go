@@ -22,6 +22,8 @@ type jsonCollRank struct {
 	TransferNS   int64  `json:"transfer_ns"`
 	WaitNS       int64  `json:"wait_ns"`
 	LastArrivals int64  `json:"last_arrivals"`
+	// SplitCount: Op.SplitInstances > 0 only.
+	SplitCount *int64 `json:"split_count,omitempty"`
 	jsonRankID
 }
 
@@ -86,6 +88,10 @@ type jsonCollective struct {
 	OpLink         *jsonLink `json:"op_link"`
 	TokenInstances int64     `json:"token_instances"`
 	TokenImbalance *float64  `json:"token_imbalance"`
+	// The token imbalance by the split sizes, only where some instance
+	// carries them (omitted otherwise).
+	SplitInstances int64    `json:"split_instances,omitempty"`
+	SplitImbalance *float64 `json:"split_imbalance,omitempty"`
 }
 
 // jsonCollectivesDoc is the document of traceq collectives --format json.
@@ -143,9 +149,16 @@ func collectivesDoc(ct *collectives.Table) jsonCollectivesDoc {
 			v := o.TokenImbalance()
 			j.TokenImbalance = &v
 		}
+		if o.SplitInstances > 0 {
+			v := o.SplitImbalance()
+			j.SplitInstances, j.SplitImbalance = o.SplitInstances, &v
+		}
 		for _, r := range o.Ranks {
 			j.Ranks = append(j.Ranks, jsonCollRank{Rank: r.Number, Index: r.Index, Path: r.Path, PID: r.PID, KernelNS: r.KernelNS,
 				TransferNS: r.TransferNS, WaitNS: r.WaitNS, LastArrivals: r.LastArrivals, jsonRankID: rankID(r.Rank)})
+			if o.SplitInstances > 0 {
+				j.Ranks[len(j.Ranks)-1].SplitCount = &r.SplitCount
+			}
 		}
 		for _, s := range o.Sizes {
 			js := jsonCollSize{Instances: s.Instances, TransferNS: s.TransferNS, AlgBW: s.AlgGBps, BusBW: s.BusGBps,

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,19 @@ func (iv Interval) holds(ts, end int64) bool { return ts >= iv.Start && end <= i
 // Window selects [start, end] for every event: the --time selection.
 func Window(start, end int64) *Selection {
 	return &Selection{CPU: []Interval{{start, end}}, GPU: Interval{start, end}}
+}
+
+// TimeWindow selects [origin + from, origin + to] (ParseRange's from and
+// to, from Start's origin), each bound held at the int64 limits; a to of
+// math.MaxInt64 (ParseRange's open end) is the largest time. toEnd
+// reports that the end is the largest time: the window runs to the end
+// of the trace.
+func TimeWindow(origin, from, to int64) (sel *Selection, toEnd bool) {
+	end := int64(math.MaxInt64)
+	if to != math.MaxInt64 {
+		end = trace.AddSat(origin, to)
+	}
+	return Window(trace.AddSat(origin, from), end), end == math.MaxInt64
 }
 
 // span is the smallest interval holding every window of s.
@@ -172,7 +186,7 @@ func (s *Selection) decide(ev *chrometrace.Event, all Interval) verdict {
 	}
 	end := ev.TS
 	if ev.HasDur && ev.Dur > 0 {
-		end += ev.Dur
+		end = trace.AddSat(end, ev.Dur)
 	}
 	switch ev.Ph {
 	case "s", "t", "f":
@@ -229,7 +243,8 @@ func Copy(open Opener, sel *Selection, w io.Writer) (*Stats, error) {
 
 // Edit rewrites an event a copy keeps: it appends the event to write to
 // dst and returns it, or returns keep false to drop it. ev is the event
-// as read, raw its text. A merge rewrites the processes, threads and
+// as a skimming Reader reads it (chrometrace.Reader.Skim: what it says of
+// itself, no decoding), raw its text. A merge rewrites the processes, threads and
 // times of each rank's events this way.
 type Edit func(ev *chrometrace.Event, raw, dst []byte) (out []byte, keep bool)
 
@@ -263,6 +278,9 @@ func CopyTo(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopV
 		return nil, nil, err
 	}
 	defer r.Close()
+	// The copy decides by ph, cat, ts, dur, id and the correlation id
+	// alone: each event is read only so far.
+	r.Skim()
 	// One event for the whole copy: edit takes its address, which would
 	// otherwise move every event to the heap.
 	var ev chrometrace.Event

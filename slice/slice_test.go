@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"slices"
@@ -350,5 +352,69 @@ func TestCopyTruncated(t *testing.T) {
 	}
 	if _, err := Copy(opener([]byte(`{"traceEvents":[{"ph":"X"} {"ph":"X"}]}`)), Window(0, 1), &out); err == nil {
 		t.Error("malformed JSON sliced without an error")
+	}
+}
+
+// TestTimeWindowNearLimits: --time windows on traces whose timestamps lie
+// near the int64 limits (in ns) hold their bounds there instead of
+// wrapping round: on a trace near the lowest time, 0:150 µs once became
+// the whole trace; an event whose end passes the largest time ends there.
+func TestTimeWindowNearLimits(t *testing.T) {
+	events := func(base int64, extra string) []byte {
+		var evs []string
+		for i, k := range []struct{ off, dur int64 }{{0, 100}, {200, 100}, {400, 300}} {
+			evs = append(evs, fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"k%d","pid":0,"tid":7,"ts":%d,"dur":%d,"args":{"device":0,"stream":7,"correlation":%d}}`, i, base+k.off, k.dur, i+1))
+		}
+		if extra != "" {
+			evs = append(evs, extra)
+		}
+		return []byte(`{"traceEvents":[` + strings.Join(evs, ",") + `]}`)
+	}
+	const hi, lo = 9223372036854000, -9223372036854000 // µs: ns within 0.8 ms of the limits
+	// Its end, 0.9 ms after the first kernel, is past the largest time.
+	past := fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"past the end","pid":0,"tid":7,"ts":%d,"dur":200,"args":{"device":0,"stream":7,"correlation":9}}`, hi+700)
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		from, to int64 // ns from the first kernel
+		want     string
+		toEnd    bool
+	}{
+		{"high 0:150", events(hi, ""), 0, 150_000, "k0", false},
+		{"high 150:1000", events(hi, ""), 150_000, 1_000_000, "k1 k2", true},
+		{"high 150:", events(hi, ""), 150_000, math.MaxInt64, "k1 k2", true},
+		{"low 0:150", events(lo, ""), 0, 150_000, "k0", false},
+		{"low 150:1000", events(lo, ""), 150_000, 1_000_000, "k1 k2", false},
+		{"low 0:1", events(lo, ""), 0, 1_000, "", false},
+		{"low 150:", events(lo, ""), 150_000, math.MaxInt64, "k1 k2", true},
+		{"past the end 0:150", events(hi, past), 0, 150_000, "k0", false},
+		{"past the end 150:", events(hi, past), 150_000, math.MaxInt64, "k1 k2 past the end", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			open := opener(c.data)
+			start, err := Start(open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, toEnd := TimeWindow(start, c.from, c.to)
+			var out bytes.Buffer
+			if _, err := Copy(open, sel, &out); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				TraceEvents []struct{ Name string } `json:"traceEvents"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range doc.TraceEvents {
+				got = append(got, e.Name)
+			}
+			slices.Sort(got)
+			if strings.Join(got, " ") != c.want || toEnd != c.toEnd {
+				t.Errorf("kept %q, to the end %v; want %q, %v", got, toEnd, c.want, c.toEnd)
+			}
+		})
 	}
 }

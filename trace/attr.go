@@ -352,6 +352,9 @@ func (in *AttrInterner) Attr(a Attr) AttrID {
 // Config returns the id of c.
 func (in *AttrInterner) Config(c Config) ConfigID { return in.configs.ID(c) }
 
+// ConfigOf returns the configuration of id.
+func (in *AttrInterner) ConfigOf(id ConfigID) Config { return in.configs.configs[id] }
+
 // ConfigTable interns launch configurations: Configs()[id] is the
 // configuration of id; id 0 is NoConfig.
 type ConfigTable struct {

@@ -66,20 +66,6 @@ func (in *Interner) Adopt(s string) NameID {
 	return id
 }
 
-// IDBytes is ID for a byte slice, without allocating when b is known.
-func (in *Interner) IDBytes(b []byte) NameID {
-	if id, ok := in.ids[string(b)]; ok {
-		return id
-	}
-	return in.ID(string(b))
-}
-
-// Lookup returns the id of s without assigning one.
-func (in *Interner) Lookup(s string) (NameID, bool) {
-	id, ok := in.ids[s]
-	return id, ok
-}
-
 // Names returns the table, indexed by NameID. The interner may still grow
 // it; the returned slice stays valid for the ids handed out so far.
 func (in *Interner) Names() []string { return in.names }

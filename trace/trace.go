@@ -3,12 +3,26 @@ package trace
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
 // Time is a timestamp in nanoseconds on the trace's own clock. Only
 // differences between Times of the same Trace are meaningful.
 type Time int64
+
+// AddSat returns a + b, held at the int64 limits instead of wrapping
+// round: window arithmetic (a start plus an offset, an end plus a
+// margin) on timestamps near the limits.
+func AddSat(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
+}
 
 // NameID indexes Trace.Names.
 type NameID uint32
@@ -151,6 +165,11 @@ type Collective struct {
 	Group             NameID // "Process Group Name"; 0 when absent
 	GroupRanks        NameID // "Process Group Ranks", as written: "[0, 1]"
 	Source            CollectiveSource
+	// InSplit and OutSplit sum "In split size" and "Out split size", the
+	// per-peer counts an all_to_all sends and receives (rows along dim 0
+	// for all_to_all_single, elements for the list form); -1 when absent,
+	// empty (an even split), truncated (more than 30 peers) or malformed.
+	InSplit, OutSplit int64
 }
 
 // Proc is one process of the traced program. A Kineto trace holds one
@@ -419,6 +438,12 @@ func CompareCollectives(a, b *Collective) int {
 		return c
 	}
 	if c := cmp.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.InSplit, b.InSplit); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.OutSplit, b.OutSplit); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.GroupRanks, b.GroupRanks)

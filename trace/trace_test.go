@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"unsafe"
@@ -91,17 +92,15 @@ func TestSortAndFindLaunch(t *testing.T) {
 
 func TestInterner(t *testing.T) {
 	in := NewInterner()
-	buf := []byte("gemm")
-	a := in.IDBytes(buf)
-	buf[0] = 'X' // the interner must have copied the bytes
-	if got := in.Names()[a]; got != "gemm" {
-		t.Fatalf("interned name = %q, want %q", got, "gemm")
+	a := in.ID("gemm")
+	if got := in.Names()[a]; got != "gemm" || a != 1 {
+		t.Fatalf("interned name %d = %q, want 1 = %q", a, got, "gemm")
 	}
 	if b := in.ID("gemm"); b != a {
 		t.Errorf("ID(gemm) = %d, want %d", b, a)
 	}
-	if id, ok := in.Lookup(""); !ok || id != 0 {
-		t.Errorf("Lookup(\"\") = %d, %v; want 0, true", id, ok)
+	if id := in.ID(""); id != 0 {
+		t.Errorf("ID(\"\") = %d, want 0", id)
 	}
 	if in.Len() != 2 {
 		t.Errorf("Len() = %d, want 2", in.Len())
@@ -307,5 +306,18 @@ func TestConfigTableCollision(t *testing.T) {
 	ib := ct.ID(b)
 	if ia == ib || ct.ID(b) != ib || ct.ID(a) != ia || ct.Configs()[ib] != b || ct.ID(NoConfig) != 0 {
 		t.Errorf("ids %d, %d; configs %v", ia, ib, ct.Configs())
+	}
+}
+
+func TestAddSat(t *testing.T) {
+	for _, c := range []struct{ a, b, want int64 }{
+		{1, 2, 3}, {-5, 2, -3},
+		{math.MaxInt64 - 1, 1, math.MaxInt64}, {math.MaxInt64 - 1, 2, math.MaxInt64}, {math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{math.MinInt64 + 1, -1, math.MinInt64}, {math.MinInt64 + 1, -2, math.MinInt64}, {math.MinInt64, math.MinInt64, math.MinInt64},
+		{math.MinInt64, math.MaxInt64, -1}, {math.MaxInt64, math.MinInt64, -1},
+	} {
+		if got := AddSat(c.a, c.b); got != c.want {
+			t.Errorf("AddSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -190,6 +190,9 @@ type CollectiveArgs struct {
 	InElems, OutElems int64
 	GroupSize         int32 // -1 when absent
 	Source            trace.CollectiveSource
+	// InSplit and OutSplit sum the all_to_all's per-peer split sizes
+	// (trace.Collective); -1 when not given in full.
+	InSplit, OutSplit int64
 }
 
 // collectives gathers an input's collective kernels during the pass.
@@ -204,6 +207,7 @@ type collectives struct {
 type argsKey struct {
 	op, dtype, group, ranks trace.NameID
 	in, out                 int64
+	inSplit, outSplit       int64
 	size                    int32
 	source                  trace.CollectiveSource
 }
@@ -225,14 +229,14 @@ func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat Cat
 		}
 	}
 	if args != nil {
-		ak := argsKey{args.Op, args.DType, args.Group, args.GroupRanks, args.InElems, args.OutElems, args.GroupSize, args.Source}
+		ak := argsKey{args.Op, args.DType, args.Group, args.GroupRanks, args.InElems, args.OutElems, args.InSplit, args.OutSplit, args.GroupSize, args.Source}
 		ai, ok := c.args[ak]
 		if !ok {
 			ai = int32(len(c.out.Args))
 			c.args[ak] = ai
 			c.out.Args = append(c.out.Args, CollectiveArgs{Op: t.Names[args.Op], DType: t.Names[args.DType], Group: t.Names[args.Group],
 				GroupRanks: t.Names[args.GroupRanks], InElems: args.InElems, OutElems: args.OutElems,
-				GroupSize: args.GroupSize, Source: args.Source})
+				GroupSize: args.GroupSize, Source: args.Source, InSplit: args.InSplit, OutSplit: args.OutSplit})
 		}
 		k.Args = ai
 	}

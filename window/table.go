@@ -223,7 +223,7 @@ func (t *Table) Add(in Input) error { return t.add(in) }
 
 // Release drops input i's model: its Trace, its steps' per-activity Of,
 // its args index and per-activity categories. What needs the model
-// (ActivityCategory, ActivityName, Args, Steps.ActivityClass) must not be
+// (ActivityCategory, Steps.ActivityClass) must not be
 // called for it afterwards; everything else the table holds stays.
 func (t *Table) Release(i int) {
 	in := &t.Inputs[i]
@@ -268,11 +268,6 @@ func (t *Table) Category(id CatID) classify.Category { return t.cats[id] }
 // itself, or its top level with Options.ByTop.
 func (t *Table) Fold(id CatID) CatID { return t.fold[id] }
 
-// ActivityName returns the table's name of activity i of input in.
-func (t *Table) ActivityName(in, i int) NameID {
-	return t.nameOf[in][t.Inputs[in].Trace.Activities[i].Name]
-}
-
 // ActivityCategory returns the full category of activity i of input in
 // (never folded): memcpy and memset by their kind, kernels by name, and a
 // collective kernel whose name does not say its op (communication/other,
@@ -284,10 +279,6 @@ func (t *Table) ActivityCategory(in, i int) CatID {
 	}
 	return t.catOf[in][t.Inputs[in].Trace.Activities[i].Name]
 }
-
-// Args returns the index of input in's collective args (nil without
-// any). It is not safe for concurrent use.
-func (t *Table) Args(in int) *Args { return t.Inputs[in].args }
 
 // Select returns the table of some of t's inputs (by index, ascending):
 // their ranks and windows, renumbered; names and categories are shared.

@@ -46,6 +46,7 @@ func main() {
 		slowdown = flag.Int("slowdown", 30, "with -straggler: the slow rank's extra compute time, %")
 		nodes    = flag.Int("nodes", 0, "write a run over `N` hosts (gen.WriteNodeRank): -ranks in all, one tensor-parallel group per host, an expert-parallel all-to-all over every rank, in DIR/node{n}/rank{r}.json; with -straggler R slower by -slowdown %")
 		skew     = flag.Int64("skew", 0, "with -nodes: host n's clock is n × `NS` late")
+		a2aArgs  = flag.Bool("a2a-args", false, "with -nodes: the prefill all-to-alls are NCCL's with uneven split sizes in their args (gen.NodeConfig.AllToAllArgs)")
 		jitter   = flag.Int64("jitter", 2000, "with -straggler: up to `NS` added to each compute kernel of each rank")
 		bus      = flag.Int64("bus", 16, "with -straggler: the bus bandwidth of the all-reduces, `GBPS`")
 		latency  = flag.Int64("latency", 0, "with -straggler: each all-reduce's fixed cost, `NS`")
@@ -70,7 +71,7 @@ func main() {
 			os.Exit(2)
 		}
 		nodeRun = &gen.NodeConfig{Nodes: *nodes, PerNode: *ranks / *nodes, Steps: *steps, DecodeEvery: *decode, Layers: *layers,
-			JitterNS: 2000, SkewNS: *skew, Seed: *seed}
+			JitterNS: 2000, SkewNS: *skew, AllToAllArgs: *a2aArgs, Seed: *seed}
 		if *strag >= 0 {
 			nodeRun.SlowPct = make([]int, *ranks)
 			nodeRun.SlowPct[*strag] = *slowdown

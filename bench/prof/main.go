@@ -5,19 +5,27 @@
 //
 //	go run ./bench/prof -cpuprofile cpu.prof FILE...
 //	go tool pprof -top cpu.prof
+//
+// With -merge-steps A:B it runs traceq merge --steps A:B instead (both
+// passes, the output discarded), with the same profiles and timings.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/load"
+	"github.com/traceq/traceq/merge"
 	"github.com/traceq/traceq/parse"
+	"github.com/traceq/traceq/slice"
 )
 
 func main() {
@@ -25,6 +33,7 @@ func main() {
 	mem := flag.String("memprofile", "", "write a heap profile (after loading) to `FILE`")
 	after := flag.String("afterprofile", "", "write a heap profile after the breakdown to `FILE` (its alloc_space shows what the analysis allocated)")
 	workers := flag.Int("workers", 0, "decoding goroutines per file (0: GOMAXPROCS)")
+	mergeSteps := flag.String("merge-steps", "", "profile traceq merge --steps `A:B` (output discarded) instead of the breakdown")
 	flag.Parse()
 	if *cpu != "" {
 		f, err := os.Create(*cpu)
@@ -36,6 +45,10 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	t0 := time.Now()
+	if *mergeSteps != "" {
+		profMerge(*mergeSteps, *workers)
+		return
+	}
 	tbl, err := load.Load(flag.Args(), load.Options{Parse: parse.Options{Workers: *workers}, Steps: true, Warnings: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -72,4 +85,31 @@ func main() {
 			f.Close()
 		}
 	}
+}
+
+// profMerge runs both passes of a merge of the steps spec selects over
+// the files named, the output discarded.
+func profMerge(spec string, workers int) {
+	from, to, ok := strings.Cut(spec, ":")
+	a, err1 := strconv.Atoi(from)
+	b, err2 := strconv.Atoi(to)
+	if !ok || err1 != nil || err2 != nil {
+		fmt.Fprintln(os.Stderr, "-merge-steps: want A:B")
+		os.Exit(2)
+	}
+	t0 := time.Now()
+	m, err := merge.Prepare(flag.Args(), merge.Options{Load: load.Options{Parse: parse.Options{Workers: workers}, Warnings: os.Stderr},
+		Steps: &slice.StepOptions{From: a, To: b}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	t1 := time.Now()
+	res, err := m.Write(io.Discard)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "merge: first pass %v, second %v: %d events written\n", t1.Sub(t0).Round(time.Millisecond),
+		time.Since(t1).Round(time.Millisecond), res.Events)
 }

@@ -193,3 +193,29 @@ func TestCollectivesNone(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectivesMatchedOnce: breakdown, advise and report match the
+// collectives once, for the findings (the report's sections) and the speed
+// of light's link time together (they matched twice), with the devices'
+// default link or --link.
+func TestCollectivesMatchedOnce(t *testing.T) {
+	in := "../../testdata/traces/torch/dlrm8"
+	for _, args := range [][]string{
+		{"traceq", "breakdown", in},
+		{"traceq", "breakdown", "--link", "nvlink4", in},
+		{"traceq", "advise", in},
+		{"traceq", "report", "--out", filepath.Join(t.TempDir(), "r"), in},
+	} {
+		before := matches.Load()
+		var out, errb bytes.Buffer
+		if code := run(args, nil, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args[1:], code, errb.String())
+		}
+		if n := matches.Load() - before; n != 1 {
+			t.Errorf("%v: %d matches of the collectives, want 1", args[1:], n)
+		}
+		if args[1] == "breakdown" && !strings.Contains(out.String(), "at the speed of light") {
+			t.Errorf("%v: no speed of light (the link time needs the match):\n%s", args[1:], out.String())
+		}
+	}
+}

@@ -112,11 +112,12 @@ func breakdownCmd(e *env) *cli.Command {
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
 			r := analyze.Breakdown(tbl, opt)
-			eff, err := el.result(tbl, true)
+			coll := a.collectives(f)
+			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err
 			}
-			ans := a.answer(tbl, r, f, eff)
+			ans := a.answer(tbl, r, eff, coll)
 			return render.Breakdown(e.stdout, r, <-kernels, ans, render.Options{Format: c.String("format"), Top: c.Int("top"), Detail: detail,
 				Efficiency: eff})
 		},
@@ -146,15 +147,22 @@ func answerOptions(c *cli.Context, e *env) (answerFlags, error) {
 	return a, err
 }
 
+// collectives is the matchOnce of the command's collective options and
+// kind f: the findings' match, which the efficiency analysis's link time
+// shares.
+func (a answerFlags) collectives(f step.Filter) *matchOnce {
+	opt := a.coll
+	opt.Filter = f
+	return &matchOnce{opt: opt}
+}
+
 // answer matches the collectives of a breakdown's table (when it has
-// any) and finds what to fix first, with the efficiency analysis's
-// categories when it ran (eff; nil when it did not).
-func (a answerFlags) answer(tbl *window.Table, r *analyze.GroupTable, f step.Filter, eff *efficiency.Result) render.Answer {
+// any: through coll) and finds what to fix first, with the efficiency
+// analysis's categories when it ran (eff; nil when it did not).
+func (a answerFlags) answer(tbl *window.Table, r *analyze.GroupTable, eff *efficiency.Result, coll *matchOnce) render.Answer {
 	var ct *collectives.Table
 	if r.AnyCommunication() {
-		opt := a.coll
-		opt.Filter = f
-		ct = collectives.Match(tbl, opt)
+		ct = coll.of(tbl)
 	}
 	fopt := a.findings
 	fopt.Roofline, fopt.Priced = render.RooflineRows(eff)
@@ -188,11 +196,12 @@ func adviseCmd(e *env) *cli.Command {
 			}
 			f, _ := kindFilter(c)
 			r := analyze.Breakdown(tbl, analyze.Options{Filter: f})
-			eff, err := el.result(tbl, true)
+			coll := a.collectives(f)
+			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err
 			}
-			ans := a.answer(tbl, r, f, eff)
+			ans := a.answer(tbl, r, eff, coll)
 			return render.Findings(e.stdout, tbl, ans.Findings, ans.Settings, render.Options{Format: c.String("format")})
 		},
 	}
@@ -231,7 +240,7 @@ func kernelsCmd(e *env) *cli.Command {
 				Options:   analyze.Options{Filter: f},
 				PerDevice: c.Bool("per-device"), MemOps: c.Bool("memops"), Limit: c.Int("top"),
 			})
-			eff, err := el.result(tbl, false)
+			eff, err := el.result(tbl, nil)
 			if err != nil {
 				return err
 			}

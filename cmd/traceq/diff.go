@@ -97,8 +97,8 @@ func diffCmd(e *env) *cli.Command {
 			}
 			d := analyze.Compare(before, after, analyze.Options{Filter: opt.Filter, Top: c.Int("top"), MinChange: &mc})
 			aopt := analyze.Options{Filter: opt.Filter}
-			fb := sides[0].answer(before, analyze.Breakdown(before, aopt), opt.Filter, nil).Findings
-			fa := sides[1].answer(after, analyze.Breakdown(after, aopt), opt.Filter, nil).Findings
+			fb := sides[0].answer(before, analyze.Breakdown(before, aopt), nil, sides[0].collectives(opt.Filter)).Findings
+			fa := sides[1].answer(after, analyze.Breakdown(after, aopt), nil, sides[1].collectives(opt.Filter)).Findings
 			if err := render.Diff(e.stdout, d, fb, fa, render.Options{Format: c.String("format")}); err != nil {
 				return err
 			}

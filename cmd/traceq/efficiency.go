@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -69,7 +70,7 @@ func efficiencyResult(c *cli.Context, e *env) (*efficiency.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return el.result(tbl, true)
+	return el.result(tbl, el.collectives())
 }
 
 // efficiencyFlags are what --gpu-spec, --gpu, --link and
@@ -153,9 +154,40 @@ func (l *effLoad) reduce(tbl *window.Table, i int) error {
 	return nil
 }
 
+// matchOnce matches the collectives of a table once, for a command that
+// needs them twice (the speed of light's link time, the findings); the
+// efficiency analysis's link is its own (LinkTimeAt), so one match of the
+// command's options serves both.
+type matchOnce struct {
+	opt collectives.Options
+	tbl *window.Table
+	ct  *collectives.Table
+}
+
+// matches counts collectives.Match calls made through matchOnce (tests).
+var matches atomic.Int64
+
+// of returns the collectives of tbl, matched on first use.
+func (m *matchOnce) of(tbl *window.Table) *collectives.Table {
+	if m.ct == nil || m.tbl != tbl {
+		matches.Add(1)
+		m.tbl, m.ct = tbl, collectives.Match(tbl, m.opt)
+	}
+	return m.ct
+}
+
+// collectives returns the matchOnce of the command's collective options
+// (--link, --bytes-per-token, --kind).
+func (l *effLoad) collectives() *matchOnce {
+	opt := l.flags.copt
+	opt.Filter, _ = kindFilter(l.c)
+	return &matchOnce{opt: opt}
+}
+
 // result is the analysis of tbl (nil when no input has what it needs),
-// joined (with link) with the collectives analysis for the link time.
-func (l *effLoad) result(tbl *window.Table, link bool) (*efficiency.Result, error) {
+// joined (with coll: nil for none) with the collectives analysis for the
+// link time.
+func (l *effLoad) result(tbl *window.Table, coll *matchOnce) (*efficiency.Result, error) {
 	if !l.need {
 		return nil, nil
 	}
@@ -169,25 +201,26 @@ func (l *effLoad) result(tbl *window.Table, link bool) (*efficiency.Result, erro
 		again.always, again.passed = true, false
 		again.r = efficiency.NewReducer(l.r.Options())
 		var err error
-		if tbl, err = loadInputs(l.c, l.e, selection{steps: true, collectives: link, quiet: true, reduce: again.reduce}); err != nil {
+		if tbl, err = loadInputs(l.c, l.e, selection{steps: true, collectives: coll != nil, quiet: true, reduce: again.reduce}); err != nil {
 			return nil, err
 		}
 		l = &again
 	}
-	table, gpu, copt := l.flags.table, l.flags.gpu, l.flags.copt
-	if link {
+	table, gpu := l.flags.table, l.flags.gpu
+	if coll != nil {
 		// The collectives at the link: --link, else the devices' default.
-		if copt.Link == nil {
+		link := l.flags.copt.Link
+		if link == nil {
 			if name := efficiency.DefaultLink(efficiency.Devices(tbl, table, gpu)); name != "" {
 				if lk, err := collectives.ParseLink(name); err == nil {
-					copt.Link = &lk
+					link = &lk
 				}
 			}
 		}
-		if copt.Link != nil {
-			copt.Filter, _ = kindFilter(l.c)
-			ct := collectives.Match(tbl, copt)
-			l.r.SetLink(ct.LinkTime, &efficiency.Link{Name: copt.Link.Name, GBps: copt.Link.GBps, About: copt.Link.About})
+		if link != nil {
+			ct := coll.of(tbl)
+			l.r.SetLink(func(run string, c step.Class) (int64, int64) { return ct.LinkTimeAt(link, run, c) },
+				&efficiency.Link{Name: link.Name, GBps: link.GBps, About: link.About})
 		}
 	}
 	return l.r.Result(tbl), nil
@@ -280,6 +313,9 @@ func loadCaptures(c *cli.Context, e *env) ([]efficiency.Capture, error) {
 		return nil, err
 	}
 	opt.Steps, opt.Filter = false, step.Filter{}
+	// A capture trace may hold no GPU activity at all: its kernels ran
+	// in the replays.
+	opt.Parse.LaunchesOnly = true
 	warn := func(format string, args ...any) {
 		if opt.Warnings != nil {
 			fmt.Fprintf(opt.Warnings, "traceq: "+format+"\n", args...)

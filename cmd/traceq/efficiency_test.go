@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +173,100 @@ func TestCaptureFolderFound(t *testing.T) {
 	if msg := runIt(1, "--capture", caps, in); !strings.Contains(msg, "empty.json") {
 		t.Errorf("--capture: %q", msg)
 	}
+}
+
+// A capture trace without GPU activity (its kernels ran in the replays)
+// is read from a capture_traces folder, with no warning, and prices the
+// replays as the same trace with its few GPU events does; given as an
+// input anywhere else, it is refused with one line.
+func TestCaptureOnlyTrace(t *testing.T) {
+	dir := t.TempDir()
+	caps := filepath.Join(dir, parse.CaptureDir)
+	launches := filepath.Join(caps, "launches.json")
+	in := filepath.Join(dir, "hta_triton.json.gz")
+	data, err := os.ReadFile("../../testdata/traces/torch/hta_triton.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(caps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{in: data, launches: []byte(`{"traceEvents": [
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 1, "ts": 120, "dur": 5, "args": {"kernel": "rope", "correlation": 8, "grid": [4, 1, 1], "block": [64, 1, 1]}}]}`)} {
+		if err := os.WriteFile(name, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"traceq", "efficiency", in}, nil, &out, &errb); code != 0 || errb.Len() != 0 {
+		t.Errorf("efficiency beside a launch-only capture trace: exit %d, %q", code, errb.String())
+	}
+	for _, cmd := range []string{"breakdown", "efficiency"} {
+		errb.Reset()
+		code := run([]string{"traceq", cmd, launches}, nil, &out, &errb)
+		if msg := errb.String(); code != 1 || !strings.HasPrefix(msg, "traceq: "+launches+": no GPU activity") || strings.Count(msg, "\n") != 1 {
+			t.Errorf("%s of a launch-only trace: exit %d, %q; want 1 and one line", cmd, code, msg)
+		}
+	}
+
+	// The real capture trace without its 11 GPU events prices the replays
+	// as the whole one does (the golden).
+	src := testenv.SharedIfPresent(t, "traces", "torch", "tracelens", "inference", "vllm_decode_full")
+	if src == "" {
+		return
+	}
+	rd := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(filepath.Join(rd, parse.CaptureDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(src, "graph_execution.json.gz"), filepath.Join(rd, "graph_execution.json.gz")); err != nil {
+		t.Fatal(err)
+	}
+	name := "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz"
+	n := stripGPU(t, filepath.Join(src, parse.CaptureDir, name), filepath.Join(rd, parse.CaptureDir, name))
+	if n != 11 {
+		t.Fatalf("%d GPU events stripped, want 11", n)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"traceq", "efficiency", filepath.Join(rd, "graph_execution.json.gz")}, nil, &out, &errb); code != 0 || errb.Len() != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	golden.Check(t, filepath.Join("testdata", "efficiency_vllm_decode_full.text.golden"), bytes.ReplaceAll(out.Bytes(), []byte(rd), []byte("$DIR")))
+}
+
+// stripGPU writes the Kineto trace src to dst without its GPU events
+// (kernels, memcpys, memsets, GPU annotations), gzipped, and returns how
+// many it dropped.
+func stripGPU(t *testing.T, src, dst string) int {
+	t.Helper()
+	var doc map[string]any
+	d := json.NewDecoder(bytes.NewReader(readGz(t, src)))
+	d.UseNumber()
+	if err := d.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := doc["traceEvents"].([]any)
+	kept := evs[:0]
+	for _, e := range evs {
+		switch m, _ := e.(map[string]any); m["cat"] {
+		case "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation":
+			continue
+		}
+		kept = append(kept, e)
+	}
+	n := len(evs) - len(kept)
+	doc["traceEvents"] = kept
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/traceq/traceq/collectives"
 	"github.com/traceq/traceq/outfile"
 	"github.com/traceq/traceq/render/report"
 	"github.com/traceq/traceq/window"
@@ -99,13 +100,16 @@ func reportCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			eff, err := el.result(tbl, true)
+			// One match of the collectives for the speed of light's link
+			// time and the report's sections.
+			coll := a.collectives(stepKind)
+			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err
 			}
 			opt := report.Options{Filter: stepKind, Top: c.Int("top"), Level: 1,
 				BytesPerToken: copt.BytesPerToken, Link: copt.Link, Links: copt.Links, Unattributed: c.Bool("unattributed"), Efficiency: eff,
-				Findings: a.findings, Settings: a.set, Timelines: timelines}
+				Findings: a.findings, Settings: a.set, Timelines: timelines, Match: func() *collectives.Table { return coll.of(tbl) }}
 			// The report's files, and the section appended to the log,
 			// appear together or not at all.
 			var files outfile.Group

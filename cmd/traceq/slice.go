@@ -87,13 +87,10 @@ func sliceCmd(e *env) *cli.Command {
 				if err != nil {
 					return &parse.FileError{Path: in, Err: err}
 				}
-				end := start + to
-				if to > 1<<63-1-start {
-					end = 1<<63 - 1
-				}
-				sel = slice.Window(start+from, end)
+				var toEnd bool
+				sel, toEnd = slice.TimeWindow(start, from, to)
 				what = "time " + render.MS(from) + " ms to "
-				if end == 1<<63-1 {
+				if toEnd {
 					what += "the end"
 				} else {
 					what += render.MS(to) + " ms"

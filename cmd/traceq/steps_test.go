@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -205,5 +209,61 @@ func TestStepsCommandFormats(t *testing.T) {
 	}
 	if code, _, _ := stepsRun(t, "steps"); code != 2 {
 		t.Errorf("no input: exit %d, want 2", code)
+	}
+}
+
+// TestWarningsNameRealFlags: every flag a warning or error names (the
+// loader's "no annotation range matches --step", "--verbose lists them",
+// slice's and merge's remedies) is a flag of the command that printed it.
+func TestWarningsNameRealFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := "../../testdata/traces/torch/hta_triton.json.gz"
+	odd := filepath.Join(dir, "odd.json")
+	data := `{"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "bad", "pid": 0, "tid": 7, "ts": "x", "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 2}}]}`
+	if err := os.WriteFile(odd, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nomatch := []string{"--step", "^nomatch$"}
+	cases := [][]string{
+		append([]string{"breakdown"}, nomatch...), append([]string{"advise"}, nomatch...),
+		append([]string{"collectives"}, nomatch...), append([]string{"efficiency"}, nomatch...),
+		append([]string{"steps"}, nomatch...), append([]string{"export", "-o", filepath.Join(dir, "ds")}, nomatch...),
+		append([]string{"chart", "--type", "shares", "-o", filepath.Join(dir, "c.svg")}, nomatch...),
+		append([]string{"slice", "-o", filepath.Join(dir, "s.json"), "--steps", "0"}, nomatch...),
+		append([]string{"merge", "-o", filepath.Join(dir, "m.json"), "--steps", "0"}, nomatch...),
+		{"kernels"}, {"report", "--out", filepath.Join(dir, "r")},
+	}
+	flagRE := regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`)
+	app := newApp(&env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	for _, args := range cases {
+		flags := map[string]bool{}
+		for _, c := range app.Commands {
+			if c.Name == args[0] {
+				for _, f := range c.Flags {
+					for _, n := range f.Names() {
+						flags[n] = true
+					}
+				}
+			}
+		}
+		for _, input := range []string{in, odd} {
+			if args[0] == "slice" && input == odd {
+				continue // slice reads no odd events into warnings
+			}
+			var out, errb bytes.Buffer
+			run(append(append([]string{"traceq"}, args...), input), nil, &out, &errb)
+			named := 0
+			for _, m := range flagRE.FindAllStringSubmatch(errb.String(), -1) {
+				named++
+				if !flags[m[1]] {
+					t.Errorf("%s on %s names --%s, not one of its flags: %s", args[0], filepath.Base(input), m[1], errb.String())
+				}
+			}
+			if slices.Contains(args, "--step") && input == in && named == 0 {
+				t.Errorf("%s: no flag named in %q", args[0], errb.String())
+			}
+		}
 	}
 }

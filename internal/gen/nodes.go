@@ -64,7 +64,16 @@ type NodeConfig struct {
 	// writes the same base and its clock is off by the skew.
 	SkewNS     int64
 	SkewInBase bool
-	Seed       int64
+	// AllToAllArgs runs the prefill steps' all-to-alls as NCCL's
+	// all_to_all_single with uneven splits (torch.distributed's, as an EP
+	// layer without DeepEP does): ncclDevKernel_SendRecv kernels carrying
+	// Kineto's collective args, "all_to_allv" and each rank's "In split
+	// size" and "Out split size" (tokens routed to each peer, a hot
+	// expert rank among them), the combine sending back what the dispatch
+	// brought. The message size is then the args' (the majority of the
+	// ranks' larger message), the token imbalance the split sizes'.
+	AllToAllArgs bool
+	Seed         int64
 }
 
 func (c NodeConfig) nodes() int   { return cmpOr(c.Nodes, 2) }
@@ -170,8 +179,18 @@ type CommExpect struct {
 	BusBytes int64
 	// TokenMaxSum sums, over the instances, the most tokens any member's
 	// step had; TokenSum sums every member's: the token imbalance is
-	// len(Ranks) × TokenMaxSum / TokenSum.
+	// len(Ranks) × TokenMaxSum / TokenSum. Instances with split sizes
+	// (AllToAllArgs) count in SplitMaxSum and SplitSum instead: each
+	// member's count the larger of the rows it sends and receives;
+	// SplitCount per member.
 	TokenMaxSum, TokenSum int64
+	SplitInstances        int64
+	SplitMaxSum, SplitSum int64
+	SplitCount            []int64
+	// Phases is the number of ops the analysis splits it into: DeepEP's
+	// dispatch and combine (2), NCCL's send/recv kernels (1), an
+	// all-reduce (1).
+	Phases int
 }
 
 // Straggler is the member with the most last arrivals (the lowest on a
@@ -186,16 +205,6 @@ func (o *CommExpect) Straggler() int {
 	return o.Ranks[best]
 }
 
-// Of returns the index of global rank r among the members, -1 if none.
-func (o *CommExpect) Of(r int) int {
-	for i, m := range o.Ranks {
-		if m == r {
-			return i
-		}
-	}
-	return -1
-}
-
 // A layer: attention with its tensor-parallel all-reduce, then the MoE
 // block: dispatch to the experts, their GEMMs, combine.
 //
@@ -207,6 +216,7 @@ var (
 	fEPCombineLL  = family{name: "void deep_ep::internode_ll::combine<3, 7168>(void*, void*, int*, void*, void const*, long const*, int const*, int const*, int*, int*, long const*, int, int, int, int, int, int, int, bool)", lo: 9000, hi: 15000, comm: true}
 	fEPDispatch   = family{name: "void deep_ep::internode::dispatch<true, 8, 4, 2, 512, 16, 48>(int4*, float*, long*, float*, deep_ep::internode::SourceMeta*, int4 const*, float const*, long const*, float const*, int*, int*, int*, int*, int const*, int const*, int const*, int const*, int, int, int, int, int, int, void*, int, int, void**, int, int, int, bool)", lo: 20000, hi: 40000, comm: true}
 	fEPCombine    = family{name: "void deep_ep::internode::combine<__nv_bfloat16, 8, 4, 2, 512, 12, 8, 2>(int4*, float*, bool const*, int4 const*, float const*, int const*, int const*, deep_ep::internode::SourceMeta const*, long const*, int const*, int const*, int, int, int, int, int, void*, int, int, void**, int, int, int)", lo: 20000, hi: 40000, comm: true}
+	fA2ASendRecv  = family{name: "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", lo: 20000, hi: 40000, comm: true}
 	fExpertGEMM   = family{name: "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GroupProblemShape<cute::tuple<int, int, int> >, cutlass::gemm::collective::CollectiveMma> >(cutlass::gemm::kernel::GemmUniversal::Params)", lo: 12000, hi: 20000}
 )
 
@@ -322,6 +332,7 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 		o := comms[k]
 		if o == nil {
 			o = &CommExpect{Kind: kind, Op: op, Sizes: map[SizeKey]*SizeExpect{}}
+			o.Phases = 1
 			if op == "allreduce" {
 				o.Group, o.Ranks = cfg.TPGroup(node * per)
 				o.Link, o.BusGBps = "intra", intra
@@ -331,13 +342,17 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 			} else {
 				o.Group, o.Ranks = cfg.EPGroup()
 				o.Rules, o.Link, o.BusGBps = []string{"pg_config"}, "inter", inter
+				o.Phases = 2
+				if kind == "prefill" && cfg.AllToAllArgs {
+					o.Rules, o.Phases = []string{"args"}, 1
+				}
 				if cfg.nodes() == 1 {
 					o.Link, o.BusGBps = "intra", intra
 				}
 			}
 			o.GroupRanks = pgRanks(o.Ranks)
 			m := len(o.Ranks)
-			o.KernelNS, o.WaitNS, o.LastArrivals = make([]int64, m), make([]int64, m), make([]int64, m)
+			o.KernelNS, o.WaitNS, o.LastArrivals, o.SplitCount = make([]int64, m), make([]int64, m), make([]int64, m), make([]int64, m)
 			comms[k] = o
 			order = append(order, k)
 		}
@@ -414,6 +429,11 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 	}
 	arr := make([]trace.Time, n)
 	tokens := make([]int64, cfg.nodes())
+	// route[r][p]: the rows rank r sends peer p in a dispatch (AllToAllArgs).
+	route := make([][]int64, n)
+	for r := range route {
+		route[r] = make([]int64, n)
+	}
 	for i := 0; i < cfg.Steps; i++ {
 		kind := cfg.Kind(i)
 		prefill := kind == "prefill"
@@ -451,6 +471,14 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 			if prefill && k.prefillF != nil {
 				f = k.prefillF
 			}
+			splits := prefill && k.a2a && cfg.AllToAllArgs
+			dispatch := k.f == &fEPDispatchLL
+			if splits {
+				f = &fA2ASendRecv
+				if dispatch {
+					cfg.routeTokens(shared, route, tokens)
+				}
+			}
 			c := graphCorr
 			launch := t
 			coll := k.ar || k.a2a
@@ -458,7 +486,8 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 				corr++
 				c = corr
 				if k.ar && argsOnOp {
-					event("cpu_op", "record_param_comms", w.pid, tid, t-200, 3_000, collArgs(tok*hidden))
+					// It ends before the next launch: the events of a thread nest.
+					event("cpu_op", "record_param_comms", w.pid, tid, t-200, 2_400, collArgs(tok*hidden))
 				}
 				event("cuda_runtime", "cudaLaunchKernel", w.pid, tid, t, 2_000, launchArgs(c))
 				t += 2_500
@@ -526,15 +555,35 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 				} else {
 					o = commOf(kind, "all_to_all", 0)
 					bytes = tokens[0] * hidden * 2
-					busBytes = bytes * int64(n-1) / int64(n)
 					bw = o.BusGBps
 					var most, sum int64
-					for _, r := range m {
-						tk := tokens[cfg.Node(r)]
-						most, sum = max(most, tk), sum+tk
+					if splits {
+						// Each rank's count is the larger of its two
+						// directions, and so is the size its args give
+						// (the larger message): the instance's is the
+						// majority's, the lowest rank's on a tie.
+						var sizes []int64
+						for j, r := range m {
+							in, out := splitSums(route, r, dispatch)
+							c := max(in, out)
+							sizes = append(sizes, c)
+							most, sum = max(most, c), sum+c
+							o.SplitCount[j] += c
+						}
+						bytes = majorityOf(sizes) * hidden * 2
+						src = "args"
+						o.SplitInstances++
+						o.SplitMaxSum += most
+						o.SplitSum += sum
+					} else {
+						for _, r := range m {
+							tk := tokens[cfg.Node(r)]
+							most, sum = max(most, tk), sum+tk
+						}
+						o.TokenMaxSum += most
+						o.TokenSum += sum
 					}
-					o.TokenMaxSum += most
-					o.TokenSum += sum
+					busBytes = bytes * int64(n-1) / int64(n)
 				}
 				transfer := busBytes / bw
 				last := 0
@@ -565,6 +614,10 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 						var extra func([]byte) []byte
 						if k.ar && prefill && !argsOnOp {
 							extra = collArgs(tok * hidden)
+						}
+						if splits {
+							epName, _ := cfg.EPGroup()
+							extra = a2aArgs(route, r, dispatch, hidden, epName, m)
 						}
 						event("kernel", f.name, dev, stream, arr[r], d, kernelArgs(stream, c, extra))
 						exp.Activities++
@@ -646,4 +699,80 @@ func WriteNodeRun(dir string, cfg NodeConfig) (*NodeExpected, error) {
 		}
 	}
 	return exp, nil
+}
+
+// routeTokens draws where each rank's tokens go in a dispatch: route[r][p]
+// rows from rank r to peer p, summing to r's host's tokens; peers weigh 1
+// to 4, the last rank 12 (a hot expert).
+func (c NodeConfig) routeTokens(rng *rand.Rand, route [][]int64, tokens []int64) {
+	n := len(route)
+	w := make([]int64, n)
+	var total int64
+	for p := range w {
+		w[p] = 1 + rng.Int64N(4)
+		if p == n-1 {
+			w[p] = 12
+		}
+		total += w[p]
+	}
+	for r := range route {
+		tok := tokens[c.Node(r)]
+		left := tok
+		for p := range route[r] {
+			route[r][p] = tok * w[p] / total
+			left -= route[r][p]
+		}
+		route[r][(int64(r)+left)%int64(n)] += left // what rounding left, spread by rank
+	}
+}
+
+// splitSums are the rows rank r sends and receives in an all-to-all over
+// every rank: route's row r and column r in a dispatch, the other way
+// round in the combine (which returns what the dispatch brought).
+func splitSums(route [][]int64, r int, dispatch bool) (in, out int64) {
+	for p := range route {
+		in += route[r][p]
+		out += route[p][r]
+	}
+	if !dispatch {
+		in, out = out, in
+	}
+	return in, out
+}
+
+// a2aArgs are Kineto's collective args of rank r's all_to_all_single
+// with uneven splits (PyTorch's "all_to_allv"), on its kernel.
+func a2aArgs(route [][]int64, r int, dispatch bool, hidden int64, group string, ranks []int) func([]byte) []byte {
+	in := make([]string, len(route))
+	out := make([]string, len(route))
+	for p := range route {
+		a, b := route[r][p], route[p][r]
+		if !dispatch {
+			a, b = b, a
+		}
+		in[p], out[p] = strconv.FormatInt(a, 10), strconv.FormatInt(b, 10)
+	}
+	nin, nout := splitSums(route, r, dispatch)
+	return func(b []byte) []byte {
+		return fmt.Appendf(b, `, "Collective name": "all_to_allv", "In msg nelems": %d, "Out msg nelems": %d, "Group size": %d, "dtype": "BFloat16", "In split size": "[%s]", "Out split size": "[%s]", "Process Group Name": %q, "Process Group Ranks": %q`,
+			nin*hidden, nout*hidden, len(ranks), strings.Join(in, ", "), strings.Join(out, ", "), group, pgRanks(ranks))
+	}
+}
+
+// majorityOf is the value most of xs hold, the first's on a tie: the
+// message size traceq takes when ranks' args disagree.
+func majorityOf(xs []int64) int64 {
+	best, bestN := int64(0), 0
+	for i, x := range xs {
+		n := 0
+		for _, y := range xs {
+			if y == x {
+				n++
+			}
+		}
+		if i == 0 || n > bestN {
+			best, bestN = x, n
+		}
+	}
+	return best
 }

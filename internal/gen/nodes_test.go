@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -180,8 +181,21 @@ func TestWriteNodeRankErrors(t *testing.T) {
 // nanosecond; message sizes, the bus bandwidth against the link of the
 // communicator's scope (NVLink inside a host, InfiniBand across), the
 // token imbalance of the all-to-all.
+//
+// With AllToAllArgs, the prefill all-to-alls are NCCL's with uneven split
+// sizes: their token imbalance is the split sizes', each rank's count
+// exact.
 func TestNodeRunCollectivesExact(t *testing.T) {
-	cfg := nodeRun()
+	for _, args := range []bool{false, true} {
+		t.Run(fmt.Sprintf("AllToAllArgs=%v", args), func(t *testing.T) {
+			cfg := nodeRun()
+			cfg.AllToAllArgs = args
+			checkNodeCollectives(t, cfg)
+		})
+	}
+}
+
+func checkNodeCollectives(t *testing.T, cfg NodeConfig) {
 	var inputs []window.Input
 	var exp *NodeExpected
 	for r := range cfg.Ranks() {
@@ -205,12 +219,16 @@ func TestNodeRunCollectivesExact(t *testing.T) {
 	}
 	ct := collectives.Match(tbl, collectives.Options{BytesPerToken: cfg.BytesPerToken(), Links: links})
 	// Decode and prefill, each: two all-reduce groups, an all-to-all in
-	// two phases (dispatch, combine).
-	if len(ct.Ops) != 8 {
+	// two phases (dispatch, combine) when DeepEP's, one when NCCL's.
+	nops := 0
+	for _, c := range exp.Comms {
+		nops += c.Phases
+	}
+	if len(ct.Ops) != nops || nops != 8-btoi(cfg.AllToAllArgs) {
 		for _, o := range ct.Ops {
 			t.Logf("%s %s %s %s %v", o.Class, o.Op, o.Phase, o.Group, o.Rules)
 		}
-		t.Fatalf("%d ops, want 8", len(ct.Ops))
+		t.Fatalf("%d ops, want %d", len(ct.Ops), nops)
 	}
 	for _, want := range exp.Comms {
 		var got []*collectives.Op
@@ -223,13 +241,14 @@ func TestNodeRunCollectivesExact(t *testing.T) {
 		what := want.Kind + " " + want.Op + " " + want.GroupRanks
 		// An all-to-all's instances are its dispatches and its combines,
 		// matched apart: their figures add up to the generator's.
-		if want.Op == "all_to_all" && (len(got) != 2 || got[0].Phase == got[1].Phase) {
+		if want.Op == "all_to_all" && (len(got) != want.Phases || len(got) == 2 && got[0].Phase == got[1].Phase) {
 			t.Fatalf("%s: %d ops", what, len(got))
 		}
 		if want.Op == "allreduce" && len(got) != 1 {
 			t.Fatalf("%s: %d ops", what, len(got))
 		}
-		var inst, transfer, tokInst, tokMax, tokSum, sized int64
+		var inst, transfer, tokInst, tokMax, tokSum, sized, splitInst, splitMax, splitSum int64
+		splitCount := make([]int64, len(want.Ranks))
 		kernel := make([]int64, len(want.Ranks))
 		wait := make([]int64, len(want.Ranks))
 		last := make([]int64, len(want.Ranks))
@@ -248,6 +267,7 @@ func TestNodeRunCollectivesExact(t *testing.T) {
 			inst += o.Instances
 			transfer += o.TransferNS
 			tokInst, tokMax, tokSum = tokInst+o.TokenInstances, tokMax+o.TokenMaxSum, tokSum+o.TokenSum
+			splitInst, splitMax, splitSum = splitInst+o.SplitInstances, splitMax+o.SplitMaxSum, splitSum+o.SplitSum
 			sized += o.SizedInstances
 			for i, st := range o.Ranks {
 				if st.Number == nil || *st.Number != want.Ranks[i] || st.Host != cfg.Host(want.Ranks[i]) {
@@ -256,6 +276,7 @@ func TestNodeRunCollectivesExact(t *testing.T) {
 				kernel[i] += st.KernelNS
 				wait[i] += st.WaitNS
 				last[i] += st.LastArrivals
+				splitCount[i] += st.SplitCount
 			}
 			for _, row := range o.Sizes {
 				k := SizeKey{row.Bytes, row.Source.String()}
@@ -289,7 +310,21 @@ func TestNodeRunCollectivesExact(t *testing.T) {
 				t.Errorf("%s: size %+v: %v, want %d instances, %d ns", what, k, g, w.Instances, w.TransferNS)
 			}
 		}
-		if want.Op == "all_to_all" {
+		if splitInst != want.SplitInstances || splitMax != want.SplitMaxSum || splitSum != want.SplitSum || !slices.Equal(splitCount, want.SplitCount) {
+			t.Errorf("%s: split sizes over %d instances, max %d sum %d, per rank %v; want %d %d %d %v", what, splitInst, splitMax, splitSum, splitCount,
+				want.SplitInstances, want.SplitMaxSum, want.SplitSum, want.SplitCount)
+		}
+		if want.SplitInstances > 0 {
+			// Every instance counted from its split sizes, none from the
+			// markers; the hot expert rank makes it uneven.
+			o := got[0]
+			imb := float64(len(want.Ranks)) * float64(want.SplitMaxSum) / float64(want.SplitSum)
+			if want.SplitInstances != want.Instances || o.TokenInstances != 0 || !relEq(o.SplitImbalance(), imb) || imb <= 1.5 || o.SizeConflicts != 0 {
+				t.Errorf("%s: split imbalance %v over %d instances (%d from markers, %d size conflicts), want %v over %d", what, o.SplitImbalance(), o.SplitInstances,
+					o.TokenInstances, o.SizeConflicts, imb, want.Instances)
+			}
+		}
+		if want.Op == "all_to_all" && want.SplitInstances == 0 {
 			if tokInst != want.Instances || tokMax != want.TokenMaxSum || tokSum != want.TokenSum {
 				t.Errorf("%s: tokens over %d instances, max %d sum %d; want %d %d", what, tokInst, tokMax, tokSum, want.TokenMaxSum, want.TokenSum)
 			}
@@ -299,4 +334,11 @@ func TestNodeRunCollectivesExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

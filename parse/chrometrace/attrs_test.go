@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -148,9 +149,24 @@ func (o *oracle) kernelOp(k *jEvent) *jEvent {
 	return o.launchOp(l)
 }
 
-// jConfig is a kernel's launch configuration from its args.
-func jConfig(t testing.TB, args map[string]any) trace.Config {
-	c := trace.NoConfig
+// jConfig is a kernel's launch configuration from its args; call is
+// the name of the launch call that launched it (or the call itself):
+// hipExtModuleLaunchKernel's grid counts threads, and the model's counts
+// workgroups, a partial one included.
+func jConfig(t testing.TB, args map[string]any, call string) (c trace.Config) {
+	c = trace.NoConfig
+	defer func() {
+		if call != "hipExtModuleLaunchKernel" && call != "hipHccModuleLaunchKernel" {
+			return
+		}
+		for i := range c.Grid {
+			if c.Block[i] == 0 {
+				c.Grid = [3]int32{}
+				return
+			}
+			c.Grid[i] = int32(math.Ceil(float64(c.Grid[i]) / float64(c.Block[i])))
+		}
+	}()
 	dim := func(key string, dst *[3]int32) {
 		if v, ok := args[key].([]any); ok {
 			for i := range v {
@@ -239,7 +255,11 @@ func checkAttrs(t *testing.T, name string, data []byte) (linked, instances map[s
 		at := tr.AttrOf(a.Attr)
 		wc := trace.NoConfig
 		if a.Kind == trace.KindKernel {
-			wc = jConfig(t, k.Args)
+			call := ""
+			if c, ok := jInt(k.Args["correlation"]); ok && o.launchs[c] != nil {
+				call = o.launchs[c].Name
+			}
+			wc = jConfig(t, k.Args, call)
 		}
 		if got := tr.ConfigOf(at.Config); got != wc {
 			t.Errorf("%s: %s at %d: config %+v, want %+v", name, tr.Name(a.Name), a.Start, got, wc)
@@ -376,7 +396,7 @@ func TestCaptureLaunches(t *testing.T) {
 		if !ok || e.Ph != "X" || e.Cat != "cuda_runtime" {
 			continue
 		}
-		w := want{kernel: k, cfg: jConfig(t, e.Args)}
+		w := want{kernel: k, cfg: jConfig(t, e.Args, e.Name)}
 		if op := o.launchOp(e); op != nil {
 			w.op = op.Name
 		}
@@ -619,5 +639,76 @@ func TestMetaRunInfo(t *testing.T) {
 		if p := m.ProcessGroups[i]; p.Name != g.Name || p.Size != g.Size || !slices.Equal(p.Ranks, g.Ranks) {
 			t.Errorf("group %d: %+v, file says %+v", i, p, g)
 		}
+	}
+}
+
+// TestThreadGrids: hipExtModuleLaunchKernel (hipBLASLt's launches) records
+// its grid in threads, for the call and for the kernel it launched; the
+// model counts workgroups, a partial last one included, and leaves every
+// other launch's grid as recorded.
+func TestThreadGrids(t *testing.T) {
+	evs := []string{
+		// The kernel comes first in the file: the call that says how to
+		// read its grid may come after.
+		`{"ph": "X", "cat": "kernel", "name": "Cijk_gemm", "pid": 0, "tid": 7, "ts": 300, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 10, "grid": [40960, 1, 1], "block": [256, 1, 1]}}`,
+		`{"ph": "X", "cat": "cuda_runtime", "name": "hipExtModuleLaunchKernel", "pid": 9, "tid": 1, "ts": 100, "dur": 2, "args": {"kernel": "Cijk_gemm", "correlation": 10, "grid": [40960, 1, 1], "block": [256, 1, 1], "shared memory": 0}}`,
+		// Not a multiple of the block: the last workgroup is partial.
+		`{"ph": "X", "cat": "cuda_runtime", "name": "hipExtModuleLaunchKernel", "pid": 9, "tid": 1, "ts": 110, "dur": 2, "args": {"correlation": 11}}`,
+		`{"ph": "X", "cat": "kernel", "name": "partial", "pid": 0, "tid": 7, "ts": 301, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 11, "grid": [1000, 3, 2], "block": [256, 2, 1]}}`,
+		// No block: the number of workgroups is unknown.
+		`{"ph": "X", "cat": "cuda_runtime", "name": "hipHccModuleLaunchKernel", "pid": 9, "tid": 1, "ts": 120, "dur": 2, "args": {"correlation": 12}}`,
+		`{"ph": "X", "cat": "kernel", "name": "no block", "pid": 0, "tid": 7, "ts": 302, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 12, "grid": [4096, 1, 1], "registers per thread": 32}}`,
+		// Every other launch call's grid counts blocks already.
+		`{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 9, "tid": 1, "ts": 130, "dur": 2, "args": {"kernel": "rope", "correlation": 13, "grid": [40960, 1, 1], "block": [256, 1, 1], "shared memory": 0}}`,
+		`{"ph": "X", "cat": "kernel", "name": "rope", "pid": 0, "tid": 7, "ts": 303, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 13, "grid": [40960, 1, 1], "block": [256, 1, 1]}}`,
+		`{"ph": "X", "cat": "kernel", "name": "no launch", "pid": 0, "tid": 7, "ts": 304, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 14, "grid": [40960, 1, 1], "block": [256, 1, 1]}}`,
+	}
+	tr, err := parseBoth(t, []byte(`{"traceEvents": [`+strings.Join(evs, ",\n")+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range tr.Activities {
+		c := tr.ConfigOf(tr.AttrOf(a.Attr).Config)
+		got[tr.Name(a.Name)] = fmt.Sprintf("%v %v %d blocks", c.Grid, c.Block, c.Blocks())
+	}
+	for _, l := range tr.Launches {
+		at := tr.AttrOf(l.Attr)
+		if at.Kernel != 0 {
+			c := tr.ConfigOf(at.Config)
+			got[tr.Name(l.Name)+" "+tr.Name(at.Kernel)] = fmt.Sprintf("%v %v %d blocks", c.Grid, c.Block, c.Blocks())
+		}
+	}
+	want := map[string]string{
+		"Cijk_gemm":                          "[160 1 1] [256 1 1] 160 blocks",
+		"hipExtModuleLaunchKernel Cijk_gemm": "[160 1 1] [256 1 1] 160 blocks",
+		"partial":                            "[4 2 2] [256 2 1] 16 blocks",
+		"no block":                           "[0 0 0] [0 0 0] 0 blocks",
+		"rope":                               "[40960 1 1] [256 1 1] 40960 blocks",
+		"hipLaunchKernel rope":               "[40960 1 1] [256 1 1] 40960 blocks",
+		"no launch":                          "[40960 1 1] [256 1 1] 40960 blocks",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("configurations:\n got %v\nwant %v", got, want)
+	}
+
+	// A real hipBLASLt GEMM of a vLLM decode on MI300X: 114944 threads
+	// in workgroups of 256 are 449 workgroups.
+	tr, err = Parse(bytes.NewReader(readTrace(t, "vllm_decode_full_graph.json.gz")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range tr.Activities {
+		if strings.HasPrefix(tr.Name(a.Name), "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT448x32x64_") {
+			if c := tr.ConfigOf(tr.AttrOf(a.Attr).Config); c.Grid != [3]int32{449, 1, 1} && c.Grid != [3]int32{} {
+				t.Errorf("%s at %d: grid %v, want [449 1 1]", tr.Name(a.Name), a.Start, c.Grid)
+			} else if c.Grid[0] == 449 {
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d MT448x32x64 kernels with a grid, want 1", n)
 	}
 }

@@ -22,6 +22,7 @@ const commsOp = "record_param_comms"
 // were read.
 type collArgs struct {
 	name, inElems, outElems, groupSize, dtype, group, ranks val
+	inSplit, outSplit                                       val
 }
 
 // mayBeCollective reports whether a GPU activity's name is that of a
@@ -34,7 +35,7 @@ func mayBeCollective(name string) bool {
 // returns the index just past it; ok is false for other keys.
 func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 	c := &d.coll
-	var bit uint32
+	var bit uint64
 	var dst *val
 	switch key {
 	case "Collective name":
@@ -51,6 +52,10 @@ func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 		bit, dst = seenGroup, &c.group
 	case "Process Group Ranks":
 		bit, dst = seenRanks, &c.ranks
+	case "In split size":
+		bit, dst = seenInSplit, &c.inSplit
+	case "Out split size":
+		bit, dst = seenOutSplit, &c.outSplit
 	default:
 		return 0, false
 	}
@@ -61,7 +66,7 @@ func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
 // absent strings "" (id 0).
 func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, corr, thread int64) {
 	f, c := &d.f, &d.coll
-	count := func(bit uint32, v val) int64 {
+	count := func(bit uint64, v val) int64 {
 		if f.seen&bit == 0 {
 			return -1
 		}
@@ -70,7 +75,7 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		}
 		return -1
 	}
-	str := func(bit uint32, v val) trace.NameID {
+	str := func(bit uint64, v val) trace.NameID {
 		if f.seen&bit == 0 || v.Type != vString {
 			return 0
 		}
@@ -85,6 +90,7 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		InElems: count(seenInElems, c.inElems), OutElems: count(seenOutElems, c.outElems),
 		GroupSize: int32(gs), Op: str(seenCollName, c.name), DType: str(seenDType, c.dtype),
 		Group: str(seenGroup, c.group), GroupRanks: str(seenRanks, c.ranks), Source: src,
+		InSplit: splitSum(f.seen&seenInSplit != 0, c.inSplit), OutSplit: splitSum(f.seen&seenOutSplit != 0, c.outSplit),
 	}
 	d.out.hasColl = true
 }
@@ -92,4 +98,41 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 // hasCollective reports whether the event named its collective.
 func (d *decoder) hasCollective() bool {
 	return d.f.seen&seenCollName != 0 && d.coll.name.Type == vString && d.coll.name.Str != ""
+}
+
+// maxSplitPeers is the longest split-size list PyTorch writes in full
+// (kTruncatLength in torch/csrc/profiler/util.cpp): a longer one is its
+// first 30 entries and ", ...".
+const maxSplitPeers = 30
+
+// splitSum is the sum of a split-size arg ("In split size": "[3, 0, 5]",
+// one count per peer) when it was seen and lists every peer; -1 when
+// absent, empty (an even split, which PyTorch records as "[]"),
+// truncated, negative or malformed: a partial sum would be a wrong count.
+func splitSum(seen bool, v val) int64 {
+	if !seen || v.Type != vString {
+		return -1
+	}
+	s := strings.TrimSpace(v.Str)
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return -1
+	}
+	s = strings.TrimSpace(s[1 : len(s)-1])
+	if s == "" {
+		return -1
+	}
+	var sum int64
+	peers := 0
+	for f := range strings.SplitSeq(s, ",") {
+		n, ok := parseInt(strings.TrimSpace(f))
+		if !ok || n < 0 || sum > math.MaxInt64-n {
+			return -1 // "...": truncated; or not a count
+		}
+		sum += n
+		peers++
+	}
+	if peers > maxSplitPeers {
+		return -1
+	}
+	return sum
 }

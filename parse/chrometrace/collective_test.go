@@ -245,6 +245,49 @@ func TestCollectiveArgs(t *testing.T) {
 	}
 }
 
+// TestCollectiveSplitSizes reads all_to_all's per-peer split sizes as
+// PyTorch writes them (torch/csrc/profiler/util.cpp format_list: "[a, b]",
+// "[]" for an even split, the first 30 and ", ..." past 30 peers) into
+// their sums, on the kernel and on the record_param_comms op; what does
+// not give a whole count is -1.
+func TestCollectiveSplitSizes(t *testing.T) {
+	const kernel = `{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 7, "ts": 10, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": 5, "Collective name": "all_to_allv", `
+	const op = `{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 3, "ts": 9, "dur": 4, "args": {"Collective name": "all_to_allv", `
+	long := make([]string, 30)
+	for i := range long {
+		long[i] = "2"
+	}
+	thirty := "[" + strings.Join(long, ", ") + "]"
+	truncated := "[" + strings.Join(long, ", ") + ", ...]"
+	for _, tc := range []struct {
+		name, ev string
+		in, out  int64
+	}{
+		{"kernel", kernel + `"In split size": "[3, 0, 5, 1]", "Out split size": "[2, 2, 2, 2]"}}`, 9, 8},
+		{"cpu op", op + `"Out split size": "[7,1]", "In split size": "[ 4 , 4 ]"}}`, 8, 8},
+		{"even split", kernel + `"In split size": "[]", "Out split size": "[]"}}`, -1, -1},
+		{"absent", kernel + `"In msg nelems": 8}}`, -1, -1},
+		{"thirty peers", kernel + `"In split size": "` + thirty + `", "Out split size": "[1]"}}`, 60, 1},
+		{"truncated past thirty", kernel + `"In split size": "` + truncated + `", "Out split size": "[1]"}}`, -1, 1},
+		{"negative, not a number, not a list", kernel + `"In split size": "[1, -2]", "Out split size": "[1, x]"}}`, -1, -1},
+		{"a number, not a string", kernel + `"In split size": 5, "Out split size": "1, 2"}}`, -1, -1},
+		{"overflow", kernel + `"In split size": "[9223372036854775807, 1]", "Out split size": "[0]"}}`, -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := parseBoth(t, []byte(`{"traceEvents": [`+tc.ev+`]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Collectives) != 1 {
+				t.Fatalf("%d collectives", len(tr.Collectives))
+			}
+			if c := tr.Collectives[0]; c.InSplit != tc.in || c.OutSplit != tc.out {
+				t.Errorf("split sums %d %d, want %d %d", c.InSplit, c.OutSplit, tc.in, tc.out)
+			}
+		})
+	}
+}
+
 func gunzip(t *testing.T, z []byte) []byte {
 	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(z))
@@ -256,4 +299,24 @@ func gunzip(t *testing.T, z []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSeenBits: every key bit lies below needNever, which no event may
+// meet (the split sizes took the last two bits of a uint32, which
+// needNever was).
+func TestSeenBits(t *testing.T) {
+	all := []uint64{seenPh, seenCat, seenName, seenPid, seenTid, seenTs, seenDur, seenArgs, seenID, seenDevice, seenStream, seenCorr,
+		seenCollName, seenInElems, seenOutElems, seenGroupSize, seenDType, seenGroup, seenRanks, seenArgsEnd, seenExt, seenGrid,
+		seenBlock, seenRegs, seenSmem, seenKernel, seenDims, seenTypes, seenConcrete, seenStrides, seenInSplit, seenOutSplit}
+	var union uint64
+	for _, b := range all {
+		if b&needNever != 0 || union&b != 0 {
+			t.Errorf("bit %#x collides", b)
+		}
+		union |= b
+	}
+	f := fields{seen: union, need: needNever}
+	if f.done() {
+		t.Error("needNever met by every key")
+	}
 }

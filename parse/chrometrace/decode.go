@@ -92,8 +92,8 @@ type fields struct {
 	ph, cat, name, pid, tid, ts, dur, id val
 	device, stream, corr                 val
 	attr                                 attrFields
-	seen                                 uint32 // seen* bits: keys read so far
-	need                                 uint32 // the bits done waits for; 0 until known
+	seen                                 uint64 // seen* bits: keys read so far
+	need                                 uint64 // the bits done waits for; 0 until known
 	// past is set once done() held: keys read after it (by a Reader,
 	// which reads every key) must not change the decoding.
 	past bool
@@ -101,7 +101,7 @@ type fields struct {
 
 // take reads the value at s[i] into dst, unless the key was seen before
 // (the first occurrence counts), and returns the index just past it.
-func (f *fields) take(bit uint32, dst *val, s string, i int) int {
+func (f *fields) take(bit uint64, dst *val, s string, i int) int {
 	if f.seen&bit != 0 {
 		return skipValue(s, i)
 	}

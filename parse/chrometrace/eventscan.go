@@ -198,7 +198,7 @@ func scanObjectEnd(s string, fn func(key, s string, i int) (end int, more bool))
 
 // Bits of fields.seen: which keys of the event have been read.
 const (
-	seenPh uint32 = 1 << iota
+	seenPh uint64 = 1 << iota
 	seenCat
 	seenName
 	seenPid
@@ -228,6 +228,8 @@ const (
 	seenTypes
 	seenConcrete
 	seenStrides
+	seenInSplit
+	seenOutSplit
 
 	seenTop = seenPh | seenCat | seenName | seenPid | seenTid | seenTs | seenDur
 )
@@ -248,12 +250,12 @@ func (f *fields) done() bool {
 }
 
 // needNever is a need no event meets: read on to the end.
-const needNever = 1 << 31
+const needNever = 1 << 63
 
 // needs returns the keys the event's kind uses (seen* bits), or 0 while
 // its kind cannot be told (done asks again after the next key, but
 // classifies the category once).
-func (f *fields) needs() uint32 {
+func (f *fields) needs() uint64 {
 	if f.seen&(seenPh|seenCat) != seenPh|seenCat {
 		return 0
 	}
@@ -338,7 +340,7 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 // the attributes and the collective args.
 func (d *decoder) argKey(key, s string, i int) (int, bool) {
 	f := &d.f
-	var bit uint32
+	var bit uint64
 	var dst *val
 	switch key {
 	case "device":

@@ -140,6 +140,19 @@ func (x *opIndex) innermost(qs []query) {
 
 func (x *opIndex) end(i int32) trace.Time { return x.ops[i].start + trace.Time(x.ops[i].dur) }
 
+// byName is pred of a name of t, asked once per name.
+func byName(t *trace.Trace, pred func(string) bool) func(trace.NameID) bool {
+	seen := map[trace.NameID]bool{}
+	return func(id trace.NameID) bool {
+		v, ok := seen[id]
+		if !ok {
+			v = pred(t.Names[id])
+			seen[id] = v
+		}
+		return v
+	}
+}
+
 // isGraphLaunch reports whether a launch call replays a CUDA (HIP) graph.
 func isGraphLaunch(name string) bool { return strings.Contains(name, "GraphLaunch") }
 
@@ -157,19 +170,15 @@ func link(t *trace.Trace, in *trace.AttrInterner, names *trace.Interner, pend []
 	if t.Names == nil {
 		t.Names = names.Names()
 	}
+	pend = blockGrids(t, in, pend)
 	// launchOp[i] is the op (index into ops) of launch i, -1 for none.
 	launchOp := make([]int32, len(t.Launches))
 	var qs []query
 	graph := make([]bool, len(t.Launches))
-	graphName := map[trace.NameID]bool{}
+	isGraph := byName(t, isGraphLaunch)
 	for i := range t.Launches {
 		l := &t.Launches[i]
-		g, ok := graphName[l.Name]
-		if !ok {
-			g = isGraphLaunch(t.Names[l.Name])
-			graphName[l.Name] = g
-		}
-		graph[i] = g
+		graph[i] = isGraph(l.Name)
 		launchOp[i] = -1
 		if x == nil {
 			continue
@@ -292,6 +301,81 @@ func link(t *trace.Trace, in *trace.AttrInterner, names *trace.Interner, pend []
 		a := &t.Activities[i]
 		a.Attr = final(a.Attr, actOp, i)
 	}
+}
+
+// countsThreads reports whether a launch call's "grid" counts threads
+// rather than thread blocks: hipExtModuleLaunchKernel (and the deprecated
+// hipHccModuleLaunchKernel it replaced) takes OpenCL-style global work
+// sizes, and Kineto records them as the grid of the call and of its
+// kernel (hipBLASLt's Cijk_ GEMMs: grid [40960, 1, 1] with block
+// [256, 1, 1] is 160 workgroups).
+func countsThreads(name string) bool {
+	return name == "hipExtModuleLaunchKernel" || name == "hipHccModuleLaunchKernel"
+}
+
+// blockGrids turns the thread grids of the launch calls that count
+// threads (countsThreads), and of the kernels they launched, into grids
+// of blocks: ⌈grid / block⌉ per dimension (a last, partial workgroup
+// still occupies a CU), unknown (zero) where the block is. pend is
+// link's; records without an External id share its entries, so a record
+// that changes gets an entry of its own (one per entry changed), and the
+// pend returned holds them. Launches must be sorted.
+func blockGrids(t *trace.Trace, in *trace.AttrInterner, pend []pendAttr) []pendAttr {
+	var calls map[extKey]bool // the (process, correlation) of each such call
+	threads := byName(t, countsThreads)
+	for i := range t.Launches {
+		l := &t.Launches[i]
+		if !threads(l.Name) {
+			continue
+		}
+		if calls == nil {
+			calls = map[extKey]bool{}
+		}
+		calls[extKey{l.Proc, l.Corr}] = true
+	}
+	if calls == nil {
+		return pend
+	}
+	fixed := map[trace.AttrID]trace.AttrID{} // pend entry → its copy in blocks
+	fix := func(attr *trace.AttrID) {
+		if *attr == 0 || pend[*attr-1].config == 0 {
+			return
+		}
+		id, ok := fixed[*attr]
+		if !ok {
+			p := pend[*attr-1]
+			p.config = in.Config(blockGrid(in.ConfigOf(p.config)))
+			pend = append(pend, p)
+			id = trace.AttrID(len(pend))
+			fixed[*attr] = id
+		}
+		*attr = id
+	}
+	for i := range t.Launches {
+		if l := &t.Launches[i]; threads(l.Name) {
+			fix(&l.Attr)
+		}
+	}
+	for i := range t.Activities {
+		if a := &t.Activities[i]; a.Corr != 0 && calls[extKey{a.Proc, a.Corr}] {
+			fix(&a.Attr)
+		}
+	}
+	return pend
+}
+
+// blockGrid is c with its grid of threads counted in blocks.
+func blockGrid(c trace.Config) trace.Config {
+	for i := range c.Grid {
+		if c.Block[i] <= 0 {
+			c.Grid = [3]int32{}
+			return c
+		}
+	}
+	for i := range c.Grid {
+		c.Grid[i] = int32((int64(c.Grid[i]) + int64(c.Block[i]) - 1) / int64(c.Block[i]))
+	}
+	return c
 }
 
 // findLaunch returns the index of the launch of (proc, corr) in the

@@ -79,6 +79,7 @@ type Reader struct {
 	anoms anomalies
 	end   error // what ReadEvent returns once the events are exhausted
 	done  bool
+	skim  bool // Skim: what each event says of itself, read only so far
 }
 
 // readerBlockSize is a Reader's block: large enough that splitting is
@@ -140,6 +141,106 @@ func (r *Reader) ReadEvent() (Event, error) {
 	}
 }
 
+// Skim makes ReadEvent read of each event only what it says of itself,
+// and only as far as it must: Ph, Cat, Name, TS, Dur, ID and Corr (read
+// in args only where Kineto writes a correlation id: GPU activities and
+// launch calls), with Raw, Offset and Index. Kind is KindMetadata for a
+// "ph": "M" event, KindTopLevel for a top-level value, KindSkipped
+// otherwise; the decoding records are left empty. A complete event is
+// read no further than those keys: a copy that selects raw events by
+// time and correlation id (slice.CopyTo) pays for the keys it uses, not
+// for every argument of every event. Call it before the first ReadEvent.
+func (r *Reader) Skim() { r.skim = true }
+
+// skimEvent is decode's Skim: the keys an event selection uses.
+func (d *decoder) skimEvent(ev *Event) {
+	d.f = fields{}
+	raw := unsafeString(ev.Raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		d.anomaly(anomNotObject)
+		ev.Kind = KindSkipped
+		return
+	}
+	scanObject(raw, d.skimKey)
+	if d.f.seen&seenPh == 0 {
+		d.anomaly(anomNoPhase)
+	}
+	d.fill(ev)
+	ev.Kind = KindSkipped
+	if ev.Ph == "M" {
+		ev.Kind = KindMetadata
+	}
+}
+
+// skimNeed are the keys a complete event must have given before Skim
+// stops reading it; a GPU activity or launch call its correlation id
+// too.
+const skimNeed = seenPh | seenCat | seenName | seenTs | seenDur
+
+// skimKey is skimEvent's key scanner: the top-level keys an event
+// selection uses, args.correlation where the category carries one, and a
+// stop once a complete event has given them.
+func (d *decoder) skimKey(key, s string, i int) (int, bool) {
+	f := &d.f
+	var e int
+	switch key {
+	case "ph":
+		e = f.take(seenPh, &f.ph, s, i)
+	case "cat":
+		e = f.take(seenCat, &f.cat, s, i)
+	case "name":
+		e = f.take(seenName, &f.name, s, i)
+	case "ts":
+		e = f.take(seenTs, &f.ts, s, i)
+	case "dur":
+		e = f.take(seenDur, &f.dur, s, i)
+	case "id":
+		e = f.take(seenID, &f.id, s, i)
+	case "args":
+		if f.seen&seenArgs == 0 && s[i] == '{' && d.skimCorr() {
+			f.seen |= seenArgs
+			e = scanObject(s[i:], d.skimArg)
+			if e < 0 {
+				// Stopped at the correlation id (or malformed: the
+				// splitter has checked the syntax, so it is not).
+				return -1, false
+			}
+			f.seen |= seenArgsEnd
+			e += i
+			break
+		}
+		e = skipValue(s, i)
+	default:
+		e = skipValue(s, i)
+	}
+	if f.seen&skimNeed == skimNeed && f.ph.Str == "X" && (f.seen&seenArgsEnd != 0 || !d.skimCorr()) {
+		return e, false
+	}
+	return e, true
+}
+
+// skimCorr reports whether Skim reads the event's args for its
+// correlation id: a GPU activity or launch call, or a category not read
+// yet.
+func (d *decoder) skimCorr() bool {
+	if d.f.seen&seenCat == 0 {
+		return true
+	}
+	k, _ := classifyCat(d.f.cat.Str)
+	return k == catGPU || k == catLaunch
+}
+
+// skimArg reads args.correlation and stops the event there once its
+// top-level keys are in.
+func (d *decoder) skimArg(key, s string, i int) (int, bool) {
+	f := &d.f
+	if key != "correlation" {
+		return skipValue(s, i), true
+	}
+	e := f.take(seenCorr, &f.corr, s, i)
+	return e, f.seen&skimNeed != skimNeed
+}
+
 // decode decodes the next event of the batch.
 func (r *Reader) decode() Event {
 	sp := r.b.spans[r.i]
@@ -148,6 +249,11 @@ func (r *Reader) decode() Event {
 	d.off = r.b.base + int64(sp.start)
 	r.i++
 	raw := r.b.data[sp.start:sp.end]
+	if r.skim {
+		ev := Event{Raw: raw, Offset: d.off, Index: d.idx, Config: trace.NoConfig}
+		d.skimEvent(&ev)
+		return ev
+	}
 	ev := Event{Kind: d.event(unsafeString(raw)), Raw: raw, Offset: d.off, Index: d.idx}
 	d.fill(&ev)
 	ev.Config = trace.NoConfig
@@ -211,14 +317,14 @@ func (r *Reader) Close() error {
 // Name returns the string of a name id of the records returned so far.
 func (r *Reader) Name(id trace.NameID) string { return r.d.names.Names()[id] }
 
-// Meta returns what the top-level values read so far say of the trace
+// meta returns what the top-level values read so far say of the trace
 // (all of them once ReadEvent has returned its last error), as Parse reads
 // them.
-func (r *Reader) Meta() trace.Meta { return readMeta(r.s.meta) }
+func (r *Reader) meta() trace.Meta { return readMeta(r.s.meta) }
 
-// Anomalies returns the odd events met so far, counted as Parse counts
+// anomalies returns the odd events met so far, counted as Parse counts
 // them (duplicates apart), in Parse's order.
-func (r *Reader) Anomalies() []trace.Anomaly {
+func (r *Reader) anomalies() []trace.Anomaly {
 	r.mergeAnomalies()
 	t := trace.Trace{Anomalies: slices.Clone(r.anoms.list)}
 	t.SortAnomalies()

@@ -63,8 +63,8 @@ func readerTrace(t testing.TB, data []byte) (*trace.Trace, error) {
 		}
 	}
 	tr.Names = slices.Clone(r.d.names.Names())
-	tr.Meta = r.Meta()
-	tr.Anomalies = r.Anomalies()
+	tr.Meta = r.meta()
+	tr.Anomalies = r.anomalies()
 	tr.Sort()
 	var dups []string
 	tr.Activities = dropDuplicates(tr.Activities, func(a trace.Activity) string {
@@ -228,10 +228,10 @@ func TestReaderEvents(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if m := r.Meta(); m.Rank != 3 || m.SchemaVersion != "1" {
+			if m := r.meta(); m.Rank != 3 || m.SchemaVersion != "1" {
 				t.Errorf("meta %+v", m)
 			}
-			if a := r.Anomalies(); len(a) != 1 || a[0].What != anomNotObject || a[0].Count != 1 {
+			if a := r.anomalies(); len(a) != 1 || a[0].What != anomNotObject || a[0].Count != 1 {
 				t.Errorf("anomalies %+v", a)
 			}
 			// After the end, the end again.
@@ -317,4 +317,74 @@ func BenchmarkReader(b *testing.B) {
 		}
 	}
 	reportCPU(b, c0)
+}
+
+// TestReaderSkim: on every real fixture, a skimming Reader gives what a
+// full one says of each event (ph, cat, name, ts, dur, id, raw text,
+// offset, index), the correlation id of every GPU activity and launch
+// call, and the same top-level values, metadata and end.
+func TestReaderSkim(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(torchDir, "*.json*"))
+	more, _ := filepath.Glob(filepath.Join(torchDir, "*", "*.json*"))
+	files = append(append(files, more...), collectivesCut)
+	synthJSON, _ := synth(3000, 1)
+	inputs := map[string][]byte{"synth": synthJSON}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = raw
+		if IsGzip(raw) {
+			inputs[f+" (gzip) cut at a third"] = raw[:len(raw)/3]
+		}
+	}
+	allCorrs := 0
+	for name, data := range inputs {
+		full, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		skim, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		skim.Skim()
+		var n, corrs int
+		for {
+			a, errA := full.ReadEvent()
+			b, errB := skim.ReadEvent()
+			if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
+				t.Fatalf("%s: event %d: errors %v, %v", name, n, errA, errB)
+			}
+			if errA != nil {
+				break
+			}
+			n++
+			kind := a.Kind
+			if kind != KindTopLevel && kind != KindMetadata {
+				kind = KindSkipped
+			}
+			corr := a.Corr
+			if k, _ := classifyCat(a.Cat); k != catGPU && k != catLaunch {
+				corr = 0 // Skim reads it only where Kineto writes it
+			} else if corr != 0 {
+				corrs++
+			}
+			if b.Kind != kind || b.Ph != a.Ph || b.Cat != a.Cat || b.Name != a.Name || b.TS != a.TS || b.HasTS != a.HasTS ||
+				b.Dur != a.Dur || b.HasDur != a.HasDur || b.ID != a.ID || b.Corr != corr || !bytes.Equal(b.Raw, a.Raw) ||
+				b.Offset != a.Offset || b.Index != a.Index || b.Key != a.Key {
+				t.Fatalf("%s: event %d: skimmed %+v\nfull %+v", name, n, b, a)
+			}
+		}
+		full.Close()
+		skim.Close()
+		if n == 0 {
+			t.Errorf("%s: no events", name)
+		}
+		allCorrs += corrs
+	}
+	if allCorrs < 10000 {
+		t.Errorf("%d correlation ids compared", allCorrs)
+	}
 }

@@ -611,13 +611,8 @@ func (r *reader) checkGraphs() error {
 	return nil
 }
 
-// addSat adds a non-negative d to s, stopping at the largest Time.
-func addSat(s trace.Time, d int64) trace.Time {
-	if s > math.MaxInt64-trace.Time(d) {
-		return math.MaxInt64
-	}
-	return s + trace.Time(d)
-}
+// addSat adds d to s, stopping at the limits of Time.
+func addSat(s trace.Time, d int64) trace.Time { return trace.Time(trace.AddSat(int64(s), d)) }
 
 // checkGraphLaunches counts graph launches that no GPU activity points
 // back to: the graph's kernels were not recorded.

@@ -76,6 +76,10 @@ type ChartOptions struct {
 	// Timelines are the timelines taken while the inputs' models were
 	// held; a timeline not among them is drawn from the model.
 	Timelines *Timelines
+	// Match, when set, makes the collectives analysis in place of
+	// collectives.Match with the options above: a caller that matched
+	// them already (for the speed of light's link time) shares its.
+	Match func() *collectives.Table
 }
 
 // Charts is what the charts of one set of inputs are drawn from: one
@@ -100,6 +104,9 @@ func NewCharts(tbl *window.Table, opt ChartOptions) *Charts {
 // use and once: only multi-rank reports and the collectives chart need
 // it, and the cross-rank table's stragglers are its.
 func (c *Charts) Collectives() *collectives.Table {
+	if c.coll == nil && c.opt.Match != nil {
+		c.coll = c.opt.Match()
+	}
 	if c.coll == nil {
 		c.coll = collectives.Match(c.tbl, collectives.Options{Filter: c.opt.Filter,
 			BytesPerToken: c.opt.BytesPerToken, Link: c.opt.Link, Links: c.opt.Links})

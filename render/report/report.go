@@ -73,6 +73,9 @@ type Options struct {
 	// Timelines are the inputs' timelines, taken while their models were
 	// held (ChartOptions.Timelines).
 	Timelines *Timelines
+	// Match, when set, makes the collectives analysis
+	// (ChartOptions.Match).
+	Match func() *collectives.Table
 }
 
 // ChartFunc writes one chart: name is a file-name-safe base name ("shares",
@@ -99,7 +102,7 @@ func New(tbl *window.Table, opt Options) *Report {
 		opt.Level = 1
 	}
 	c := NewCharts(tbl, ChartOptions{Filter: opt.Filter, Top: opt.Top,
-		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Links: opt.Links, Unattributed: opt.Unattributed, Timelines: opt.Timelines})
+		BytesPerToken: opt.BytesPerToken, Link: opt.Link, Links: opt.Links, Unattributed: opt.Unattributed, Timelines: opt.Timelines, Match: opt.Match})
 	r := &Report{opt: opt, tbl: tbl, inputs: tbl.Inputs, runs: runsOf(tbl.Inputs), groups: c.groups, kernels: c.kernels, charts: c}
 	var ct *collectives.Table
 	if c.groups.AnyCommunication() {
