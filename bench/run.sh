@@ -9,6 +9,7 @@
 #   bench/run.sh                 # the full benchmark
 #   STEPS=500 RANKS=2 bench/run.sh   # a quick small run
 #   SKIP_PYTHON=1 bench/run.sh   # without json.load (27 s and ~4 GB per GB)
+#   SKIP_64=1 SKIP_NAMES=1 ...   # without the 64 ranks of 250 MB, or the 100k names
 #
 # traceq efficiency (issue 22) runs beside breakdown on the same file, and
 # on a second one written with shapes and its decode graph's capture trace
@@ -80,6 +81,22 @@ sew=$W sem=$M sec=$C
 rm -rf "$DIR/export"
 measure "traceq export one.json.gz (parquet)" "$DIR/traceq" export --format parquet -o "$DIR/export" --run one "$ONE.gz"
 ew=$W em=$M ec=$C esize=$(du -sb "$DIR/export" | cut -f1)
+# Issue 19 (item 15): NAMES distinct kernel names of 2 KB (bench/names;
+# 100k: 240 MB of JSON, 2.9 MB as .json.gz), within one file's budget.
+# SKIP_NAMES=1 leaves it out.
+if [ -z "${SKIP_NAMES:-}" ]; then
+	NAMES=${NAMES:-100000}
+	stampn="names=$NAMES $(git rev-parse HEAD:internal/gen 2>/dev/null || echo nogit)"
+	if [ "$(cat "$DIR/stampnames" 2>/dev/null)" != "$stampn" ]; then
+		go run ./bench/names -n "$NAMES" -o "$DIR/names.json.gz"
+		echo "$stampn" >"$DIR/stampnames"
+	fi
+	measure "traceq breakdown names.json.gz ($NAMES names)" "$DIR/traceq" breakdown --format json "$DIR/names.json.gz"
+	nbm=$M
+	rm -rf "$DIR/names-export"
+	measure "traceq export names.json.gz" "$DIR/traceq" export -o "$DIR/names-export" --run names "$DIR/names.json.gz"
+	echo "  $NAMES distinct names: peak RSS breakdown $nbm MiB ($(awk "BEGIN{printf \"%.0f\", $nbm * 1.048576}") MB), export $M MiB ($(awk "BEGIN{printf \"%.0f\", $M * 1.048576}") MB) [<= 400 MB]"
+fi
 if [ -z "${SKIP_PYTHON:-}" ]; then
 	measure "python3 json.load(gzip.open(one.json.gz))" python3 -c 'import json,gzip,sys; json.load(gzip.open(sys.argv[1]))' "$ONE.gz"
 	yw=$W ym=$M

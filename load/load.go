@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,24 +19,6 @@ import (
 	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
-
-// memoryLimit is the soft limit set on the Go heap unless GOMEMLIMIT is
-// set. What is live is the models being parsed (two files at once) and
-// the table's records of every input (docs/performance.md); without a
-// limit the collector lets the heap grow to twice what is live before
-// collecting. Near the limit it collects more often instead, which costs
-// little here: the models' big slices hold no pointers, so there is
-// almost nothing to mark. Live data above the limit is still allowed (it
-// is soft). 400 MiB: 8 ranks of 1 GB peaked at 421 MiB with it, in less
-// CPU than at 900 MiB (737 MiB); at 300 MiB the collector ran too often
-// (+25 % CPU).
-const memoryLimit = 400 << 20
-
-func init() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
-}
 
 // maxParallelFiles bounds the input files parsed at once. Each parse
 // already uses every core; a second one in flight fills the gaps of the
@@ -127,7 +107,7 @@ func (opt *Options) windowOptions() window.Options {
 // Options.Keep): at most maxParallelFiles models are alive at once,
 // whatever the number of inputs.
 func Load(args []string, opt Options) (*window.Table, error) {
-	tbl, err := read(args, opt)
+	tbl, err := read(args, opt, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -140,10 +120,11 @@ func Load(args []string, opt Options) (*window.Table, error) {
 // Pair loads the two sides of a comparison, each a run of its own
 // arguments; the class filter must select windows of one side at least.
 func Pair(before, after []string, opt Options) (b, a *window.Table, err error) {
-	if b, err = read(before, opt); err != nil {
+	// The first side's table is held while the second is read.
+	if b, err = read(before, opt, 2); err != nil {
 		return nil, nil, err
 	}
-	if a, err = read(after, opt); err != nil {
+	if a, err = read(after, opt, 2); err != nil {
 		return nil, nil, err
 	}
 	if err := check(opt.Filter, append(slices.Clip(b.Inputs), a.Inputs...)); err != nil {
@@ -196,6 +177,7 @@ func One(path string, opt Options) (*window.Table, error) {
 // OneOn is One for a file the layout puts on host (Hosts; "" for none):
 // the input is on that host, else on the one the trace names.
 func OneOn(path, host string, opt Options) (*window.Table, error) {
+	limitMemory(1)
 	t, err := readInput(path, opt.Parse, opt.Stdin)
 	if err != nil {
 		return nil, err
@@ -236,12 +218,14 @@ func layoutHost(sub, p string) string {
 }
 
 // read parses every input of args into their table, names their runs and
-// hosts.
-func read(args []string, opt Options) (*window.Table, error) {
+// hosts, under the soft memory limit of their number of files (at least
+// held: the inputs the command holds besides).
+func read(args []string, opt Options, held int) (*window.Table, error) {
 	set, err := expand(args, opt)
 	if err != nil {
 		return nil, err
 	}
+	limitMemory(max(len(set.Files()), held))
 	// Parse the files concurrently; add them in order, each once parsed,
 	// reporting on them as they are added (the progress line is redrawn
 	// after).

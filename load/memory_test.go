@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"weak"
@@ -103,5 +104,66 @@ func TestModelsDropped(t *testing.T) {
 			runtime.KeepAlive(tbl)
 			runtime.KeepAlive(tls)
 		})
+	}
+}
+
+// TestMemoryLimit: the soft limit on the heap is one file's budget while
+// a command holds one input (Load of one file, OneOn: each input of
+// export), a run's while it holds several (Load of several, both sides
+// of Pair), and GOMEMLIMIT's when set.
+func TestMemoryLimit(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set: the loader leaves the limit alone")
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	dir := t.TempDir()
+	cfg := gen.Config{Ranks: 2, Steps: 4, Layers: 2, Seed: 1}
+	var files []string
+	for r := range cfg.Ranks {
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, cfg, r); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", r))
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for _, tc := range []struct {
+		name string
+		load func() error
+		want int64
+	}{
+		{"Load of one file", func() error { _, err := Load(files[:1], Options{}); return err }, fileLimit},
+		{"Load of a directory of two", func() error { _, err := Load([]string{dir}, Options{}); return err }, runLimit},
+		{"OneOn", func() error { _, err := OneOn(files[0], "", Options{}); return err }, fileLimit},
+		{"Pair of one file each", func() error { _, _, err := Pair(files[:1], files[1:], Options{}); return err }, runLimit},
+	} {
+		debug.SetMemoryLimit(1 << 40)
+		if err := tc.load(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := debug.SetMemoryLimit(-1); got != tc.want {
+			t.Errorf("%s: soft memory limit %d MiB, want %d MiB", tc.name, got>>20, tc.want>>20)
+		}
+	}
+}
+
+// TestLimitFor: the limit is the budget while what is live fits in it,
+// and a quarter above what is live once that passes it (never under what
+// is live, where the collector would run back to back).
+func TestLimitFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct{ live, budget, want int64 }{
+		{0, 350 * mib, 350 * mib},
+		{240 * mib, 350 * mib, 350 * mib},
+		{350 * mib, 350 * mib, 350 * mib},
+		{400 * mib, 350 * mib, 500 * mib},
+		{600 * mib, 400 * mib, 750 * mib},
+	} {
+		if got := limitFor(tc.live, tc.budget); got != tc.want {
+			t.Errorf("limitFor(%d MiB live, %d MiB budget) = %d MiB, want %d MiB", tc.live/mib, tc.budget/mib, got/mib, tc.want/mib)
+		}
 	}
 }

@@ -26,12 +26,15 @@ import (
 const RowGroupRows = 1 << 20
 
 // MaxDictBytes bounds the distinct kernel names of an activities row
-// group: the writer holds its dictionary (and a copy while writing its
-// page) until the row group ends, so a row group whose names would pass
-// it ends early. Real traces have a few thousand names, a few MB in all,
-// and never reach it; 100k distinct 2 KB names (issue 19) made a 205 MB
-// dictionary, held twice beside the trace's own names: 1.25 GB peak.
-const MaxDictBytes = 16 << 20
+// group: the writer holds its dictionary twice (its table's keys and its
+// values) and its encoded page until the row group ends, so a row group
+// whose names would pass it ends early. Real traces have a few hundred
+// kernel names, 64 KB in all at most among those of ../shared/traces,
+// and never reach it; 100k distinct 2 KB names
+// (issue 19) made a 205 MB dictionary, held twice beside the trace's own
+// names (1.25 GB peak); bounded at 16 MiB, the writer still held ~40 MB
+// of them (TestNamesHeldOnce), at 4 MiB ~10 MB.
+const MaxDictBytes = 4 << 20
 
 // maxDictBytes is MaxDictBytes; tests lower it.
 var maxDictBytes = MaxDictBytes
