@@ -1,9 +1,13 @@
 package render
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
+	"reflect"
+	"strings"
 
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/classify"
@@ -21,11 +25,174 @@ import (
 // that an internal change cannot rename, drop or retype a field. Fields
 // are only ever added.
 
+// writeJSON writes v as encoding/json's Encoder does with a two-space
+// indent and no HTML escaping, byte for byte, but a document's top-level
+// fields one at a time and the elements of a top-level array one at a
+// time (streamJSON): a document of 100k kernels of 2 KB names is 230 MB
+// of JSON, which the Encoder builds whole, twice (compact, then
+// indented), before writing (1 GB peak, issue 19 item 15).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := streamJSON(bw, reflect.ValueOf(v)); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// streamJSON writes a struct document field by field; any other value,
+// or a struct whose fields it does not know to lay out as encoding/json
+// does (embedded fields, tag options but omitempty, a Marshaler), whole.
+func streamJSON(w *bufio.Writer, v reflect.Value) error {
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	fields, ok := docFields(v)
+	if !ok {
+		return encodeJSON(w, v.Interface(), "")
+	}
+	first := true
+	for _, f := range fields {
+		fv := v.Field(f.index)
+		if f.omitEmpty && emptyJSON(fv) {
+			continue
+		}
+		if first {
+			w.WriteString("{\n")
+		} else {
+			w.WriteString(",\n")
+		}
+		first = false
+		name, err := json.Marshal(f.name)
+		if err != nil {
+			return err
+		}
+		w.WriteString("  ")
+		w.Write(name)
+		w.WriteString(": ")
+		if err := streamField(w, fv); err != nil {
+			return err
+		}
+	}
+	if first {
+		w.WriteString("{}\n")
+		return nil
+	}
+	w.WriteString("\n}\n")
+	return nil
+}
+
+// streamField writes a top-level field's value: an array element by
+// element, anything else whole.
+func streamField(w *bufio.Writer, v reflect.Value) error {
+	if (v.Kind() != reflect.Slice && v.Kind() != reflect.Array) || v.Kind() == reflect.Slice && v.IsNil() ||
+		v.Len() == 0 || v.Type().Elem().Kind() == reflect.Uint8 || v.Type().Implements(marshalerType) {
+		return encodeJSON(w, v.Interface(), "  ")
+	}
+	w.WriteString("[\n")
+	for i := range v.Len() {
+		if i > 0 {
+			w.WriteString(",\n")
+		}
+		w.WriteString("    ")
+		if err := encodeJSON(w, v.Index(i).Interface(), "    "); err != nil {
+			return err
+		}
+	}
+	w.WriteString("\n  ]")
+	return nil
+}
+
+var marshalerType = reflect.TypeFor[json.Marshaler]()
+
+// encodeJSON writes v indented as if it began at prefix, without the
+// Encoder's trailing newline when prefix is set (a value inside the
+// document).
+func encodeJSON(w *bufio.Writer, v any, prefix string) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent(prefix, "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out := b.Bytes()
+	if prefix != "" {
+		out = bytes.TrimSuffix(out, []byte("\n"))
+	}
+	_, err := w.Write(out)
+	return err
+}
+
+type docField struct {
+	name      string
+	index     int
+	omitEmpty bool
+}
+
+// docFields lays out a struct's fields as encoding/json does, or says it
+// cannot (ok false) and the document is written whole.
+func docFields(v reflect.Value) (fields []docField, ok bool) {
+	if v.Kind() != reflect.Struct || v.Type().Implements(marshalerType) || reflect.PointerTo(v.Type()).Implements(marshalerType) {
+		return nil, false
+	}
+	t := v.Type()
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil, false
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if opts != "" && opts != "omitempty" || !validJSONName(name) {
+			return nil, false
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if seen[name] {
+			return nil, false
+		}
+		seen[name] = true
+		fields = append(fields, docField{name: name, index: i, omitEmpty: opts == "omitempty"})
+	}
+	return fields, true
+}
+
+// validJSONName: the tag names encoding/json takes as they are (letters,
+// digits, _ and -); another is written whole, by encoding/json's rules.
+func validJSONName(name string) bool {
+	for _, c := range name {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// emptyJSON is encoding/json's omitempty test.
+func emptyJSON(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Interface, reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 type jsonInput struct {
