@@ -439,6 +439,12 @@ func window0(plans []*plan, opt Options, res *Result) {
 
 // copyRanks writes the process of each rank: its names, its events (the
 // second pass, two ranks at a time into fragments), its annotations.
+// Its pipeline has the shape of load's parsing (a bounded number in
+// flight, results taken in order, a quit on the first error) but not its
+// lifetimes: a slot here is freed when a fragment file is complete, and
+// what an error leaves behind is fragment files to remove, where load
+// frees a slot when its consumer has reduced a model and drops models;
+// one helper for both would take both sets of hooks.
 func copyRanks(out *slice.Writer, plans []*plan, res *Result) error {
 	type done struct {
 		path  string
