@@ -644,7 +644,7 @@ func collectivesCSV(w io.Writer, ct *collectives.Table) error {
 	}
 	cw.Write(append(head, "group_size", "instances", "unmatched_instances", "unmatched_ns", "kernel_ns", "transfer_ns", "wait_ns",
 		"share", "straggler_rank", "straggler_index", "straggler_last_arrivals", "upper_bound", "algbw_gbs", "busbw_gbs", "link_share",
-		"phase", "host", "communicator_rules", "link_scope", "link", "token_imbalance"))
+		"phase", "host", "communicator_rules", "link_scope", "link", "token_imbalance", "link_assumed_from"))
 	for i := range ct.Ops {
 		o := &ct.Ops[i]
 		srank, sidx, slast := "", "", ""
@@ -655,7 +655,7 @@ func collectivesCSV(w io.Writer, ct *collectives.Table) error {
 			strconv.FormatInt(o.UnmatchedNS, 10), strconv.FormatInt(o.KernelNS, 10), strconv.FormatInt(o.TransferNS, 10),
 			strconv.FormatInt(o.WaitNS, 10), ftoa(o.Share), srank, sidx, slast, strconv.FormatBool(o.UpperBound),
 			optFloat(o.AlgGBps), optFloat(o.BusGBps), optFloat(o.LinkShare),
-			o.Phase, csvText(o.Host), ruleList(o), o.Scope.String(), linkLabel(o.Link), tokenImbalance(o)))
+			o.Phase, csvText(o.Host), ruleList(o), o.Scope.String(), linkLabel(o.Link), tokenImbalance(o), linkAssumedFrom(o.Link)))
 	}
 	cw.Flush()
 	if _, err := io.WriteString(w, "\n"); err != nil {
@@ -704,6 +704,15 @@ func linkLabel(l *collectives.Link) string {
 		return ""
 	}
 	return l.Label()
+}
+
+// linkAssumedFrom is the GPU table row a link was assumed from, "" for a
+// link given or none.
+func linkAssumedFrom(l *collectives.Link) string {
+	if l == nil {
+		return ""
+	}
+	return csvText(l.Device)
 }
 
 // tokenImbalance is an op's token imbalance, "" when unknown.

@@ -551,14 +551,14 @@ func efficiencyCSV(w io.Writer, r *efficiency.Result) error {
 	cw := csv.NewWriter(w)
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	cw.Write([]string{"run", "step_kind", "steps", "windows", "span_ns_p50", "kernel_ns", "modelled_ns", "roofline_ns", "linked_ns", "link_ns",
-		"speed_of_light_ns", "replay_ns", "matched_ns", "link"})
+		"speed_of_light_ns", "replay_ns", "matched_ns", "link", "link_assumed_from"})
 	for _, s := range r.Steps {
-		link := ""
+		link, from := "", ""
 		if s.Link != nil {
-			link = s.Link.Label()
+			link, from = s.Link.Label(), csvText(s.Link.Device)
 		}
 		cw.Write([]string{csvText(s.Run), s.Class.String(), strconv.Itoa(s.Steps), strconv.Itoa(s.Windows), ftoa(s.SpanP50), i64(s.KernelNS),
-			i64(s.ModelledNS), i64(s.RooflineNS), i64(s.LinkedNS), i64(s.LinkNS), i64(s.SpeedOfLightNS), i64(s.ReplayNS), i64(s.MatchedNS), link})
+			i64(s.ModelledNS), i64(s.RooflineNS), i64(s.LinkedNS), i64(s.LinkNS), i64(s.SpeedOfLightNS), i64(s.ReplayNS), i64(s.MatchedNS), link, from})
 	}
 	cw.Flush()
 	io.WriteString(w, "\n")
