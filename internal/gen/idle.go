@@ -273,13 +273,8 @@ func WriteIdle(out io.Writer, cfg IdleConfig) (*IdleExpected, error) {
 			return nil, w.err
 		}
 	}
-	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \"gen idle\"\n}\n"...)
-	w.flushBuf()
-	if w.err == nil {
-		w.err = w.w.Flush()
-	}
-	if w.err != nil {
-		return nil, w.err
+	if err := w.close("gen idle"); err != nil {
+		return nil, err
 	}
 	return exp, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -627,22 +628,13 @@ func WriteNodeRank(out io.Writer, cfg NodeConfig, rank int) (*NodeExpected, erro
 		}
 		endCPU := t + 20_000
 		event("user_annotation", marker, w.pid, tid, start, int64(endCPU-start), nil)
-		gpuEnd := free[0]
-		for _, f := range free {
-			gpuEnd = max(gpuEnd, f)
-		}
-		cpu = max(endCPU+20_000, gpuEnd-100_000)
+		cpu = max(endCPU+20_000, slices.Max(free)-100_000)
 		if w.err != nil {
 			return nil, w.err
 		}
 	}
-	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \"gen-nodes\"\n}\n"...)
-	w.flushBuf()
-	if w.err == nil {
-		w.err = w.w.Flush()
-	}
-	if w.err != nil {
-		return nil, w.err
+	if err := w.close("gen-nodes"); err != nil {
+		return nil, err
 	}
 	exp.Bytes = w.n
 	for _, kind := range []string{"decode", "prefill"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -429,22 +430,13 @@ func WriteRank(out io.Writer, cfg RunConfig, rank int) (*RunExpected, error) {
 		exp.SpanNS = append(exp.SpanNS, spans)
 		endCPU := t + 20_000
 		w.event("user_annotation", marker, w.pid, tid, start, int64(endCPU-start), nil)
-		gpuEnd := free[0]
-		for _, f := range free {
-			gpuEnd = max(gpuEnd, f)
-		}
-		cpu = max(endCPU+20_000, gpuEnd-100_000)
+		cpu = max(endCPU+20_000, slices.Max(free)-100_000)
 		if w.err != nil {
 			return nil, w.err
 		}
 	}
-	w.buf = append(w.buf, "\n  ],\n  \"traceName\": \"gen-run\"\n}\n"...)
-	w.flushBuf()
-	if w.err == nil {
-		w.err = w.w.Flush()
-	}
-	if w.err != nil {
-		return nil, w.err
+	if err := w.close("gen-run"); err != nil {
+		return nil, err
 	}
 	exp.Bytes = w.n
 	for _, kind := range []string{"decode", "prefill"} {
