@@ -64,9 +64,12 @@ func named(name string, gbps float64, about string) Link {
 }
 
 // LinkNames lists the names Links knows, comma-separated.
-func LinkNames() string {
-	names := make([]string, len(links))
-	for i, l := range links {
+func LinkNames() string { return nameList(links) }
+
+// nameList is the links' names, comma-separated.
+func nameList(ls []Link) string {
+	names := make([]string, len(ls))
+	for i, l := range ls {
 		names[i] = l.Name
 	}
 	return strings.Join(names, ", ")

@@ -33,13 +33,7 @@ var netLinks = []Link{
 
 // NetLinkNames lists the names of the links between hosts,
 // comma-separated.
-func NetLinkNames() string {
-	names := make([]string, len(netLinks))
-	for i, l := range netLinks {
-		names[i] = l.Name
-	}
-	return strings.Join(names, ", ")
-}
+func NetLinkNames() string { return nameList(netLinks) }
 
 // Links are what --link gives: one link for every communicator (the
 // NAME|GBPS form: All), or one for the communicators whose ranks are all
