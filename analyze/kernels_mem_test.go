@@ -9,6 +9,7 @@ import (
 	"github.com/traceq/traceq/analyze"
 	"github.com/traceq/traceq/internal/gen"
 	"github.com/traceq/traceq/parse/chrometrace"
+	"github.com/traceq/traceq/trace"
 	"github.com/traceq/traceq/window"
 )
 
@@ -22,21 +23,8 @@ func TestKernelsAllocations(t *testing.T) {
 	if _, err := gen.Write(&buf, gen.Config{Steps: 300, DecodeEvery: 10, Layers: 8, Seed: 2}, 0); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := chrometrace.Parse(bytes.NewReader(buf.Bytes()), chrometrace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := window.Build([]window.Input{{Path: "r", Trace: tr}}, window.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt := analyze.KernelOptions{MemOps: true}
-	analyze.Kernels(tbl, opt) // warm
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	ks := analyze.Kernels(tbl, opt)
-	runtime.ReadMemStats(&after)
+	tr, tbl := tableOf(t, buf.Bytes())
+	ks, alloc := allocated(func() []analyze.KernelStat { return analyze.Kernels(tbl, analyze.KernelOptions{MemOps: true}) })
 	var n int64
 	for _, k := range ks {
 		n += k.N
@@ -45,7 +33,6 @@ func TestKernelsAllocations(t *testing.T) {
 	if n != int64(acts) {
 		t.Fatalf("kernels count %d activities, the trace has %d", n, acts)
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
 	limit := uint64(5*acts + 2048*len(ks) + 64<<10)
 	t.Logf("%d activities, %d names: %d bytes allocated (%.1f per activity)", acts, len(ks), alloc, float64(alloc)/float64(acts))
 	if alloc > limit {
@@ -63,25 +50,11 @@ func TestKernelsManyNames(t *testing.T) {
 	if err := gen.WriteNames(&buf, gen.NamesConfig{Names: n, Size: 200, Groups: 10, PerStep: 250}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := chrometrace.Parse(bytes.NewReader(buf.Bytes()), chrometrace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := window.Build([]window.Input{{Path: "r", Trace: tr}}, window.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt := analyze.KernelOptions{MemOps: true}
-	analyze.Kernels(tbl, opt) // warm
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	ks := analyze.Kernels(tbl, opt)
-	runtime.ReadMemStats(&after)
+	_, tbl := tableOf(t, buf.Bytes())
+	ks, alloc := allocated(func() []analyze.KernelStat { return analyze.Kernels(tbl, analyze.KernelOptions{MemOps: true}) })
 	if len(ks) != n {
 		t.Fatalf("%d rows, want %d", len(ks), n)
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
 	row := uint64(unsafe.Sizeof(analyze.KernelStat{}))
 	limit := n*(row+48) + 64<<10
 	t.Logf("%d names: %d bytes allocated, %.0f a row of %d bytes", n, alloc, float64(alloc)/n, row)
@@ -100,7 +73,21 @@ func TestBreakdownManyNames(t *testing.T) {
 	if err := gen.WriteNames(&buf, gen.NamesConfig{Names: n, Size: 200, Groups: 10, PerStep: n}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := chrometrace.Parse(bytes.NewReader(buf.Bytes()), chrometrace.Options{})
+	_, tbl := tableOf(t, buf.Bytes())
+	r, alloc := allocated(func() *analyze.GroupTable { return analyze.Breakdown(tbl, analyze.Options{}) })
+	if len(r.Groups) != 1 || len(r.Groups[0].Top) != 10 {
+		t.Fatalf("%d groups", len(r.Groups))
+	}
+	t.Logf("%d names: %d bytes allocated, %.0f a name", n, alloc, float64(alloc)/n)
+	if limit := uint64(n*256 + 256<<10); alloc > limit {
+		t.Errorf("Breakdown allocated %d bytes for %d names, more than %d", alloc, n, limit)
+	}
+}
+
+// tableOf parses raw as one input and builds its window table.
+func tableOf(t *testing.T, raw []byte) (*trace.Trace, *window.Table) {
+	t.Helper()
+	tr, err := chrometrace.Parse(bytes.NewReader(raw), chrometrace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,18 +95,18 @@ func TestBreakdownManyNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	analyze.Breakdown(tbl, analyze.Options{}) // warm
+	return tr, tbl
+}
+
+// allocated runs f once to warm it, then again, and returns its result
+// and the bytes the second run allocated (TotalAlloc around the call:
+// deterministic for this single-goroutine code).
+func allocated[R any](f func() R) (R, uint64) {
+	f()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r := analyze.Breakdown(tbl, analyze.Options{})
+	r := f()
 	runtime.ReadMemStats(&after)
-	if len(r.Groups) != 1 || len(r.Groups[0].Top) != 10 {
-		t.Fatalf("%d groups", len(r.Groups))
-	}
-	alloc := after.TotalAlloc - before.TotalAlloc
-	t.Logf("%d names: %d bytes allocated, %.0f a name", n, alloc, float64(alloc)/n)
-	if limit := uint64(n*256 + 256<<10); alloc > limit {
-		t.Errorf("Breakdown allocated %d bytes for %d names, more than %d", alloc, n, limit)
-	}
+	return r, after.TotalAlloc - before.TotalAlloc
 }
