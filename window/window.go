@@ -260,6 +260,15 @@ func (t *Table) add(in Input) error {
 	} else {
 		classOf = func(int32) step.Class { return step.WholeTrace }
 	}
+	// lastAcc is, per name of the trace, the window and category it was
+	// last summed under and their sums: the next activity of that name
+	// is nearly always in the same window, found without hashing.
+	type accSlot struct {
+		w   *win
+		cat CatID
+		acc *nameAcc
+	}
+	lastAcc := make([]accSlot, len(tr.Names))
 	for i := range tr.Activities {
 		a := &tr.Activities[i]
 		k := winKey{proc: a.Proc, device: a.Device, step: -1}
@@ -300,10 +309,14 @@ func (t *Table) add(in Input) error {
 		ca.n++
 		ca.busy.add(a.Start, end)
 		nk := nameCat{nameOf[a.Name], full}
-		na := w.names[nk]
-		if na == nil {
-			na = &nameAcc{}
-			w.names[nk] = na
+		c := &lastAcc[a.Name]
+		na := c.acc
+		if c.w != w || c.cat != full {
+			if na = w.names[nk]; na == nil {
+				na = &nameAcc{}
+				w.names[nk] = na
+			}
+			*c = accSlot{w, full, na}
 		}
 		na.n++
 		na.total += a.Dur
