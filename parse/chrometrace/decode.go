@@ -166,12 +166,10 @@ type decoder struct {
 	// full makes the scanner read every key of every event (a Reader
 	// reports ts, dur and id of events Parse skips); the decoding is the
 	// same.
-	full  bool
-	onKey func(key, s string, i int) (int, bool) // d.eventKey, bound once
-	onArg func(key, s string, i int) (int, bool) // d.argKey
-	res   *result
-	idx   int64 // current event index
-	off   int64 // current event offset
+	full bool
+	res  *result
+	idx  int64 // current event index
+	off  int64 // current event offset
 
 	lastActs int          // activities of the previous batch: a size hint
 	free     chan *result // results the merger is done with
@@ -227,8 +225,6 @@ func (r *result) examples(base int64) []trace.Anomaly {
 
 func newDecoder(worker int) *decoder {
 	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables()}
-	d.onKey = d.eventKey
-	d.onArg = d.argKey
 	return d
 }
 
@@ -347,7 +343,7 @@ func (d *decoder) event(ev string) EventKind {
 		d.anomaly(anomNotObject)
 		return KindSkipped
 	}
-	scanObject(ev, d.onKey) // fills d.f, args included
+	d.scanEvent(ev) // fills d.f, args included
 	return d.interpret()
 }
 
@@ -362,11 +358,14 @@ func (d *decoder) event(ev string) EventKind {
 func (d *decoder) eventAt(s string, i int) (EventKind, int) {
 	d.out.hasColl, d.out.hasOp = false, false
 	d.f = fields{}
-	if e := scanObjectEnd(s[i:], d.onKey); e >= 0 {
+	e, stop := d.scanEvent(s[i:])
+	if e < 0 && stop >= 0 {
+		e = objectRestEnd(s[i:], stop)
+	}
+	if e >= 0 {
 		return d.interpret(), i + e
 	}
-	e := compositeEnd(s, i)
-	if e < 0 {
+	if e = compositeEnd(s, i); e < 0 {
 		return KindSkipped, -1
 	}
 	return d.event(s[i:e]), e
