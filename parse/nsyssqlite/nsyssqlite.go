@@ -136,7 +136,7 @@ func checkHeader(path string) error {
 // URI authority) and escaped ('?', '#', '%', ' ').
 func openDB(abs string) (*sql.DB, error) {
 	u := url.URL{Path: filepath.ToSlash(abs)}
-	db, err := sql.Open("sqlite3", "file:"+u.EscapedPath()+"?mode=ro&immutable=1")
+	db, err := sql.Open("sqlite3", "file:"+u.EscapedPath()+"?mode=ro&immutable=1&_mutex=no")
 	if err != nil {
 		return nil, dbError(err)
 	}
