@@ -71,32 +71,31 @@ type durKey struct {
 	kernel bool
 }
 
-// durations gathers an input's durations during the pass.
+// durations gathers an input's durations during the pass: vals[i] are
+// those of keys[i].
 type durations struct {
 	m    map[durKey]int
 	keys []durKey
 	vals [][]int64
-	last durKey
-	at   int
 }
 
-func (d *durations) add(k durKey, dur int64) {
+// slot returns the index of k's durations, adding k when new. The pass
+// looks it up once per window and name (nameAcc.durs), not per activity.
+func (d *durations) slot(k durKey) int {
 	if d.m == nil {
 		d.m = map[durKey]int{}
-		d.at = -1
 	}
-	if d.at < 0 || k != d.last {
-		i, ok := d.m[k]
-		if !ok {
-			i = len(d.keys)
-			d.m[k] = i
-			d.keys = append(d.keys, k)
-			d.vals = append(d.vals, nil)
-		}
-		d.last, d.at = k, i
+	i, ok := d.m[k]
+	if !ok {
+		i = len(d.keys)
+		d.m[k] = i
+		d.keys = append(d.keys, k)
+		d.vals = append(d.vals, nil)
 	}
-	d.vals[d.at] = append(d.vals[d.at], dur)
+	return i
 }
+
+func (d *durations) add(slot int, dur int64) { d.vals[slot] = append(d.vals[slot], dur) }
 
 // done sorts and encodes the durations, in key order.
 func (d *durations) done() []Durations {

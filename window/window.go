@@ -179,6 +179,10 @@ type catAcc struct {
 type nameAcc struct {
 	n     int64
 	total int64
+	// durs is, for memory operations and kernels, the slot + 1 of the
+	// activities' durations (durations.slot), 0 until the first: the
+	// window's device and class and the name's category are its key.
+	durs [2]int
 }
 
 type winKey struct {
@@ -242,6 +246,7 @@ func (t *Table) add(in Input) error {
 		}
 	}
 	m := map[winKey]*win{}
+	var recent recentWins
 	var lastKey winKey
 	var last *win
 	var wins []*win
@@ -265,12 +270,16 @@ func (t *Table) add(in Input) error {
 		}
 		w := last
 		if w == nil || k != lastKey {
-			w = m[k]
+			w = recent.find(k)
 			if w == nil {
-				w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-					first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[nameCat]*nameAcc{}}
-				m[k] = w
-				wins = append(wins, w)
+				w = m[k]
+				if w == nil {
+					w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
+						first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[nameCat]*nameAcc{}}
+					m[k] = w
+					wins = append(wins, w)
+				}
+				recent.put(k, w)
 			}
 			last, lastKey = w, k
 		}
@@ -302,7 +311,11 @@ func (t *Table) add(in Input) error {
 		na.total += a.Dur
 		kernel := a.Kind == trace.KindKernel
 		if !t.opt.SkipDurations {
-			durs.add(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel}, a.Dur)
+			ki := boolInt(kernel)
+			if na.durs[ki] == 0 {
+				na.durs[ki] = 1 + durs.slot(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel})
+			}
+			durs.add(na.durs[ki]-1, a.Dur)
 		}
 		if kernel && !t.opt.SkipCollectives && t.isComm(full) {
 			colls.add(tr, a, k.step, full, nk.name, args.Find(a))
@@ -315,6 +328,29 @@ func (t *Table) add(in Input) error {
 	t.Inputs[ii].Durations = durs.done()
 	t.Inputs[ii].Collectives = colls.done()
 	return nil
+}
+
+// recentWins remembers the last windows looked up: the ranks and devices
+// of an input interleave their activities, each in its own window, and
+// comparing a few keys is cheaper than hashing one per activity.
+type recentWins struct {
+	keys [4]winKey
+	wins [4]*win
+	next int
+}
+
+func (r *recentWins) find(k winKey) *win {
+	for i := range r.keys {
+		if r.keys[i] == k && r.wins[i] != nil {
+			return r.wins[i]
+		}
+	}
+	return nil
+}
+
+func (r *recentWins) put(k winKey, w *win) {
+	r.keys[r.next], r.wins[r.next] = k, w
+	r.next = (r.next + 1) % len(r.keys)
 }
 
 // done is the window's final sums.
