@@ -160,8 +160,16 @@ type win struct {
 	idle  int64
 	cats  map[CatID]*catAcc
 	names map[nameCat]*nameAcc
+	// byName holds, by the input's trace.NameID, the names entries of
+	// activities of their name's own category; nil past denseNames.
+	byName []*nameAcc
 	windowIdle
 }
+
+// denseNames bounds the byName entries of one input's windows (2 MiB):
+// an input with few windows (an nsys export's ranks) finds its names by
+// index, one with many steps those of its first windows.
+var denseNames = 1 << 18 // a variable for TestDenseNames
 
 // nameCat keys a window's names: a name and the category its activities
 // have.
@@ -247,6 +255,7 @@ func (t *Table) add(in Input) error {
 	}
 	m := map[winKey]*win{}
 	var recent recentWins
+	dense := 0 // byName entries made
 	var lastKey winKey
 	var last *win
 	var wins []*win
@@ -276,6 +285,9 @@ func (t *Table) add(in Input) error {
 				if w == nil {
 					w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
 						first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[nameCat]*nameAcc{}}
+					if dense += len(tr.Names); dense <= denseNames {
+						w.byName = make([]*nameAcc, len(tr.Names))
+					}
 					m[k] = w
 					wins = append(wins, w)
 				}
@@ -302,10 +314,19 @@ func (t *Table) add(in Input) error {
 		ca.n++
 		ca.busy.add(a.Start, end)
 		nk := nameCat{nameOf[a.Name], full}
-		na := w.names[nk]
+		var na *nameAcc
+		own := w.byName != nil && full == catOf[a.Name]
+		if own {
+			na = w.byName[a.Name]
+		}
 		if na == nil {
-			na = &nameAcc{}
-			w.names[nk] = na
+			if na = w.names[nk]; na == nil {
+				na = &nameAcc{}
+				w.names[nk] = na
+			}
+			if own {
+				w.byName[a.Name] = na
+			}
 		}
 		na.n++
 		na.total += a.Dur
