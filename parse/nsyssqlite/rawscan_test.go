@@ -238,3 +238,80 @@ func editFile(t *testing.T, path string, off int64, s string) {
 		t.Fatal(err)
 	}
 }
+
+// TestKernelRowDecoding: what a kernel row's datatypes make of it, one
+// row at a time (rowVals as the raw scanner fills them): a NULL or
+// non-integer time, device, stream or name skips the row; a NULL
+// correlation id or process reads as 0; a configuration all NULL is
+// absent, one with some NULLs or a non-integer is ignored and counted,
+// the kernel kept.
+func TestKernelRowDecoding(t *testing.T) {
+	const (
+		skipped = "gpu activity with a NULL or non-integer value skipped"
+		ignored = "kernel launch configuration with a NULL or non-integer value ignored"
+	)
+	base := func() []driver.Value {
+		return []driver.Value{int64(100), int64(150), int64(0), int64(7), int64(11), int64(1 << 24), int64(1),
+			int64(4), int64(2), int64(1), int64(256), int64(1), int64(1), int64(64), int64(1024), int64(2048)}
+	}
+	with := func(col int, v driver.Value) []driver.Value { r := base(); r[col] = v; return r }
+	allNull := base()
+	for i := 7; i < len(allNull); i++ {
+		allNull[i] = nil
+	}
+	tests := []struct {
+		name    string
+		row     []driver.Value
+		kept    bool
+		corr    int64
+		config  bool   // a configuration is set
+		anomaly string // the one anomaly, "" for none
+	}{
+		{"integers", base(), true, 11, true, ""},
+		{"NULL start", with(0, nil), false, 0, false, skipped},
+		{"REAL end", with(1, 150.0), false, 0, false, skipped},
+		{"TEXT device", with(2, "0"), false, 0, false, skipped},
+		{"BLOB stream", with(3, []byte{7}), false, 0, false, skipped},
+		{"NULL name", with(6, nil), false, 0, false, skipped},
+		{"NULL correlation id", with(4, nil), true, 0, true, ""},
+		{"TEXT correlation id", with(4, "11"), false, 0, false, skipped},
+		{"NULL process", with(5, nil), true, 11, true, ""},
+		{"no configuration", base()[:7], true, 11, false, ""},
+		{"configuration all NULL", allNull, true, 11, false, ""},
+		{"one NULL in the configuration", with(9, nil), true, 11, false, ignored},
+		{"REAL in the configuration", with(12, 1.5), true, 11, false, ignored},
+		{"TEXT in the configuration", with(15, "2048"), true, 11, false, ignored},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBuilder(1, 0)
+			b.kernelRow(rowOf(tt.row), 1)
+			tr, err := b.finish(func(ids []int64) (map[int64]string, error) { return map[int64]string{1: "k"}, nil }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(tr.Activities) == 1; got != tt.kept {
+				t.Fatalf("kept %v, want %v", got, tt.kept)
+			}
+			var what []string
+			for _, a := range tr.Anomalies {
+				what = append(what, a.What)
+			}
+			if want := []string{tt.anomaly}; !(tt.anomaly == "" && len(what) == 0 || reflect.DeepEqual(what, want)) {
+				t.Errorf("anomalies %q, want %q", what, tt.anomaly)
+			}
+			if !tt.kept {
+				return
+			}
+			a := tr.Activities[0]
+			if a.Start != 100 || a.Dur != 50 || a.Corr != tt.corr || a.Device != 0 || a.Stream != 7 || tr.Names[a.Name] != "k" {
+				t.Errorf("activity %+v (name %q)", a, tr.Names[a.Name])
+			}
+			c := tr.ConfigOf(tr.AttrOf(a.Attr).Config)
+			want := trace.Config{Grid: [3]int32{4, 2, 1}, Block: [3]int32{256, 1, 1}, Registers: 64, SharedMem: 3072, DynamicSharedMem: 2048}
+			if got := a.Attr != 0; got != tt.config || tt.config && c != want {
+				t.Errorf("configuration %+v (set %v), want set %v", c, got, tt.config)
+			}
+		})
+	}
+}
