@@ -152,7 +152,8 @@ func (d *decoder) attrs(cfg, kernel bool) bool {
 func (d *decoder) config() trace.ConfigID {
 	a := &d.f.attr
 	raw := [4]string{a.grid.Raw, a.block.Raw, a.regs.Raw, a.smem.Raw}
-	if raw == d.loc.lastRaw && d.loc.lastCfg != 0 {
+	// Compared one by one, inline (the array's == is a call per event).
+	if l := &d.loc.lastRaw; d.loc.lastCfg != 0 && raw[0] == l[0] && raw[1] == l[1] && raw[2] == l[2] && raw[3] == l[3] {
 		return d.loc.lastCfg
 	}
 	c := trace.NoConfig

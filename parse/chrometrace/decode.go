@@ -447,7 +447,7 @@ func (d *decoder) interpret() EventKind {
 	switch kind {
 	case catGPU:
 		a := trace.Activity{Start: trace.Time(ts), Dur: dur, Name: name, Kind: akind, Device: -1, Stream: -1}
-		dev, ok := d.device(f.device, f.pid)
+		dev, ok := d.device(&f.device, &f.pid)
 		if !ok {
 			return KindSkipped
 		}
@@ -497,7 +497,7 @@ func (d *decoder) interpret() EventKind {
 	default: // catGPURange
 		r := trace.Range{Start: trace.Time(ts), Dur: dur, Name: name, Device: -1, Stream: -1,
 			Kind: trace.RangeGPU, Domain: d.names.ID(f.cat.Str)}
-		dev, ok := d.device(val{}, f.pid)
+		dev, ok := d.device(nil, &f.pid)
 		if !ok {
 			return KindSkipped
 		}
@@ -519,15 +519,15 @@ const anomBadDevice = "GPU event with an unreadable or out-of-range device id sk
 // present but not an integer ordinal up to 2^31-1 ("gpu 3", 1e30,
 // 99999999999, -2) makes the event odd: it is skipped and counted rather
 // than put on a made-up device.
-func (d *decoder) device(dev, pid val) (int32, bool) {
-	v := dev
-	if !v.Exists() {
+func (d *decoder) device(dev, pid *val) (int32, bool) {
+	v := dev // pointers: a val is 40 bytes, and this is per GPU event
+	if v == nil || !v.Exists() {
 		v = pid
 	}
 	if !v.Exists() {
 		return -1, true
 	}
-	n, ok := num(v)
+	n, ok := num(*v)
 	if !ok || n < 0 || n > math.MaxInt32 {
 		d.anomaly(anomBadDevice)
 		return 0, false

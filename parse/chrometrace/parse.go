@@ -132,6 +132,12 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 		}
 	}
 	s := &splitter{r: in.r, blockSize: bs, pool: newBlocks(bs, 3*workers+2), meta: map[string][]byte{}}
+	if in.ra != nil {
+		// The decompressor fills the splitter's blocks (readAhead.take).
+		s.pool = newBlocks(bs+aheadHead, 3*workers+2+aheadBlocks)
+		in.ra.attach(s.pool, aheadHead)
+		s.ra = in.ra
+	}
 	m := newMerger(workers)
 	m.hint = opt.SizeHint
 

@@ -105,6 +105,8 @@ type splitter struct {
 	// pool, when set, recycles blocks; blk is the one buf lies in.
 	pool *blocks
 	blk  *block
+	// ra, when set, is r, filling pool's blocks after a headroom (take).
+	ra *readAhead
 	// spanFree holds span buffers of released batches.
 	spanFree chan []span
 }
@@ -116,6 +118,10 @@ func (s *splitter) more(keep int) {
 		return
 	}
 	left := len(s.buf) - keep
+	if s.ra != nil {
+		s.moreFilled(keep)
+		return
+	}
 	size := s.blockSize
 	if left*2 > size {
 		size = left * 2
@@ -146,6 +152,51 @@ func (s *splitter) more(keep int) {
 		}
 	}
 	s.buf = nb
+}
+
+// moreFilled is more for a splitter whose decompressor fills its blocks
+// (readAhead.take): the next block is taken whole, the bytes kept copied
+// into its headroom. What does not fit there (the first block's rest, an
+// event longer than the headroom) is copied with the new data into a
+// block of twice its size, filled with whole blocks, as more does.
+func (s *splitter) moreFilled(keep int) {
+	left := len(s.buf) - keep
+	f, ok := s.ra.take()
+	if !ok {
+		s.eof = true
+		return
+	}
+	var blk *block
+	var nb []byte
+	if head := len(f.blk.buf) - cap(f.data); left <= head {
+		blk, nb = f.blk, f.blk.buf[head-left:head+len(f.data)]
+		copy(nb, s.buf[keep:])
+	} else {
+		blk = s.pool.get(max(s.blockSize, 2*left, left+len(f.data)))
+		nb = append(blk.buf[:0], s.buf[keep:]...)
+		for {
+			nb = append(nb, f.data...)
+			f.blk.release()
+			if f.err != nil || len(nb)+len(f.data) > cap(nb) {
+				break
+			}
+			if f, ok = s.ra.take(); !ok {
+				break
+			}
+		}
+	}
+	s.blk.release()
+	s.blk = blk
+	s.base += int64(keep)
+	s.pos -= keep
+	s.bstart -= keep
+	s.buf = nb
+	if f.err != nil {
+		s.eof = true
+		if f.err != io.EOF {
+			s.readErr = f.err
+		}
+	}
 }
 
 func (s *splitter) failAt(i int, msg string, args ...any) error {

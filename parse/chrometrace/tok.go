@@ -146,12 +146,15 @@ func scalarEnd(s string, i int) (end int, bad byte) {
 	j := i
 	// Numbers are most of the literals: skip eight bytes at a time while
 	// they are all in '.'..'9' (digits, '.', '/'), none of which ends a
-	// literal (SWAR, as in stringEnd: x-c borrows into the high bit of
-	// a byte below c, x+(127-c) carries into that of a byte above c).
+	// literal, then to the first that is not (SWAR, as in stringEnd:
+	// x-c borrows into the high bit of a byte below c, x+(127-c) carries
+	// into that of a byte above c; the lowest bit set marks the first
+	// exactly), where the byte loop goes on.
 	for ; j+8 <= len(s); j += 8 {
 		const ones, highs = 0x0101010101010101, 0x8080808080808080
 		x := le64(s[j : j+8])
-		if ((x-ones*'.')&^x|(x+ones*(127-'9'))|x)&highs != 0 {
+		if m := ((x-ones*'.')&^x | (x + ones*(127-'9')) | x) & highs; m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
 			break
 		}
 	}
