@@ -170,8 +170,10 @@ type decoder struct {
 	onKey func(key, s string, i int) (int, bool) // d.eventKey, bound once
 	onArg func(key, s string, i int) (int, bool) // d.argKey
 	res   *result
-	idx   int64 // current event index
-	off   int64 // current event offset
+	// sum, when set, summarises each chunk for Options.Index.
+	sum *chunkSum
+	idx int64 // current event index
+	off int64 // current event offset
 
 	lastActs int          // activities of the previous batch: a size hint
 	free     chan *result // results the merger is done with
@@ -209,6 +211,8 @@ type result struct {
 	endState int
 	tail     int
 	lastGood int64
+	// sum is the chunk's summaries when indexing (Options.Index).
+	sum []ChunkSummary
 }
 
 // evPos is an event's index (in its batch or chunk, plus the batch's
@@ -358,18 +362,19 @@ func (d *decoder) event(ev string) EventKind {
 // object skipped by its brackets and strings alone, as compositeEnd would.
 // An object the key scanner cannot read (malformed inside) is measured by
 // compositeEnd and decoded as event does, so the outcome is the
-// splitter's. end is -1 when s ends inside the object.
-func (d *decoder) eventAt(s string, i int) (EventKind, int) {
+// splitter's (exact false: the keys were not all read as a Reader reads
+// them). end is -1 when s ends inside the object.
+func (d *decoder) eventAt(s string, i int) (kind EventKind, end int, exact bool) {
 	d.out.hasColl, d.out.hasOp = false, false
 	d.f = fields{}
 	if e := scanObjectEnd(s[i:], d.onKey); e >= 0 {
-		return d.interpret(), i + e
+		return d.interpret(), i + e, true
 	}
 	e := compositeEnd(s, i)
 	if e < 0 {
-		return KindSkipped, -1
+		return KindSkipped, -1, false
 	}
-	return d.event(s[i:e]), e
+	return d.event(s[i:e]), e, false
 }
 
 // interpret decides what the event whose keys were just scanned is, and
