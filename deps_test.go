@@ -80,6 +80,7 @@ var bottom = []string{"trace", "outfile", "stats", "labels", "interconnect"}
 // a reader sees what a package costs from its path (pprof's readline rule).
 var thirdParty = map[string][]string{
 	"github.com/tidwall/gjson":             {"parse/chrometrace"},
+	"github.com/klauspost/compress":        {"parse/chrometrace"},
 	"github.com/mattn/go-sqlite3":          {"parse/nsyssqlite"},
 	"github.com/ianlancetaylor/demangle":   {"parse"},
 	"github.com/urfave/cli/v2":             {"cmd/traceq"},

@@ -76,26 +76,31 @@ type durations struct {
 	m    map[durKey]int
 	keys []durKey
 	vals [][]int64
-	last durKey
-	at   int
+	// byName is, per name, 1 + the index of the last key with it: a
+	// name's key is nearly always its last one, found without hashing
+	// (consecutive activities seldom share a name).
+	byName []int32
 }
 
 func (d *durations) add(k durKey, dur int64) {
-	if d.m == nil {
-		d.m = map[durKey]int{}
-		d.at = -1
+	if int(k.name) >= len(d.byName) {
+		d.byName = slices.Grow(d.byName, int(k.name)+1-len(d.byName))[:k.name+1]
 	}
-	if d.at < 0 || k != d.last {
-		i, ok := d.m[k]
-		if !ok {
+	i := int(d.byName[k.name]) - 1
+	if i < 0 || d.keys[i] != k {
+		if d.m == nil {
+			d.m = map[durKey]int{}
+		}
+		var ok bool
+		if i, ok = d.m[k]; !ok {
 			i = len(d.keys)
 			d.m[k] = i
 			d.keys = append(d.keys, k)
 			d.vals = append(d.vals, nil)
 		}
-		d.last, d.at = k, i
+		d.byName[k.name] = int32(i + 1)
 	}
-	d.vals[d.at] = append(d.vals[d.at], dur)
+	d.vals[i] = append(d.vals[i], dur)
 }
 
 // done sorts and encodes the durations, in key order.

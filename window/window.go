@@ -157,8 +157,11 @@ type win struct {
 	// idle is the time in [first, last) when the device ran nothing at
 	// all (stepped inputs), or the window's own activities nothing (the
 	// whole trace): the gaps idleScan splits by cause.
-	idle  int64
-	cats  map[CatID]*catAcc
+	idle int64
+	// cats is indexed by CatID (a table has a few dozen): no map lookup
+	// per activity.
+	cats  []*catAcc
+	ncats int
 	names map[nameCat]*nameAcc
 	windowIdle
 }
@@ -268,7 +271,7 @@ func (t *Table) add(in Input) error {
 			w = m[k]
 			if w == nil {
 				w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-					first: a.Start, last: a.End(), cats: map[CatID]*catAcc{}, names: map[nameCat]*nameAcc{}}
+					first: a.Start, last: a.End(), names: map[nameCat]*nameAcc{}}
 				m[k] = w
 				wins = append(wins, w)
 			}
@@ -284,10 +287,14 @@ func (t *Table) add(in Input) error {
 			full = t.argsCategory(ii, i, a, full, byArgs, args)
 		}
 		cid := t.fold[full]
+		if int(cid) >= len(w.cats) {
+			w.cats = slices.Grow(w.cats, int(cid)+1-len(w.cats))[:cid+1]
+		}
 		ca := w.cats[cid]
 		if ca == nil {
 			ca = &catAcc{}
 			w.cats[cid] = ca
+			w.ncats++
 		}
 		ca.kernel += a.Dur
 		ca.n++
@@ -308,12 +315,16 @@ func (t *Table) add(in Input) error {
 			colls.add(tr, a, k.step, full, nk.name, args.Find(a))
 		}
 	}
+	// Sorting the durations (a tenth of a second a GB of trace) overlaps
+	// with the windows' sums: with one input, nothing else runs then.
+	sorted := make(chan []Durations, 1)
+	go func() { sorted <- durs.done() }()
 	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))
 	}
-	t.Inputs[ii].Durations = durs.done()
 	t.Inputs[ii].Collectives = colls.done()
+	t.Inputs[ii].Durations = <-sorted
 	return nil
 }
 
@@ -322,11 +333,12 @@ func (w *win) done(st *step.Steps) Window {
 	out := Window{Rank: w.rank, Device: w.device, Step: w.step, Class: st.Class(w.step), First: w.first, Last: w.last,
 		KernelNS: w.kernel, BusyNS: w.busy.sum(), IdleNS: w.idle, Idle: w.split,
 		BetweenNS: w.between, From: w.betweenFrom, HasPrev: w.hasPrev}
-	out.Cats = make([]CatSum, 0, len(w.cats))
-	for id, c := range w.cats {
-		out.Cats = append(out.Cats, CatSum{Cat: id, KernelNS: c.kernel, BusyNS: c.busy.sum(), N: c.n})
+	out.Cats = make([]CatSum, 0, w.ncats)
+	for id, c := range w.cats { // in CatID order
+		if c != nil {
+			out.Cats = append(out.Cats, CatSum{Cat: CatID(id), KernelNS: c.kernel, BusyNS: c.busy.sum(), N: c.n})
+		}
 	}
-	slices.SortFunc(out.Cats, func(a, b CatSum) int { return cmp.Compare(a.Cat, b.Cat) })
 	out.Names = make([]NameSum, 0, len(w.names))
 	for k, n := range w.names {
 		out.Names = append(out.Names, NameSum{Name: k.name, Cat: k.cat, N: n.n, TotalNS: n.total})

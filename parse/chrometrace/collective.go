@@ -31,35 +31,31 @@ func mayBeCollective(name string) bool {
 	return strings.HasPrefix(name, "nccl") || strings.HasPrefix(name, "rccl")
 }
 
-// collArg reads the value at s[i] when key is a collective arg, and
-// returns the index just past it; ok is false for other keys.
-func (d *decoder) collArg(key, s string, i int) (end int, ok bool) {
+// collArg returns the seen bit and the field of key when it is a
+// collective arg, else 0.
+func (d *decoder) collArg(key string) (bit uint64, dst *val) {
 	c := &d.coll
-	var bit uint64
-	var dst *val
 	switch key {
 	case "Collective name":
-		bit, dst = seenCollName, &c.name
+		return seenCollName, &c.name
 	case "In msg nelems":
-		bit, dst = seenInElems, &c.inElems
+		return seenInElems, &c.inElems
 	case "Out msg nelems":
-		bit, dst = seenOutElems, &c.outElems
+		return seenOutElems, &c.outElems
 	case "Group size":
-		bit, dst = seenGroupSize, &c.groupSize
+		return seenGroupSize, &c.groupSize
 	case "dtype":
-		bit, dst = seenDType, &c.dtype
+		return seenDType, &c.dtype
 	case "Process Group Name":
-		bit, dst = seenGroup, &c.group
+		return seenGroup, &c.group
 	case "Process Group Ranks":
-		bit, dst = seenRanks, &c.ranks
+		return seenRanks, &c.ranks
 	case "In split size":
-		bit, dst = seenInSplit, &c.inSplit
+		return seenInSplit, &c.inSplit
 	case "Out split size":
-		bit, dst = seenOutSplit, &c.outSplit
-	default:
-		return 0, false
+		return seenOutSplit, &c.outSplit
 	}
-	return d.f.take(bit, dst, s, i), true
+	return 0, nil
 }
 
 // collective fills d.out.coll from the args read; absent numbers are -1,

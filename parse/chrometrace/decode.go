@@ -166,10 +166,8 @@ type decoder struct {
 	// full makes the scanner read every key of every event (a Reader
 	// reports ts, dur and id of events Parse skips); the decoding is the
 	// same.
-	full  bool
-	onKey func(key, s string, i int) (int, bool) // d.eventKey, bound once
-	onArg func(key, s string, i int) (int, bool) // d.argKey
-	res   *result
+	full bool
+	res  *result
 	// sum, when set, summarises each chunk for Options.Index.
 	sum *chunkSum
 	idx int64 // current event index
@@ -231,8 +229,6 @@ func (r *result) examples(base int64) []trace.Anomaly {
 
 func newDecoder(worker int) *decoder {
 	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables()}
-	d.onKey = d.eventKey
-	d.onArg = d.argKey
 	return d
 }
 
@@ -351,7 +347,7 @@ func (d *decoder) event(ev string) EventKind {
 		d.anomaly(anomNotObject)
 		return KindSkipped
 	}
-	scanObject(ev, d.onKey) // fills d.f, args included
+	d.scanEvent(ev) // fills d.f, args included
 	return d.interpret()
 }
 
@@ -367,11 +363,14 @@ func (d *decoder) event(ev string) EventKind {
 func (d *decoder) eventAt(s string, i int) (kind EventKind, end int, exact bool) {
 	d.out.hasColl, d.out.hasOp = false, false
 	d.f = fields{}
-	if e := scanObjectEnd(s[i:], d.onKey); e >= 0 {
+	e, stop := d.scanEvent(s[i:])
+	if e < 0 && stop >= 0 {
+		e = objectRestEnd(s[i:], stop)
+	}
+	if e >= 0 {
 		return d.interpret(), i + e, true
 	}
-	e := compositeEnd(s, i)
-	if e < 0 {
+	if e = compositeEnd(s, i); e < 0 {
 		return KindSkipped, -1, false
 	}
 	return d.event(s[i:e]), e, false

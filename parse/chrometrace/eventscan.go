@@ -132,68 +132,117 @@ func unescape(raw string) string {
 // or the object is malformed (the splitter has checked the structure, so
 // the decoder is lenient here, as gjson was).
 func scanObject(s string, fn func(key, s string, i int) (end int, more bool)) int {
-	i := 1
-	for first := true; ; first = false {
-		i = skipSpace(s, i)
-		if i < len(s) && s[i] == '}' && first {
-			return i + 1
-		}
-		if i >= len(s) || s[i] != '"' {
+	i, done := objectStart(s)
+	for !done {
+		key, v := objectKey(s, i)
+		if v < 0 {
 			return -1
 		}
-		ke, esc := stringEnd(s, i)
-		if ke < 0 {
-			return -1
-		}
-		key := s[i+1 : ke-1]
-		if esc {
-			if ke-i > 1024 {
-				key = "\x00" // no key the decoder reads is that long
-			} else {
-				key = gjson.Parse(s[i:ke]).Str
-			}
-		}
-		i = skipSpace(s, ke)
-		if i >= len(s) || s[i] != ':' {
-			return -1
-		}
-		i = skipSpace(s, i+1)
-		if i >= len(s) {
-			return -1
-		}
-		end, more := fn(key, s, i)
+		end, more := fn(key, s, v)
 		if end < 0 || !more {
 			return -1
 		}
-		i = skipSpace(s, end)
-		if i < len(s) && s[i] == '}' {
-			return i + 1
-		}
-		if i >= len(s) || s[i] != ',' {
-			return -1
-		}
-		i++
+		i, done = objectNext(s, end)
 	}
+	return i
 }
 
-// scanObjectEnd is scanObject that, when fn says no more, skips the rest
-// of the object by its brackets and strings and returns the index just
-// past it: fn reads what it needs, and the end is found in the same pass.
-// It returns -1 when the object is malformed where fn read it or s ends
-// inside it.
-func scanObjectEnd(s string, fn func(key, s string, i int) (end int, more bool)) int {
-	stop := -1
-	e := scanObject(s, func(key, s string, i int) (int, bool) {
-		end, more := fn(key, s, i)
-		if !more && end >= 0 {
-			stop = end
-		}
-		return end, more
-	})
-	if e >= 0 || stop < 0 {
-		return e
+// The steps of scanObject, which the decoder's hot loops (scanEvent,
+// scanArgs) take with direct calls instead of a function value per key.
+// objectStart and objectNext return the index of the next key, or, done,
+// the index just past the object's '}', or -1 when it is malformed or s
+// ends first.
+
+// objectStart starts reading the object at s[0] ('{').
+func objectStart(s string) (i int, done bool) {
+	i = skipSpace(s, 1)
+	if i < len(s) && s[i] == '}' {
+		return i + 1, true
 	}
-	return objectRestEnd(s, stop)
+	return i, false
+}
+
+// objectKey reads the key at s[i] (or after blanks there) and returns it
+// and the index of its value, or -1 when the object is malformed there.
+func objectKey(s string, i int) (key string, v int) {
+	i = skipSpace(s, i)
+	if i >= len(s) || s[i] != '"' {
+		return "", -1
+	}
+	ke, esc := stringEnd(s, i)
+	if ke < 0 {
+		return "", -1
+	}
+	key = s[i+1 : ke-1]
+	if esc {
+		if ke-i > 1024 {
+			key = "\x00" // no key the decoder reads is that long
+		} else {
+			key = gjson.Parse(s[i:ke]).Str
+		}
+	}
+	i = skipSpace(s, ke)
+	if i >= len(s) || s[i] != ':' {
+		return "", -1
+	}
+	i = skipSpace(s, i+1)
+	if i >= len(s) {
+		return "", -1
+	}
+	return key, i
+}
+
+// objectNext reads on after a value that ends at s[end].
+func objectNext(s string, end int) (i int, done bool) {
+	i = skipSpace(s, end)
+	if i < len(s) {
+		switch s[i] {
+		case '}':
+			return i + 1, true
+		case ',':
+			return i + 1, false
+		}
+	}
+	return -1, true
+}
+
+// scanEvent is scanObject(s, d.eventKey) with direct calls. stop is the
+// end of the value after which eventKey said no more (end is then -1),
+// or -1.
+func (d *decoder) scanEvent(s string) (end, stop int) {
+	i, done := objectStart(s)
+	for !done {
+		key, v := objectKey(s, i)
+		if v < 0 {
+			return -1, -1
+		}
+		e, more := d.eventKey(key, s, v)
+		if e < 0 {
+			return -1, -1
+		}
+		if !more {
+			return -1, e
+		}
+		i, done = objectNext(s, e)
+	}
+	return i, -1
+}
+
+// scanArgs is scanObject(s, d.argKey) with direct calls.
+func (d *decoder) scanArgs(s string) int {
+	i, done := objectStart(s)
+	for !done {
+		key, v := objectKey(s, i)
+		if v < 0 {
+			return -1
+		}
+		e := d.argKey(key, s, v)
+		if e < 0 {
+			return -1
+		}
+		i, done = objectNext(s, e)
+	}
+	return i
 }
 
 // Bits of fields.seen: which keys of the event have been read.
@@ -307,7 +356,7 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 		// Read the args the decoder uses in the same pass that finds the
 		// end of args.
 		f.seen |= seenArgs
-		e := scanObject(s[i:], d.onArg)
+		e := d.scanArgs(s[i:])
 		if e < 0 {
 			return -1, false // done, or malformed
 		}
@@ -340,7 +389,7 @@ func (d *decoder) eventKey(key, s string, i int) (int, bool) {
 
 // argKey keeps the args the decoder uses: device, stream, correlation,
 // the attributes and the collective args.
-func (d *decoder) argKey(key, s string, i int) (int, bool) {
+func (d *decoder) argKey(key, s string, i int) int {
 	f := &d.f
 	var bit uint64
 	var dst *val
@@ -372,12 +421,11 @@ func (d *decoder) argKey(key, s string, i int) (int, bool) {
 	case "Input Strides":
 		bit, dst = seenStrides, &f.attr.strides
 	default:
-		if !f.past {
-			if e, ok := d.collArg(key, s, i); ok {
-				return e, true
-			}
+		// The collective args, in the same switch (one comparison of
+		// the key), are read up to where the event is done.
+		if bit, dst = d.collArg(key); bit == 0 || f.past {
+			return skipValue(s, i)
 		}
-		return skipValue(s, i), true
 	}
-	return f.take(bit, dst, s, i), true
+	return f.take(bit, dst, s, i)
 }

@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/traceq/traceq/trace"
 )

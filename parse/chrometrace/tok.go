@@ -143,7 +143,19 @@ var delim = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\
 // may go on). bad is a byte that cannot be in a literal and stopped it
 // ('{', '[', '"' or ':'), or 0.
 func scalarEnd(s string, i int) (end int, bad byte) {
-	for j := i; j < len(s); j++ {
+	j := i
+	// Numbers are most of the literals: skip eight bytes at a time while
+	// they are all in '.'..'9' (digits, '.', '/'), none of which ends a
+	// literal (SWAR, as in stringEnd: x-c borrows into the high bit of
+	// a byte below c, x+(127-c) carries into that of a byte above c).
+	for ; j+8 <= len(s); j += 8 {
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		x := le64(s[j : j+8])
+		if ((x-ones*'.')&^x|(x+ones*(127-'9'))|x)&highs != 0 {
+			break
+		}
+	}
+	for ; j < len(s); j++ {
 		c := s[j]
 		if delim[c] {
 			return j, 0

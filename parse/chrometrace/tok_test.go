@@ -157,3 +157,38 @@ func TestCompositeEndAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarEndAgrees compares scalarEnd with a plain byte loop on random
+// literals made mostly of number bytes, with every byte that borders the
+// range it skips eight at a time ('.'..'9') and every byte that ends it.
+func TestScalarEndAgrees(t *testing.T) {
+	ref := func(s string) (int, byte) {
+		for j := 0; j < len(s); j++ {
+			switch c := s[j]; c {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j, 0
+			case '{', '[', '"', ':':
+				return j, c
+			}
+		}
+		return len(s), 0
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte(",}] \t\n\r{[\":-+eE/;\x00\x7f\x80\xae\xb9\xff")
+	for range 100000 {
+		b := make([]byte, 1+rng.IntN(40))
+		for k := range b {
+			if rng.IntN(12) == 0 {
+				b[k] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[k] = "0123456789."[rng.IntN(11)]
+			}
+		}
+		s := string(b)
+		ge, gbad := scalarEnd(s, 0)
+		we, wbad := ref(s)
+		if ge != we || gbad != wbad {
+			t.Fatalf("scalarEnd(%q) = %d, %q; want %d, %q", s, ge, gbad, we, wbad)
+		}
+	}
+}
