@@ -167,7 +167,7 @@ func (d *decoder) decodeChunk(b *batch) *result {
 		}
 		d.keep(kind)
 		if d.sum != nil {
-			d.sum.add(&d.f, s[i:end], b.base+int64(i), exact)
+			d.sum.add(d, kind, s[i:end], b.base+int64(i), exact)
 		}
 		idx++
 		r.lastGood = b.base + int64(end)

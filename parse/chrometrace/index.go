@@ -93,9 +93,11 @@ func (c *chunkSum) start() {
 		MinTS: math.MaxInt64, MaxTS: math.MinInt64, MinCorr: math.MaxInt64, MaxCorr: math.MinInt64}
 }
 
-// add takes the element just decoded, raw its text at offset off; exact
-// is false when the decoder did not read its keys as a Reader does.
-func (c *chunkSum) add(f *fields, raw string, off int64, exact bool) {
+// add takes the element just decoded by d, of kind, raw its text at
+// offset off; exact is false when the decoder did not read its keys as a
+// Reader does.
+func (c *chunkSum) add(d *decoder, kind EventKind, raw string, off int64, exact bool) {
+	f := &d.f
 	if c.Events > 0 && off-c.Start >= partBytes {
 		c.parts = append(c.parts, c.part())
 		c.start()
@@ -118,15 +120,28 @@ func (c *chunkSum) add(f *fields, raw string, off int64, exact bool) {
 		}
 		return
 	}
-	ts, ok := micros(f.ts)
+	// An activity or launch call has its ts and correlation id decoded
+	// (micros(f.ts) and num(f.corr), not 0); others are read here.
+	var ts, corr int64
+	ok := true
+	switch kind {
+	case KindActivity:
+		ts, corr = int64(d.out.act.Start), d.out.act.Corr
+	case KindLaunch:
+		ts, corr = int64(d.out.launch.Start), d.out.launch.Corr
+	default:
+		if ts, ok = micros(f.ts); ok && f.corr.Type != vNone {
+			corr, _ = num(f.corr)
+		}
+	}
 	if !ok {
 		c.Untimed++
 		return
 	}
 	c.Timed = true
 	c.MinTS, c.MaxTS = min(c.MinTS, ts), max(c.MaxTS, ts)
-	if n, _ := num(f.corr); n != 0 {
-		c.corr(n)
+	if corr != 0 {
+		c.corr(corr)
 	}
 	if flowPhase(f.ph.Str) && LaunchFlow(f.cat.Str) {
 		if id, err := strconv.ParseInt(strings.Trim(f.id.Raw, `"`), 10, 64); err == nil {
