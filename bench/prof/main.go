@@ -119,7 +119,7 @@ func profMerge(spec string, workers int) {
 		rr := r.Reread
 		how := "whole (no chunk index)"
 		if rr.Indexed {
-			how = fmt.Sprintf("%d of %d chunks", rr.ChunksRead, rr.Chunks)
+			how = fmt.Sprintf("%d of %d parts of its chunk index", rr.ChunksRead, rr.Chunks)
 		}
 		fmt.Fprintf(os.Stderr, "  %s: second pass read %s: %d of %d events, %d MB of JSON\n", r.Label, how, rr.Events, r.Copy.Read, rr.Bytes>>20)
 	}
