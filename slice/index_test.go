@@ -78,7 +78,7 @@ func TestCopyIndexed(t *testing.T) {
 		}
 		for _, open := range opens {
 			var fewer bool
-			for _, w := range [][2]int64{{0, 10}, {45, 55}, {90, 100}, {0, 100}, {-100, 200}} {
+			for _, w := range [][2]int64{{0, 10}, {45, 55}, {90, 100}, {0, 100}, {-100, 200}, {150, 160}} {
 				sel := Window(first+span*w[0]/100, first+span*w[1]/100)
 				st, rr := copyBoth(t, f, open, sel, idx)
 				if w[1]-w[0] <= 10 && rr.Events < st.Read {
