@@ -71,37 +71,31 @@ type durKey struct {
 	kernel bool
 }
 
-// durations gathers an input's durations during the pass.
+// durations gathers an input's durations during the pass: vals[i] are
+// those of keys[i].
 type durations struct {
 	m    map[durKey]int
 	keys []durKey
 	vals [][]int64
-	// byName is, per name, 1 + the index of the last key with it: a
-	// name's key is nearly always its last one, found without hashing
-	// (consecutive activities seldom share a name).
-	byName []int32
 }
 
-func (d *durations) add(k durKey, dur int64) {
-	if int(k.name) >= len(d.byName) {
-		d.byName = slices.Grow(d.byName, int(k.name)+1-len(d.byName))[:k.name+1]
+// slot returns the index of k's durations, adding k when new. The pass
+// looks it up once per window and name (nameAcc.durs), not per activity.
+func (d *durations) slot(k durKey) int {
+	if d.m == nil {
+		d.m = map[durKey]int{}
 	}
-	i := int(d.byName[k.name]) - 1
-	if i < 0 || d.keys[i] != k {
-		if d.m == nil {
-			d.m = map[durKey]int{}
-		}
-		var ok bool
-		if i, ok = d.m[k]; !ok {
-			i = len(d.keys)
-			d.m[k] = i
-			d.keys = append(d.keys, k)
-			d.vals = append(d.vals, nil)
-		}
-		d.byName[k.name] = int32(i + 1)
+	i, ok := d.m[k]
+	if !ok {
+		i = len(d.keys)
+		d.m[k] = i
+		d.keys = append(d.keys, k)
+		d.vals = append(d.vals, nil)
 	}
-	d.vals[i] = append(d.vals[i], dur)
+	return i
 }
+
+func (d *durations) add(slot int, dur int64) { d.vals[slot] = append(d.vals[slot], dur) }
 
 // done sorts and encodes the durations, in key order.
 func (d *durations) done() []Durations {

@@ -163,8 +163,16 @@ type win struct {
 	cats  []*catAcc
 	ncats int
 	names map[nameCat]*nameAcc
+	// byName holds, by the input's trace.NameID, the names entries of
+	// activities of their name's own category; nil past denseNames.
+	byName []*nameAcc
 	windowIdle
 }
+
+// denseNames bounds the byName entries of one input's windows (2 MiB):
+// an input with few windows (an nsys export's ranks) finds its names by
+// index, one with many steps those of its first windows.
+var denseNames = 1 << 18 // a variable for TestDenseNames
 
 // nameCat keys a window's names: a name and the category its activities
 // have.
@@ -182,6 +190,10 @@ type catAcc struct {
 type nameAcc struct {
 	n     int64
 	total int64
+	// durs is, for memory operations and kernels, the slot + 1 of the
+	// activities' durations (durations.slot), 0 until the first: the
+	// window's device and class and the name's category are its key.
+	durs [2]int
 }
 
 type winKey struct {
@@ -245,6 +257,8 @@ func (t *Table) add(in Input) error {
 		}
 	}
 	m := map[winKey]*win{}
+	var recent recentWins
+	dense := 0 // byName entries made
 	var lastKey winKey
 	var last *win
 	var wins []*win
@@ -268,12 +282,19 @@ func (t *Table) add(in Input) error {
 		}
 		w := last
 		if w == nil || k != lastKey {
-			w = m[k]
+			w = recent.find(k)
 			if w == nil {
-				w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-					first: a.Start, last: a.End(), names: map[nameCat]*nameAcc{}}
-				m[k] = w
-				wins = append(wins, w)
+				w = m[k]
+				if w == nil {
+					w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
+						first: a.Start, last: a.End(), names: map[nameCat]*nameAcc{}}
+					if dense += len(tr.Names); dense <= denseNames {
+						w.byName = make([]*nameAcc, len(tr.Names))
+					}
+					m[k] = w
+					wins = append(wins, w)
+				}
+				recent.put(k, w)
 			}
 			last, lastKey = w, k
 		}
@@ -300,16 +321,29 @@ func (t *Table) add(in Input) error {
 		ca.n++
 		ca.busy.add(a.Start, end)
 		nk := nameCat{nameOf[a.Name], full}
-		na := w.names[nk]
+		var na *nameAcc
+		own := w.byName != nil && full == catOf[a.Name]
+		if own {
+			na = w.byName[a.Name]
+		}
 		if na == nil {
-			na = &nameAcc{}
-			w.names[nk] = na
+			if na = w.names[nk]; na == nil {
+				na = &nameAcc{}
+				w.names[nk] = na
+			}
+			if own {
+				w.byName[a.Name] = na
+			}
 		}
 		na.n++
 		na.total += a.Dur
 		kernel := a.Kind == trace.KindKernel
 		if !t.opt.SkipDurations {
-			durs.add(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel}, a.Dur)
+			ki := boolInt(kernel)
+			if na.durs[ki] == 0 {
+				na.durs[ki] = 1 + durs.slot(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel})
+			}
+			durs.add(na.durs[ki]-1, a.Dur)
 		}
 		if kernel && !t.opt.SkipCollectives && t.isComm(full) {
 			colls.add(tr, a, k.step, full, nk.name, args.Find(a))
@@ -326,6 +360,29 @@ func (t *Table) add(in Input) error {
 	t.Inputs[ii].Collectives = colls.done()
 	t.Inputs[ii].Durations = <-sorted
 	return nil
+}
+
+// recentWins remembers the last windows looked up: the ranks and devices
+// of an input interleave their activities, each in its own window, and
+// comparing a few keys is cheaper than hashing one per activity.
+type recentWins struct {
+	keys [4]winKey
+	wins [4]*win
+	next int
+}
+
+func (r *recentWins) find(k winKey) *win {
+	for i := range r.keys {
+		if r.keys[i] == k && r.wins[i] != nil {
+			return r.wins[i]
+		}
+	}
+	return nil
+}
+
+func (r *recentWins) put(k winKey, w *win) {
+	r.keys[r.next], r.wins[r.next] = k, w
+	r.next = (r.next + 1) % len(r.keys)
 }
 
 // done is the window's final sums.

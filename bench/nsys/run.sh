@@ -31,10 +31,12 @@ fi
 
 # nsyssqlite.Open alone, always; the CLI too when it builds and has the
 # breakdown subcommand (it adds classification and aggregation).
-go build -o /tmp/traceq-nsys-load ./bench/nsys/load
+# The binaries go into $OUT, beside the export, where no other bench
+# script writes.
+go build -o "$OUT/traceq-nsys-load" ./bench/nsys/load
 HAVE_CLI=0
-if [ -d cmd/traceq ] && go build -o /tmp/traceq ./cmd/traceq 2>/dev/null &&
-	/tmp/traceq breakdown --help >/dev/null 2>&1; then
+if [ -d cmd/traceq ] && go build -o "$OUT/traceq" ./cmd/traceq 2>/dev/null &&
+	"$OUT/traceq" breakdown --help >/dev/null 2>&1; then
 	HAVE_CLI=1
 fi
 
@@ -63,9 +65,9 @@ best() {
 	echo "$best_s $best_cpu $best_kb"
 }
 
-read -r ld_s ld_cpu ld_kb < <(best /tmp/traceq-nsys-load "$DB")
+read -r ld_s ld_cpu ld_kb < <(best "$OUT/traceq-nsys-load" "$DB")
 if [ "$HAVE_CLI" = 1 ]; then
-	read -r tq_s tq_cpu tq_kb < <(best /tmp/traceq breakdown --format json "$DB")
+	read -r tq_s tq_cpu tq_kb < <(best "$OUT/traceq" breakdown --format json "$DB")
 fi
 read -r sq_s sq_cpu sq_kb < <(best sqlite3 "$DB" "$SQL")
 

@@ -91,6 +91,11 @@ type names struct {
 	kernelRefs int // kernelName calls, which bound the window's size
 	byKey      map[nameKey]uint32
 	lits       map[string]uint32
+	// apiID and apiName are the last API name looked up (api) and its
+	// provisional id, when hasAPI.
+	apiID   int64
+	apiName uint32
+	hasAPI  bool
 }
 
 type nameKey struct {
@@ -147,6 +152,17 @@ func (n *names) keyed(id int64, kind nameKind) uint32 {
 	return p
 }
 
+// api is keyed(id, nameAPI) with the last answer remembered: the calls
+// kept are mostly of one or two launch APIs, in runs.
+func (n *names) api(id int64) uint32 {
+	if n.hasAPI && id == n.apiID {
+		return n.apiName
+	}
+	p := n.keyed(id, nameAPI)
+	n.apiID, n.apiName, n.hasAPI = id, p, true
+	return p
+}
+
 func (n *names) literal(s string) uint32 {
 	if p, ok := n.lits[s]; ok {
 		return p
@@ -194,8 +210,23 @@ type procs struct {
 	nact  []int     // GPU activities per process
 }
 
+// find returns the provisional index of key. An export has a handful of
+// processes: scanning them beats hashing the key, once per row.
+func (p *procs) find(key int64) (int32, bool) {
+	if len(p.keys) <= 8 {
+		for i, k := range p.keys {
+			if k == key {
+				return int32(i), true
+			}
+		}
+		return 0, false
+	}
+	i, ok := p.index[key]
+	return i, ok
+}
+
 func (p *procs) get(key int64) int32 {
-	if i, ok := p.index[key]; ok {
+	if i, ok := p.find(key); ok {
 		return i
 	}
 	i := int32(len(p.keys))
@@ -306,11 +337,12 @@ type builder struct {
 	// key and whether it ran GPU work (set by finish).
 	procKeys []int64
 	procGPU  []bool
-	// attrs holds the kernels' launch configurations; lastCfg and
-	// lastAttr the last one read.
+	// attrs holds the kernels' launch configurations; nameCfgs, per
+	// provisional kernel name, the first maxNameCfgs configurations its
+	// kernels were launched with and their attributes (not those out of
+	// range: each of their kernels is counted).
 	attrs    *trace.AttrInterner
-	lastCfg  [nConfigCols]int64
-	lastAttr trace.AttrID
+	nameCfgs [][]cfgEntry
 	// kernelRows and kernelBad count kernel rows read and skipped as
 	// unreadable: a table of unreadable rows is a damaged file.
 	kernelRows, kernelBad int64
@@ -330,6 +362,14 @@ func newBuilder(gpuHint, nvtxHint int) *builder {
 		attrs:       trace.NewAttrInterner(),
 	}
 }
+
+type cfgEntry struct {
+	vals [nConfigCols]int64
+	attr trace.AttrID
+}
+
+// maxNameCfgs bounds the configurations remembered per kernel name.
+const maxNameCfgs = 8
 
 // builtinMemcpyKinds is ENUM_CUDA_MEMCPY_OPER as exported by nsys 2022.4 to
 // 2026.2, for exports without the enum table (before 2022.4, and lazy
@@ -391,20 +431,28 @@ func (b *builder) kernel(r *activityRow, cfg *configRow, row int64) {
 	if !ok || !b.deviceOK(r, tableKernel, row) {
 		return
 	}
-	a := b.activity(r, dur, tableKernel, trace.KindKernel, b.names.kernelName(r.name))
-	a.Attr = b.kernelAttr(cfg, row)
+	name := b.names.kernelName(r.name)
+	a := b.activity(r, dur, tableKernel, trace.KindKernel, name)
+	a.Attr = b.kernelAttr(name, cfg, row)
 	b.kernels = append(b.kernels, a)
 }
 
 // kernelAttr returns the attributes of a kernel's launch configuration
-// (0 when the export has none). Kernels of one name share a few
-// configurations: the last one is remembered.
-func (b *builder) kernelAttr(cfg *configRow, row int64) trace.AttrID {
+// (0 when the export has none), name being the kernel's provisional
+// name. A kernel name has a few configurations: they are looked up among
+// its own (nameCfgs), with no hashing; interning takes two map lookups.
+func (b *builder) kernelAttr(name uint32, cfg *configRow, row int64) trace.AttrID {
 	if cfg == nil || !cfg.present {
 		return 0
 	}
-	if cfg.vals == b.lastCfg && b.lastAttr != 0 {
-		return b.lastAttr
+	if int(name) >= len(b.nameCfgs) {
+		b.nameCfgs = slices.Grow(b.nameCfgs, int(name)+1-len(b.nameCfgs))[:name+1]
+	}
+	known := b.nameCfgs[name]
+	for i := range known {
+		if known[i].vals == cfg.vals {
+			return known[i].attr
+		}
 	}
 	v := &cfg.vals
 	for _, x := range v {
@@ -425,8 +473,11 @@ func (b *builder) kernelAttr(cfg *configRow, row int64) trace.AttrID {
 	if sum := v[7] + v[8]; sum <= math.MaxInt32 {
 		c.SharedMem = int32(sum)
 	}
-	b.lastCfg, b.lastAttr = cfg.vals, b.attrs.Attr(trace.Attr{Config: b.attrs.Config(c)})
-	return b.lastAttr
+	attr := b.attrs.Attr(trace.Attr{Config: b.attrs.Config(c)})
+	if len(known) < maxNameCfgs {
+		b.nameCfgs[name] = append(known, cfgEntry{cfg.vals, attr})
+	}
+	return attr
 }
 
 func (b *builder) memcpy(r *activityRow, copyKind, row int64) {
@@ -483,7 +534,7 @@ func (b *builder) prepareLaunches() {
 // process carries its correlation id: the other calls (cudaGetDevice,
 // cudaStreamIsCapturing, ...) are most of the table and useless to traceq.
 func (b *builder) launch(r *launchRow, table string, row int64) {
-	p, ok := b.procs.index[r.globalTid&pidMask]
+	p, ok := b.procs.find(r.globalTid & pidMask)
 	if !ok || !b.procs.corrs[p].has(r.corr) {
 		b.droppedAPI[r.name]++
 		return
@@ -506,7 +557,7 @@ func (b *builder) launch(r *launchRow, table string, row int64) {
 		b.launches = append(b.launches, nil)
 	}
 	b.launches[p] = append(b.launches[p], trace.Launch{Start: trace.Time(r.start), Dur: dur, Corr: r.corr,
-		Thread: decodeTID(r.globalTid), Name: trace.NameID(b.names.keyed(r.name, nameAPI)), Proc: p})
+		Thread: decodeTID(r.globalTid), Name: trace.NameID(b.names.api(r.name)), Proc: p})
 }
 
 func (b *builder) nvtx(r *nvtxRow, row int64) {

@@ -71,5 +71,6 @@
 // were traced as whole graphs, hiding most GPU time, fails with
 // ErrWholeGraphs.
 //
-// The package needs cgo (github.com/mattn/go-sqlite3).
+// The package needs cgo (github.com/mattn/go-sqlite3): the big tables are
+// read through the C API of the SQLite go-sqlite3 bundles (sqlite_cgo.go).
 package nsyssqlite

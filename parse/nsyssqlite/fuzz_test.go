@@ -51,6 +51,28 @@ func (in *fuzzInput) value() driver.Value {
 	return in.int64()
 }
 
+// rowOf is v as the raw scanner reads it (rowVals).
+func rowOf(v []driver.Value) *rowVals {
+	r := &rowVals{ints: make([]int64, len(v)), kinds: make([]uint8, len(v)), other: make([]driver.Value, len(v))}
+	for i, x := range v {
+		switch x := x.(type) {
+		case int64:
+			r.kinds[i], r.ints[i] = colInt, x
+		case nil:
+			r.kinds[i] = colNull
+		case float64:
+			r.kinds[i], r.other[i] = colFloat, x
+		case string:
+			r.kinds[i], r.other[i] = colText, x
+		case []byte:
+			r.kinds[i], r.other[i] = colBlob, x
+		default:
+			r.other[i] = x // kind 0: not a SQLite datatype
+		}
+	}
+	return r
+}
+
 // Fuzz record encodings, shared by the seeds.
 func fuzzInt(v int64) []byte { return binary.LittleEndian.AppendUint64([]byte{0}, uint64(v)) }
 
@@ -101,12 +123,32 @@ func FuzzRows(f *testing.F) {
 		type rec struct {
 			kind byte
 			v    [8]driver.Value
+			row  *rowVals // v as read, for the record's kind
 		}
 		var recs []rec
 		for len(in.data) > 0 {
 			r := rec{kind: in.byte() % 7}
 			for i := range r.v {
 				r.v[i] = in.value()
+			}
+			switch r.kind {
+			case 0:
+				if r.v[7] == nil {
+					r.row = rowOf(r.v[:7])
+					break
+				}
+				// With a launch configuration made of the row's values.
+				r.row = rowOf(append(r.v[:7:7], r.v[7], r.v[0], r.v[1], r.v[2], r.v[3], r.v[4], r.v[5], r.v[6], r.v[7]))
+			case 1, 4:
+				r.row = rowOf(r.v[:7])
+			case 2:
+				r.row = rowOf(r.v[:6])
+			case 3, 6:
+				r.row = rowOf(r.v[:5])
+			case 5:
+				v := r.v
+				v[2], v[4] = int64(nvtxDomainCreate), "d"
+				r.row = rowOf(v[:7])
 			}
 			recs = append(recs, r)
 		}
@@ -127,17 +169,11 @@ func FuzzRows(f *testing.F) {
 				row := int64(i + 1)
 				switch r.kind {
 				case 0:
-					if r.v[7] == nil {
-						b.kernelRow(r.v[:7], row)
-						break
-					}
-					// With a launch configuration made of the row's values.
-					v := append(r.v[:7:7], r.v[7], r.v[0], r.v[1], r.v[2], r.v[3], r.v[4], r.v[5], r.v[6], r.v[7])
-					b.kernelRow(v, row)
+					b.kernelRow(r.row, row)
 				case 1:
-					b.memcpyRow(r.v[:7], row)
+					b.memcpyRow(r.row, row)
 				case 2:
-					b.memsetRow(r.v[:6], row)
+					b.memsetRow(r.row, row)
 				case 3, 6:
 					if !prepared && r.v[7] == nil {
 						b.prepareLaunches()
@@ -147,13 +183,9 @@ func FuzzRows(f *testing.F) {
 					if r.kind == 6 {
 						table = tableDriver
 					}
-					b.apiRow(table, r.v[:5], row)
-				case 4:
-					b.nvtxRow(r.v[:7], row)
-				case 5:
-					v := r.v
-					v[2], v[4] = int64(nvtxDomainCreate), "d"
-					b.nvtxRow(v[:7], row)
+					b.apiRow(table, r.row, row)
+				case 4, 5:
+					b.nvtxRow(r.row, row)
 				}
 			}
 			lookup := func(ids []int64) (map[int64]string, error) {

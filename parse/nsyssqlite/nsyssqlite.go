@@ -94,7 +94,8 @@ func read(path string, opt Options, nameCol string) (*trace.Trace, error) {
 		return nil, err
 	}
 	defer db.Close()
-	r := &reader{db: db, opt: opt, nameCol: nameCol}
+	r := &reader{db: db, uri: dbURI(path), opt: opt, nameCol: nameCol}
+	defer func() { r.raw.close() }()
 	return r.read()
 }
 
@@ -135,8 +136,7 @@ func checkHeader(path string) error {
 // journal back. The path is absolute (a relative "//x" would parse as a
 // URI authority) and escaped ('?', '#', '%', ' ').
 func openDB(abs string) (*sql.DB, error) {
-	u := url.URL{Path: filepath.ToSlash(abs)}
-	db, err := sql.Open("sqlite3", "file:"+u.EscapedPath()+"?mode=ro&immutable=1")
+	db, err := sql.Open("sqlite3", dbURI(abs)+"&_mutex=no")
 	if err != nil {
 		return nil, dbError(err)
 	}
@@ -145,6 +145,12 @@ func openDB(abs string) (*sql.DB, error) {
 		return nil, dbError(err)
 	}
 	return db, nil
+}
+
+// dbURI is the URI openDB and openRaw open abs by.
+func dbURI(abs string) string {
+	u := url.URL{Path: filepath.ToSlash(abs)}
+	return "file:" + u.EscapedPath() + "?mode=ro&immutable=1"
 }
 
 type errClass uint8

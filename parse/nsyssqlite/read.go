@@ -38,6 +38,8 @@ var metaTables = []string{"META_DATA_EXPORT", "EXPORT_META_DATA"}
 
 type reader struct {
 	db      *sql.DB
+	uri     string // of the file, for raw
+	raw     *rawDB // opened by scanTable
 	opt     Options
 	nameCol string
 	tables  map[string]string // logical name → name in this export
@@ -217,6 +219,34 @@ func (r *reader) scanRows(table, query string, ncol int, fn func(v []driver.Valu
 	return nil
 }
 
+// scanTable is scanRows for the big tables (kernels, memory copies and
+// sets, API calls, NVTX events): the rows come through SQLite's C API
+// (rawDB.scan), not the driver.
+func (r *reader) scanTable(table, query string, ncol int, fn func(v *rowVals, row int64)) error {
+	if r.raw == nil {
+		raw, err := openRaw(r.uri)
+		if err != nil {
+			return fmt.Errorf("table %s: %w", table, dbError(err))
+		}
+		r.raw = raw
+	}
+	var n, row int64
+	err := r.raw.scan(query, ncol, func(v *rowVals) error {
+		row++
+		fn(v, row)
+		if n++; n == progressEvery {
+			r.progress(n)
+			n = 0
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("table %s: %w", table, dbError(err))
+	}
+	r.progress(n)
+	return nil
+}
+
 func (r *reader) read() (*trace.Trace, error) {
 	if err := r.resolveTables(); err != nil {
 		return nil, err
@@ -333,7 +363,7 @@ func (r *reader) readKernels() error {
 	if err != nil {
 		return err
 	}
-	err = r.scanRows(tableKernel, "SELECT "+cols+` FROM "`+r.tables[tableKernel]+`"`, len(r.b.kernelCols)+len(configCols), r.b.kernelRow)
+	err = r.scanTable(tableKernel, "SELECT "+cols+` FROM "`+r.tables[tableKernel]+`"`, len(r.b.kernelCols)+len(configCols), r.b.kernelRow)
 	if err != nil {
 		return err
 	}
@@ -357,7 +387,7 @@ func (r *reader) readMemcpy() error {
 	if err != nil {
 		return err
 	}
-	return r.scanRows(tableMemcpy, "SELECT "+cols+` FROM "`+r.tables[tableMemcpy]+`"`, len(memcpyCols), r.b.memcpyRow)
+	return r.scanTable(tableMemcpy, "SELECT "+cols+` FROM "`+r.tables[tableMemcpy]+`"`, len(memcpyCols), r.b.memcpyRow)
 }
 
 func (r *reader) readMemset() error {
@@ -368,7 +398,7 @@ func (r *reader) readMemset() error {
 	if err != nil {
 		return err
 	}
-	return r.scanRows(tableMemset, "SELECT "+cols+` FROM "`+r.tables[tableMemset]+`"`, len(activityCols), r.b.memsetRow)
+	return r.scanTable(tableMemset, "SELECT "+cols+` FROM "`+r.tables[tableMemset]+`"`, len(activityCols), r.b.memsetRow)
 }
 
 // readAPI reads CUDA API calls from table: CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -389,7 +419,7 @@ func (r *reader) readAPI(table string) error {
 	if err != nil {
 		return err
 	}
-	return r.scanRows(table, "SELECT "+cols+` FROM "`+r.tables[table]+`"`, len(apiCols), func(v []driver.Value, row int64) {
+	return r.scanTable(table, "SELECT "+cols+` FROM "`+r.tables[table]+`"`, len(apiCols), func(v *rowVals, row int64) {
 		r.b.apiRow(table, v, row)
 	})
 }
@@ -405,7 +435,7 @@ func (r *reader) readNVTX() error {
 	// Only ranges and domain names; marks and the rest are skipped in SQL.
 	q := fmt.Sprintf(`SELECT %s FROM "%s" WHERE eventType IN (%d, %d, %d, %d, %d)`, cols, r.tables[tableNVTX],
 		nvtxPushPop, nvtxStartEnd, nvtxtPushPop, nvtxtStartEnd, nvtxDomainCreate)
-	return r.scanRows(tableNVTX, q, len(nvtxCols), r.b.nvtxRow)
+	return r.scanTable(tableNVTX, q, len(nvtxCols), r.b.nvtxRow)
 }
 
 // lookupStrings fetches StringIds values for ids, by primary key, a chunk

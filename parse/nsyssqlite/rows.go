@@ -10,8 +10,8 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// This file turns the column values of one row (as the driver returns
-// them: int64, float64, string, []byte or nil) into the builder's rows.
+// This file turns the column values of one row (rowVals: integers, NULL,
+// and REAL, TEXT or BLOB values) into the builder's rows.
 // nsys writes integers; a NULL in a column its schema declares NOT NULL,
 // or a REAL (a fraction, Inf, 1e300), TEXT or BLOB anywhere, comes from a
 // damaged or hand-edited file. Such a row is skipped and counted, as the
@@ -40,19 +40,55 @@ const (
 	badNVTX = "nvtx event with a NULL or non-integer value skipped"
 )
 
+// SQLite's fundamental datatypes, as sqlite3_column_type returns them.
+const (
+	colInt   = 1
+	colFloat = 2
+	colText  = 3
+	colBlob  = 4
+	colNull  = 5
+)
+
+// rowVals is one row as read: per column, its datatype (kinds) and, for
+// an INTEGER, its value (ints; 0 otherwise); other holds the value of a
+// column of another datatype (float64, string or []byte; any other type
+// when a row comes from elsewhere), nil otherwise. Only rows with such a
+// value are slow to read (package comment of sqlite_cgo.go).
+type rowVals struct {
+	ints  []int64
+	kinds []uint8
+	other []driver.Value
+}
+
+// value returns column i as a driver.Value.
+func (r *rowVals) value(i int) driver.Value {
+	switch r.kinds[i] {
+	case colInt:
+		return r.ints[i]
+	case colNull:
+		return nil
+	}
+	return r.other[i]
+}
+
+// from returns the row's columns from i on.
+func (r *rowVals) from(i int) rowVals {
+	return rowVals{ints: r.ints[i:], kinds: r.kinds[i:], other: r.other[i:]}
+}
+
 // rowDecoder reads one row's values; bad is the first column that did not
 // hold what it must, or -1.
 type rowDecoder struct {
-	v   []driver.Value
+	r   *rowVals
 	bad int
 }
 
-func decoder(v []driver.Value) rowDecoder { return rowDecoder{v: v, bad: -1} }
+func decoder(r *rowVals) rowDecoder { return rowDecoder{r: r, bad: -1} }
 
 // req reads a NOT NULL INTEGER column.
 func (d *rowDecoder) req(i int) int64 {
-	if x, ok := d.v[i].(int64); ok {
-		return x
+	if d.r.kinds[i] == colInt {
+		return d.r.ints[i]
 	}
 	d.fail(i)
 	return 0
@@ -60,10 +96,10 @@ func (d *rowDecoder) req(i int) int64 {
 
 // opt reads a nullable INTEGER column: NULL reads as 0, false.
 func (d *rowDecoder) opt(i int) (int64, bool) {
-	switch x := d.v[i].(type) {
-	case int64:
-		return x, true
-	case nil:
+	switch d.r.kinds[i] {
+	case colInt:
+		return d.r.ints[i], true
+	case colNull:
 		return 0, false
 	}
 	d.fail(i)
@@ -72,12 +108,15 @@ func (d *rowDecoder) opt(i int) (int64, bool) {
 
 // text reads a nullable TEXT column.
 func (d *rowDecoder) text(i int) (string, bool) {
-	switch x := d.v[i].(type) {
-	case string:
-		return x, true
-	case []byte:
-		return string(x), true
-	case nil:
+	switch d.r.kinds[i] {
+	case colText, colBlob:
+		switch x := d.r.other[i].(type) {
+		case string:
+			return x, true
+		case []byte:
+			return string(x), true
+		}
+	case colNull:
 		return "", false
 	}
 	d.fail(i)
@@ -93,7 +132,7 @@ func (d *rowDecoder) fail(i int) {
 // skip counts a row the decoder found bad, with the first as the example.
 func (b *builder) skip(what, table string, cols []string, row int64, d *rowDecoder) {
 	if !b.counted(what) {
-		b.t.AddAnomaly(what, 1, fmt.Sprintf("%s row %d: %s is %s", table, row, cols[d.bad], describeValue(d.v[d.bad])))
+		b.t.AddAnomaly(what, 1, fmt.Sprintf("%s row %d: %s is %s", table, row, cols[d.bad], describeValue(d.r.value(d.bad))))
 	}
 }
 
@@ -157,7 +196,7 @@ type configRow struct {
 // has them, configCols. A configuration with a NULL among values that are
 // set, or a value that is not an integer, is ignored and counted; the
 // kernel is kept.
-func (b *builder) kernelRow(v []driver.Value, row int64) {
+func (b *builder) kernelRow(v *rowVals, row int64) {
 	b.kernelRows++
 	d := decoder(v)
 	r := decodeActivity(&d)
@@ -168,10 +207,11 @@ func (b *builder) kernelRow(v []driver.Value, row int64) {
 		return
 	}
 	var cfg *configRow
-	if len(v) >= 7+len(configCols) {
+	if len(v.kinds) >= 7+len(configCols) {
 		var c configRow
 		nulls := 0
-		cd := decoder(v[7:])
+		cfgVals := v.from(7)
+		cd := decoder(&cfgVals)
 		for i := range c.vals {
 			x, ok := cd.opt(i)
 			if !ok && cd.bad < 0 {
@@ -194,7 +234,7 @@ func (b *builder) kernelRow(v []driver.Value, row int64) {
 }
 
 // memcpyRow reads memcpyCols.
-func (b *builder) memcpyRow(v []driver.Value, row int64) {
+func (b *builder) memcpyRow(v *rowVals, row int64) {
 	d := decoder(v)
 	r := decodeActivity(&d)
 	kind := d.req(6)
@@ -206,7 +246,7 @@ func (b *builder) memcpyRow(v []driver.Value, row int64) {
 }
 
 // memsetRow reads activityCols.
-func (b *builder) memsetRow(v []driver.Value, row int64) {
+func (b *builder) memsetRow(v *rowVals, row int64) {
 	d := decoder(v)
 	r := decodeActivity(&d)
 	if d.bad >= 0 {
@@ -217,7 +257,7 @@ func (b *builder) memsetRow(v []driver.Value, row int64) {
 }
 
 // apiRow reads apiCols of table (the runtime or the driver table).
-func (b *builder) apiRow(table string, v []driver.Value, row int64) {
+func (b *builder) apiRow(table string, v *rowVals, row int64) {
 	d := decoder(v)
 	l := launchRow{start: d.req(0), end: d.req(1)}
 	l.globalTid, _ = d.opt(2)
@@ -231,7 +271,7 @@ func (b *builder) apiRow(table string, v []driver.Value, row int64) {
 }
 
 // nvtxRow reads nvtxCols.
-func (b *builder) nvtxRow(v []driver.Value, row int64) {
+func (b *builder) nvtxRow(v *rowVals, row int64) {
 	d := decoder(v)
 	n := nvtxRow{start: d.req(0), eventType: d.req(2)}
 	n.end, n.hasEnd = d.opt(1)
