@@ -6,15 +6,24 @@
 // "merge").
 //
 // Memory holds one rank's model at a time. Each rank is read twice: once
-// parsed (load.OneOn: its steps, its selection, its idle gaps, its clock),
-// the model then dropped; once streamed through slice.CopyTo, which
-// copies the raw events the selection keeps, each rewritten (edit.rewrite)
-// into the rank's process and the common clock; it skims (each event read
-// only as far as the selection needs), so the second read costs the
-// decompression and the event boundaries, not a second decoding. The second pass runs on
-// two ranks at a time, each into a fragment of its own that the output
-// then takes in rank order, so the output is the same whatever the
-// order the passes end in.
+// parsed (load.Load with a Reduce hook: its steps, its selection, its
+// idle gaps, its clock), the model then dropped; once streamed through
+// slice, which copies the raw events the selection keeps, each rewritten
+// (edit.rewrite) into the rank's process and the common clock. The parse
+// leaves, when it read the file in speculative chunks that all held
+// (parse.Options.Index), a chunk index: per 256 kB of its events, where
+// they lie, the bounds of their times and correlation ids, their
+// metadata. The second pass (slice.CopyIndexed) then reads only the
+// parts that can hold an event the selection keeps, passing over the
+// others (sought in a plain file; decompressed and discarded in a .gz)
+// and stopping after the last it needs; its output and counts are those
+// of reading the whole file (slice.CopyTo), which it falls back to for a
+// rank without an index (its parse gave up on chunks, a cut file) or
+// whose file changed since. Either way it skims (each event read only as
+// far as the selection needs). The second pass runs on two ranks at a
+// time, each into a fragment of its own that the output then takes in
+// rank order, so the output is the same whatever the order the passes
+// end in.
 package merge
 
 import (
@@ -90,6 +99,9 @@ type Options struct {
 	Steps    *slice.StepOptions
 	From, To int64
 	Align    Align
+	// FullPass makes the second pass read every rank whole (slice.CopyTo)
+	// even where the first left a chunk index: tests compare the two.
+	FullPass bool
 }
 
 // Rank is what the merge did with one rank.
@@ -109,6 +121,10 @@ type Rank struct {
 	Steps []step.Step
 	// Copy counts the rank's events read and kept.
 	Copy slice.Stats
+	// Reread is what the second pass read of the rank's file: with the
+	// first pass's chunk index, only the parts that can hold an event the
+	// selection keeps.
+	Reread slice.Reread
 	// Gaps and Waits count the idle-gap and waiting annotations written.
 	Gaps, Waits int64
 	// Joined says, with collectives alignment, that the rank's shift
@@ -147,6 +163,7 @@ type plan struct {
 	gaps    []window.Gap   // with Options.Steps: those in the selection
 	log     gapLog         // with a time window: every gap, compactly
 	input   int            // index in the loader's table
+	idx     *indexed       // the first pass's chunk index of the file; nil: none
 	chosen  map[int32]bool // with Options.Steps: the chosen steps, by position
 	devMap  map[int64]int64
 	waits   []wait
@@ -181,12 +198,19 @@ func Prepare(args []string, opt Options) (*Merger, error) {
 	// Each input's gaps come while the table adds it, before its Reduce.
 	var log gapLog
 	lo.Gaps = log.add
+	// Each input's chunk index comes while it is parsed, before its
+	// Reduce.
+	var indexes indexSet
+	if !opt.FullPass {
+		lo.Parse.Index = indexes.add
+	}
 	var byInput []*plan
 	lo.Reduce = func(tbl *window.Table, i int) error {
 		p, err := prepare(tbl, i, log, opt)
 		if err != nil {
 			return err
 		}
+		p.idx = indexes.take(p.Path)
 		log = gapLog{}
 		byInput = append(byInput, p)
 		return nil
@@ -521,8 +545,24 @@ func appendFragment(out *slice.Writer, path string, empty bool) error {
 
 // copy is the second pass over one rank: its process's names, the events
 // its selection keeps, rewritten, and its annotations, into a temporary
-// fragment whose path it returns.
+// fragment whose path it returns. With the first pass's chunk index it
+// reads only the parts that can hold a kept event; should the file not
+// match its index, it starts again reading the whole file.
 func (p *plan) copy(labels []string) (path string, empty bool, err error) {
+	if ix := p.idx; ix != nil {
+		p.idx = nil // for good: the index is memory, and stale or used once
+		if ix.same(p.Path) {
+			path, empty, err = p.copyOnce(labels, ix.idx)
+			if !errors.Is(err, slice.ErrStaleIndex) {
+				return path, empty, err
+			}
+		}
+	}
+	return p.copyOnce(labels, nil)
+}
+
+// copyOnce is copy, guided by idx when it is not nil.
+func (p *plan) copyOnce(labels []string, idx *chrometrace.Index) (path string, empty bool, err error) {
 	f, err := outfile.Temp("", "traceq-merge-*")
 	if err != nil {
 		return "", false, fmt.Errorf("a temporary file for the merge: %w", err)
@@ -546,7 +586,7 @@ func (p *plan) copy(labels []string) (path string, empty bool, err error) {
 	streams := map[stream]bool{}
 	var scratch []member
 	open := func() (io.ReadCloser, error) { return os.Open(p.Path) }
-	st, _, err := slice.CopyTo(fw, open, p.sel, func(ev *chrometrace.Event, raw, dst []byte) ([]byte, bool) {
+	rewrite := func(ev *chrometrace.Event, raw, dst []byte) ([]byte, bool) {
 		if ev.Ph == "M" && dropMeta[ev.Name] {
 			return dst, false
 		}
@@ -559,9 +599,18 @@ func (p *plan) copy(labels []string) (path string, empty bool, err error) {
 			streams[stream{dev, s}] = true
 		}
 		return out, true
-	})
-	if err != nil {
-		return "", false, &parse.FileError{Path: p.Path, Err: err}
+	}
+	var st *slice.Stats
+	if idx != nil {
+		st, _, p.Reread, err = slice.CopyIndexed(fw, open, p.sel, rewrite, idx)
+		if err != nil {
+			return "", false, err // stale: copy starts again
+		}
+	} else {
+		st, _, p.Reread, err = slice.CopyToReread(fw, open, p.sel, rewrite)
+		if err != nil {
+			return "", false, &parse.FileError{Path: p.Path, Err: err}
+		}
 	}
 	p.Copy = *st
 	keys := slices.Collect(func(yield func(stream) bool) {

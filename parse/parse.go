@@ -37,6 +37,11 @@ type Options struct {
 	// replays. Without it such a trace is refused with ErrNoGPU, as a
 	// trace with neither always is.
 	LaunchesOnly bool
+	// Index, when set, receives the chunk index of a Chrome trace read
+	// from a regular file in verified speculative chunks
+	// (chrometrace.Options.Index), with the name it was read as; a merge
+	// reads the file again guided by it.
+	Index func(name string, idx *chrometrace.Index)
 }
 
 // ErrNoGPU is returned for a trace that holds no GPU activity at all.
@@ -145,6 +150,9 @@ func read(in input, opt Options) (*trace.Trace, error) {
 			// speculative chunks on every core (and again, should a
 			// guess fail).
 			copt.Reopen = func() (io.Reader, error) { return progress(io.NewSectionReader(in.at, 0, in.size)), nil }
+			if opt.Index != nil {
+				copt.Index = func(idx *chrometrace.Index) { opt.Index(in.name, idx) }
+			}
 		}
 		return opt.gpu(chrometrace.Parse(progress(br), copt))
 	}

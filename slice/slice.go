@@ -3,7 +3,9 @@
 //
 // It copies raw events and never builds the model of the whole input:
 // events stream through chrometrace.Reader, and memory holds only the
-// window's unmatched flow events. The input is read several times, so it
+// window's unmatched flow events. A caller that has parsed the file
+// already (traceq merge) may pass its chunk index (CopyIndexed): only the
+// parts of the file that can hold a kept event are then read. The input is read several times, so it
 // must be a file: for a time window the first pass finds where the trace
 // starts (Start: its first GPU activity, the zero point of every time
 // traceq prints or takes), the second copies (Copy); for steps, Steps'
@@ -148,10 +150,6 @@ var gpuCats = map[string]bool{
 	"Kernel": true, "Memcpy": true, "Memset": true,
 }
 
-// launchFlowCats are the flow categories linking a launch call to its
-// kernel; their id is the correlation id.
-var launchFlowCats = map[string]bool{"ac2g": true, "async": true}
-
 // flowGroup holds the in-window events of one flow until the whole input
 // has been seen.
 type flowGroup struct {
@@ -190,7 +188,7 @@ func (s *Selection) decide(ev *chrometrace.Event, all Interval) verdict {
 	}
 	switch ev.Ph {
 	case "s", "t", "f":
-		if s.Corr != nil && launchFlowCats[ev.Cat] {
+		if s.Corr != nil && chrometrace.LaunchFlow(ev.Cat) {
 			id, err := strconv.ParseInt(strings.Trim(ev.ID, `"`), 10, 64)
 			if err != nil || !s.Corr[id] {
 				return verdict{}
@@ -253,29 +251,64 @@ type Edit func(ev *chrometrace.Event, raw, dst []byte) (out []byte, keep bool)
 // top-level values other than traceEvents, for the caller to write (or
 // not) when it closes out.
 func CopyTo(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopValue, error) {
-	st := &Stats{}
-	all := sel.span()
-	var buf []byte
-	// emit writes one kept event, rewritten; flows are held until the end.
-	rewrite := func(ev *chrometrace.Event, raw []byte) ([]byte, bool) {
-		if edit == nil {
-			return raw, true
-		}
-		var keep bool
-		buf, keep = edit(ev, raw, buf[:0])
-		return buf, keep
-	}
-	flows := map[string]*flowGroup{}
-	var order []string // flow keys in first-seen order, for deterministic output
-	var tops []TopValue
+	st, tops, _, err := CopyToReread(out, open, sel, edit)
+	return st, tops, err
+}
+
+// CopyToReread is CopyTo that also says what it read of the input.
+func CopyToReread(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopValue, Reread, error) {
 	in, err := open()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Reread{}, err
 	}
 	defer in.Close()
+	c := newCopier(out, sel, edit)
+	if err := c.read(in); err != nil {
+		return nil, nil, Reread{}, err
+	}
+	if err := c.writeFlows(); err != nil {
+		return nil, nil, Reread{}, err
+	}
+	return &c.st, c.tops, c.reread, nil
+}
+
+// copier is one copy's state: what it kept and the flows it holds until
+// the end.
+type copier struct {
+	out  *Writer
+	sel  *Selection
+	edit Edit
+	all  Interval
+	buf  []byte
+	// held holds the in-window flow events, by flow; order their keys
+	// in first-seen order, for deterministic output.
+	held   map[string]*flowGroup
+	order  []string
+	tops   []TopValue
+	st     Stats
+	reread Reread
+}
+
+func newCopier(out *Writer, sel *Selection, edit Edit) *copier {
+	return &copier{out: out, sel: sel, edit: edit, all: sel.span(), held: map[string]*flowGroup{}}
+}
+
+// rewrite is the kept event to write, rewritten.
+func (c *copier) rewrite(ev *chrometrace.Event, raw []byte) ([]byte, bool) {
+	if c.edit == nil {
+		return raw, true
+	}
+	var keep bool
+	c.buf, keep = c.edit(ev, raw, c.buf[:0])
+	return c.buf, keep
+}
+
+// read copies the events of the Chrome trace in, in file order.
+func (c *copier) read(in io.Reader) error {
+	st := &c.st
 	r, err := chrometrace.NewReader(in)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer r.Close()
 	// The copy decides by ph, cat, ts, dur, id and the correlation id
@@ -295,14 +328,16 @@ func CopyTo(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopV
 			break
 		}
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
+		c.reread.Bytes = max(c.reread.Bytes, ev.Offset+int64(len(ev.Raw)))
 		if ev.Kind == chrometrace.KindTopLevel {
-			tops = append(tops, TopValue{ev.Key, slices.Clone(ev.Raw)})
+			c.tops = append(c.tops, TopValue{ev.Key, slices.Clone(ev.Raw)})
 			continue
 		}
 		st.Read++
-		v := sel.decide(&ev, all)
+		c.reread.Events++
+		v := c.sel.decide(&ev, c.all)
 		if v.act == actUntimed {
 			st.Untimed++
 			continue
@@ -310,47 +345,53 @@ func CopyTo(out *Writer, open Opener, sel *Selection, edit Edit) (*Stats, []TopV
 		if v.act == actDrop {
 			continue
 		}
-		raw, keep := rewrite(&ev, ev.Raw)
+		raw, keep := c.rewrite(&ev, ev.Raw)
 		if !keep {
 			continue
 		}
 		switch v.act {
 		case actMeta:
 			st.Metadata++
-			err = out.event(st, raw)
+			err = c.out.event(st, raw)
 		case actKeep:
-			err = out.event(st, raw)
+			err = c.out.event(st, raw)
 		case actFlow:
 			st.Flows++
-			err = out.event(st, raw)
+			err = c.out.event(st, raw)
 		case actFlowMaybe:
-			g := flows[v.flow]
+			g := c.held[v.flow]
 			if g == nil {
 				g = &flowGroup{}
-				flows[v.flow] = g
-				order = append(order, v.flow)
+				c.held[v.flow] = g
+				c.order = append(c.order, v.flow)
 			}
 			g.events = append(g.events, slices.Clone(raw))
 			g.start = g.start || v.ph == 's'
 			g.done = g.done || v.ph == 'f'
 		}
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	for _, k := range order {
-		g := flows[k]
+	return nil
+}
+
+// writeFlows writes the held flow events of the flows with both ends inside
+// the window.
+func (c *copier) writeFlows() error {
+	for _, k := range c.order {
+		g := c.held[k]
 		if !g.start || !g.done {
 			continue
 		}
 		for _, raw := range g.events {
-			st.Flows++
-			if err := out.event(st, raw); err != nil {
-				return nil, nil, err
+			c.st.Flows++
+			if err := c.out.event(&c.st, raw); err != nil {
+				return err
 			}
 		}
 	}
-	return st, tops, nil
+	return nil
 }
 
 // TopValue is a top-level value of a Chrome trace other than traceEvents

@@ -33,6 +33,7 @@ func main() {
 	mem := flag.String("memprofile", "", "write a heap profile (after loading) to `FILE`")
 	after := flag.String("afterprofile", "", "write a heap profile after the breakdown to `FILE` (its alloc_space shows what the analysis allocated)")
 	workers := flag.Int("workers", 0, "decoding goroutines per file (0: GOMAXPROCS)")
+	fullPass = flag.Bool("merge-full", false, "with -merge-steps: read every rank whole in the second pass (no chunk index)")
 	mergeSteps := flag.String("merge-steps", "", "profile traceq merge --steps `A:B` (output discarded) instead of the breakdown")
 	flag.Parse()
 	if *cpu != "" {
@@ -87,6 +88,8 @@ func main() {
 	}
 }
 
+var fullPass *bool
+
 // profMerge runs both passes of a merge of the steps spec selects over
 // the files named, the output discarded.
 func profMerge(spec string, workers int) {
@@ -99,7 +102,7 @@ func profMerge(spec string, workers int) {
 	}
 	t0 := time.Now()
 	m, err := merge.Prepare(flag.Args(), merge.Options{Load: load.Options{Parse: parse.Options{Workers: workers}, Warnings: os.Stderr},
-		Steps: &slice.StepOptions{From: a, To: b}})
+		Steps: &slice.StepOptions{From: a, To: b}, FullPass: *fullPass})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -112,4 +115,12 @@ func profMerge(spec string, workers int) {
 	}
 	fmt.Fprintf(os.Stderr, "merge: first pass %v, second %v: %d events written\n", t1.Sub(t0).Round(time.Millisecond),
 		time.Since(t1).Round(time.Millisecond), res.Events)
+	for _, r := range res.Ranks {
+		rr := r.Reread
+		how := "whole (no chunk index)"
+		if rr.Indexed {
+			how = fmt.Sprintf("%d of %d parts of its chunk index", rr.ChunksRead, rr.Chunks)
+		}
+		fmt.Fprintf(os.Stderr, "  %s: second pass read %s: %d of %d events, %d MB of JSON\n", r.Label, how, rr.Events, r.Copy.Read, rr.Bytes>>20)
+	}
 }

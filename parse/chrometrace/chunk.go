@@ -115,6 +115,9 @@ func (d *decoder) decodeChunk(b *batch) *result {
 	}
 	i := 0
 	r.endState = chunkBad
+	if d.sum != nil {
+		d.sum.reset()
+	}
 	var idx int64
 	for {
 		i = skipSpace(s, i)
@@ -149,8 +152,9 @@ func (d *decoder) decodeChunk(b *batch) *result {
 		d.idx, d.off = idx, b.base+int64(i)
 		var kind EventKind
 		end := -1
+		exact := true
 		if c == '{' {
-			kind, end = d.eventAt(s, i)
+			kind, end, exact = d.eventAt(s, i)
 		} else {
 			e, err := valueEnd(s, i)
 			if err == nil && e >= 0 && !(e == len(s) && c != '"' && c != '[') {
@@ -162,12 +166,18 @@ func (d *decoder) decodeChunk(b *batch) *result {
 			break // ends inside the element, or a bad literal
 		}
 		d.keep(kind)
+		if d.sum != nil {
+			d.sum.add(d, kind, s[i:end], b.base+int64(i), exact)
+		}
 		idx++
 		r.lastGood = b.base + int64(end)
 		i = end
 		want = wantComma
 	}
 	r.events = idx
+	if d.sum != nil {
+		r.sum = d.sum.summary()
+	}
 	d.lastActs = len(r.acts)
 	if n := d.names.Len(); n > before {
 		r.newNames = append([]string(nil), d.names.Names()[before:n]...)
@@ -235,7 +245,7 @@ func (sp *speculation) check(r *result) bool {
 func (sp *speculation) finishTail(s *splitter) error {
 	t := &splitter{r: bytes.NewReader(sp.tail), blockSize: max(len(sp.tail), 1), eof: false,
 		state: inObject, want: wantComma, sawArray: true, closed: true, meta: s.meta,
-		base: sp.tailOff}
+		base: sp.tailOff, top: s.top}
 	if s.topArray {
 		t.state = inEnd
 	}

@@ -168,8 +168,10 @@ type decoder struct {
 	// same.
 	full bool
 	res  *result
-	idx  int64 // current event index
-	off  int64 // current event offset
+	// sum, when set, summarises each chunk for Options.Index.
+	sum *chunkSum
+	idx int64 // current event index
+	off int64 // current event offset
 
 	lastActs int          // activities of the previous batch: a size hint
 	free     chan *result // results the merger is done with
@@ -207,6 +209,8 @@ type result struct {
 	endState int
 	tail     int
 	lastGood int64
+	// sum is the chunk's summaries when indexing (Options.Index).
+	sum []ChunkSummary
 }
 
 // evPos is an event's index (in its batch or chunk, plus the batch's
@@ -354,8 +358,9 @@ func (d *decoder) event(ev string) EventKind {
 // object skipped by its brackets and strings alone, as compositeEnd would.
 // An object the key scanner cannot read (malformed inside) is measured by
 // compositeEnd and decoded as event does, so the outcome is the
-// splitter's. end is -1 when s ends inside the object.
-func (d *decoder) eventAt(s string, i int) (EventKind, int) {
+// splitter's (exact false: the keys were not all read as a Reader reads
+// them). end is -1 when s ends inside the object.
+func (d *decoder) eventAt(s string, i int) (kind EventKind, end int, exact bool) {
 	d.out.hasColl, d.out.hasOp = false, false
 	d.f = fields{}
 	e, stop := d.scanEvent(s[i:])
@@ -363,12 +368,12 @@ func (d *decoder) eventAt(s string, i int) (EventKind, int) {
 		e = objectRestEnd(s[i:], stop)
 	}
 	if e >= 0 {
-		return d.interpret(), i + e
+		return d.interpret(), i + e, true
 	}
 	if e = compositeEnd(s, i); e < 0 {
-		return KindSkipped, -1
+		return KindSkipped, -1, false
 	}
-	return d.event(s[i:e]), e
+	return d.event(s[i:e]), e, false
 }
 
 // interpret decides what the event whose keys were just scanned is, and

@@ -333,17 +333,19 @@ func (f *fields) needs() uint64 {
 }
 
 // stop reports whether the scanner may stop after a key: Parse stops as
-// soon as the event's kind has what it uses; a Reader reads on but marks
-// the rest past (args read then are not the event's).
+// soon as the event's kind has what it uses (and, indexing, what the
+// index needs); a Reader reads on but marks the rest past (args read then
+// are not the event's).
 func (d *decoder) stop() bool {
-	if d.f.past {
-		return false
+	if !d.f.past {
+		if !d.f.done() {
+			return false
+		}
+		d.f.past = true
 	}
-	if !d.f.done() {
-		return false
-	}
-	d.f.past = true
-	return !d.full
+	// An indexing decoder reads on to what the index needs (its ts, a
+	// flow's id); keys read past done never change the decoding.
+	return !d.full && (d.sum == nil || d.f.indexed())
 }
 
 // eventKey stores the value of one top-level key of an event and says

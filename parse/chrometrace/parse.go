@@ -38,6 +38,11 @@ type Options struct {
 	// NoChunks makes Parse read through the event splitter only (tests
 	// compare the two ways).
 	NoChunks bool
+	// Index, when set, is called with the input's chunk index (index.go)
+	// when Parse read it in speculative chunks that all held and the
+	// input was whole; otherwise (the chunks gave up, a cut file, no
+	// Reopen) it is not called.
+	Index func(*Index)
 }
 
 // ErrNotTrace is returned for JSON that has no traceEvents array.
@@ -143,6 +148,21 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 
 	var sp *speculation
 	var gaveUp atomic.Bool
+	var idx *Index
+	if chunks && opt.Index != nil {
+		idx = &Index{}
+		s.top = func(key string, raw []byte, _ int64) {
+			idx.Tops = append(idx.Tops, TopLevel{key, slices.Clone(raw)})
+		}
+	}
+	newDec := func(w int) *decoder {
+		d := newDecoder(w)
+		d.free = m.free
+		if idx != nil {
+			d.sum = &chunkSum{}
+		}
+		return d
+	}
 	var next func() (*batch, error) = s.next
 	merge := m.add
 	if chunks {
@@ -185,6 +205,9 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 		merge = func(r *result) {
 			defer func() { <-tokens }()
 			if sp.check(r) {
+				if idx != nil {
+					idx.add(r.sum)
+				}
 				m.add(r)
 				return
 			}
@@ -206,8 +229,7 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 
 	var runErr error
 	if workers == 1 {
-		d := newDecoder(0)
-		d.free = m.free
+		d := newDec(0)
 		runErr = each(func(b *batch) { r := d.decode(b); b.release(); merge(r) })
 	} else {
 		batches := make(chan *batch, workers)
@@ -217,8 +239,7 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d := newDecoder(w)
-				d.free = m.free
+				d := newDec(w)
 				for b := range batches {
 					r := d.decode(b)
 					b.release()
@@ -255,6 +276,9 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 	trunc, err := in.finish(s, runErr)
 	if err != nil {
 		return nil, err
+	}
+	if idx != nil && trunc == nil && !idx.full {
+		opt.Index(idx)
 	}
 	t := m.trace()
 	t.Meta = readMeta(s.meta)
