@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
@@ -97,11 +98,48 @@ func (d *durations) slot(k durKey) int {
 
 func (d *durations) add(slot int, dur int64) { d.vals[slot] = append(d.vals[slot], dur) }
 
-// done sorts and encodes the durations, in key order.
+// done sorts and encodes the durations, in key order. It runs after an
+// input's pass, when a core would otherwise idle: the slots are split in
+// two halves of about as many values, one sorted on another goroutine.
 func (d *durations) done() []Durations {
 	out := make([]Durations, len(d.keys))
+	var total, half int
+	for _, v := range d.vals {
+		total += len(v)
+	}
+	cut := len(d.keys)
+	for i, v := range d.vals {
+		if half >= total/2 {
+			cut = i
+			break
+		}
+		half += len(v)
+	}
+	if total < 1<<16 {
+		cut = 0 // too few to share
+	}
+	var wg sync.WaitGroup
+	if cut > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.encode(out, 0, cut)
+		}()
+	}
+	d.encode(out, cut, len(d.keys))
+	wg.Wait()
+	slices.SortFunc(out, func(a, b Durations) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat), cmp.Compare(a.Device, b.Device),
+			a.Class.Compare(b.Class), cmp.Compare(boolInt(a.Kernel), boolInt(b.Kernel)))
+	})
+	return out
+}
+
+// encode sorts and encodes the durations of slots [from, to) into out.
+func (d *durations) encode(out []Durations, from, to int) {
 	var buf []byte
-	for i, k := range d.keys {
+	for i := from; i < to; i++ {
+		k := d.keys[i]
 		v := d.vals[i]
 		slices.Sort(v)
 		r := Durations{Name: k.name, Cat: k.cat, Device: k.device, Class: k.class, Kernel: k.kernel,
@@ -117,11 +155,6 @@ func (d *durations) done() []Durations {
 		d.vals[i] = nil
 		out[i] = r
 	}
-	slices.SortFunc(out, func(a, b Durations) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat), cmp.Compare(a.Device, b.Device),
-			a.Class.Compare(b.Class), cmp.Compare(boolInt(a.Kernel), boolInt(b.Kernel)))
-	})
-	return out
 }
 
 func boolInt(b bool) int {
