@@ -138,10 +138,11 @@ func (d *durations) done() []Durations {
 // encode sorts and encodes the durations of slots [from, to) into out.
 func (d *durations) encode(out []Durations, from, to int) {
 	var buf []byte
+	var scratch []int64
 	for i := from; i < to; i++ {
 		k := d.keys[i]
 		v := d.vals[i]
-		slices.Sort(v)
+		sortInts(v, &scratch)
 		r := Durations{Name: k.name, Cat: k.cat, Device: k.device, Class: k.class, Kernel: k.kernel,
 			N: int64(len(v)), Min: v[0], Max: v[len(v)-1]}
 		buf = binary.AppendVarint(buf[:0], v[0])
