@@ -72,11 +72,14 @@ type durKey struct {
 	kernel bool
 }
 
-// durations gathers an input's durations during the pass: vals[i] are
-// those of keys[i].
+// durations gathers an input's durations during the pass: the pass
+// notes each activity's slot (of), and done then makes vals[i], the
+// durations of keys[i] in activity order, each slice sized once
+// (appending to a slice per slot, growing it, held more memory at once).
 type durations struct {
 	m    map[durKey]int
 	keys []durKey
+	of   []int32 // per activity: its slot
 	vals [][]int64
 }
 
@@ -96,24 +99,45 @@ func (d *durations) slot(k durKey) int {
 	return i
 }
 
-func (d *durations) add(slot int, dur int64) { d.vals[slot] = append(d.vals[slot], dur) }
+// size makes vals, empty, at the size of each slot's durations (of).
+func (d *durations) size() {
+	n := make([]int, len(d.keys))
+	for _, s := range d.of {
+		n[s]++
+	}
+	all := make([]int64, len(d.of))
+	at := 0
+	for i, c := range n {
+		d.vals[i] = all[at : at : at+c]
+		at += c
+	}
+}
+
+// fill appends the durations of the slots [from, to) to vals, in
+// activity order.
+func (d *durations) fill(acts []trace.Activity, from, to int) {
+	lo, hi := int32(from), int32(to)
+	for i, s := range d.of {
+		if s >= lo && s < hi {
+			d.vals[s] = append(d.vals[s], acts[i].Dur)
+		}
+	}
+}
 
 // done sorts and encodes the durations, in key order. It runs after an
 // input's pass, when a core would otherwise idle: the slots are split in
 // two halves of about as many values, one sorted on another goroutine.
-func (d *durations) done() []Durations {
+func (d *durations) done(acts []trace.Activity) []Durations {
 	out := make([]Durations, len(d.keys))
-	var total, half int
-	for _, v := range d.vals {
-		total += len(v)
-	}
+	d.size()
+	total, half := len(d.of), 0
 	cut := len(d.keys)
 	for i, v := range d.vals {
 		if half >= total/2 {
 			cut = i
 			break
 		}
-		half += len(v)
+		half += cap(v)
 	}
 	if total < 1<<16 {
 		cut = 0 // too few to share
@@ -123,11 +147,14 @@ func (d *durations) done() []Durations {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			d.fill(acts, 0, cut)
 			d.encode(out, 0, cut)
 		}()
 	}
+	d.fill(acts, cut, len(d.keys))
 	d.encode(out, cut, len(d.keys))
 	wg.Wait()
+	d.of = nil
 	slices.SortFunc(out, func(a, b Durations) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat), cmp.Compare(a.Device, b.Device),
 			a.Class.Compare(b.Class), cmp.Compare(boolInt(a.Kernel), boolInt(b.Kernel)))

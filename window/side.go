@@ -50,6 +50,9 @@ func startNames(tr *trace.Trace, nameOf []NameID, catOf []CatID, classOf func(in
 		p.args = &c
 	}
 	p.batch = make([]nameItem, 0, nameBatch)
+	if !skipDur {
+		p.durs.of = make([]int32, len(tr.Activities))
+	}
 	go func() {
 		defer close(p.done)
 		for b := range p.work {
@@ -117,7 +120,7 @@ func (p *namePass) take(it *nameItem) {
 		if na.durs[ki] == 0 {
 			na.durs[ki] = 1 + p.durs.slot(durKey{name: nk.name, cat: full, device: a.Device, class: p.classOf(it.step), kernel: kernel})
 		}
-		p.durs.add(na.durs[ki]-1, a.Dur)
+		p.durs.of[it.i] = int32(na.durs[ki] - 1)
 	}
 	if it.coll {
 		p.colls.add(p.tr, a, it.step, full, nk.name, p.args.Find(a))

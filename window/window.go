@@ -329,7 +329,7 @@ func (t *Table) add(in Input) error {
 	// Sorting the durations (a tenth of a second a GB of trace) overlaps
 	// with the windows' sums: with one input, nothing else runs then.
 	sorted := make(chan []Durations, 1)
-	go func() { sorted <- durs.done() }()
+	go func() { sorted <- durs.done(tr.Activities) }()
 	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))
