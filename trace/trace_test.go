@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -318,6 +319,28 @@ func TestAddSat(t *testing.T) {
 	} {
 		if got := AddSat(c.a, c.b); got != c.want {
 			t.Errorf("AddSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestDeviceIDs: runs of one device, devices coming back after others,
+// device 0 first or not: each device once, ascending.
+func TestDeviceIDs(t *testing.T) {
+	for _, tc := range []struct {
+		devs []int32
+		want []int32
+	}{
+		{nil, nil},
+		{[]int32{0, 0, 0}, []int32{0}},
+		{[]int32{3, 3, 1, 1, 3, 0, 0, 1}, []int32{0, 1, 3}},
+		{[]int32{5, 0, 5, 0}, []int32{0, 5}},
+	} {
+		tr := &Trace{}
+		for _, d := range tc.devs {
+			tr.Activities = append(tr.Activities, Activity{Device: d})
+		}
+		if got := tr.DeviceIDs(); !slices.Equal(got, tc.want) {
+			t.Errorf("devices %v: DeviceIDs() = %v, want %v", tc.devs, got, tc.want)
 		}
 	}
 }

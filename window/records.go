@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
@@ -71,11 +72,14 @@ type durKey struct {
 	kernel bool
 }
 
-// durations gathers an input's durations during the pass: vals[i] are
-// those of keys[i].
+// durations gathers an input's durations during the pass: the pass
+// notes each activity's slot (of), and done then makes vals[i], the
+// durations of keys[i] in activity order, each slice sized once
+// (appending to a slice per slot, growing it, held more memory at once).
 type durations struct {
 	m    map[durKey]int
 	keys []durKey
+	of   []int32 // per activity: its slot
 	vals [][]int64
 }
 
@@ -95,15 +99,77 @@ func (d *durations) slot(k durKey) int {
 	return i
 }
 
-func (d *durations) add(slot int, dur int64) { d.vals[slot] = append(d.vals[slot], dur) }
+// size makes vals, empty, at the size of each slot's durations (of).
+func (d *durations) size() {
+	n := make([]int, len(d.keys))
+	for _, s := range d.of {
+		n[s]++
+	}
+	all := make([]int64, len(d.of))
+	at := 0
+	for i, c := range n {
+		d.vals[i] = all[at : at : at+c]
+		at += c
+	}
+}
 
-// done sorts and encodes the durations, in key order.
-func (d *durations) done() []Durations {
+// fill appends the durations of the slots [from, to) to vals, in
+// activity order.
+func (d *durations) fill(acts []trace.Activity, from, to int) {
+	lo, hi := int32(from), int32(to)
+	for i, s := range d.of {
+		if s >= lo && s < hi {
+			d.vals[s] = append(d.vals[s], acts[i].Dur)
+		}
+	}
+}
+
+// done sorts and encodes the durations, in key order. It runs after an
+// input's pass, when a core would otherwise idle: the slots are split in
+// two halves of about as many values, one sorted on another goroutine.
+func (d *durations) done(acts []trace.Activity) []Durations {
 	out := make([]Durations, len(d.keys))
+	d.size()
+	total, half := len(d.of), 0
+	cut := len(d.keys)
+	for i, v := range d.vals {
+		if half >= total/2 {
+			cut = i
+			break
+		}
+		half += cap(v)
+	}
+	if total < 1<<16 {
+		cut = 0 // too few to share
+	}
+	var wg sync.WaitGroup
+	if cut > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.fill(acts, 0, cut)
+			d.encode(out, 0, cut)
+		}()
+	}
+	d.fill(acts, cut, len(d.keys))
+	d.encode(out, cut, len(d.keys))
+	wg.Wait()
+	d.of = nil
+	slices.SortFunc(out, func(a, b Durations) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat), cmp.Compare(a.Device, b.Device),
+			a.Class.Compare(b.Class), cmp.Compare(boolInt(a.Kernel), boolInt(b.Kernel)))
+	})
+	return out
+}
+
+// encode sorts and encodes the durations of slots [from, to) into out.
+func (d *durations) encode(out []Durations, from, to int) {
 	var buf []byte
-	for i, k := range d.keys {
+	var scratch []int64
+	for i := from; i < to; i++ {
+		k := d.keys[i]
 		v := d.vals[i]
-		slices.Sort(v)
+		sortInts(v, &scratch)
 		r := Durations{Name: k.name, Cat: k.cat, Device: k.device, Class: k.class, Kernel: k.kernel,
 			N: int64(len(v)), Min: v[0], Max: v[len(v)-1]}
 		buf = binary.AppendVarint(buf[:0], v[0])
@@ -117,11 +183,6 @@ func (d *durations) done() []Durations {
 		d.vals[i] = nil
 		out[i] = r
 	}
-	slices.SortFunc(out, func(a, b Durations) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat), cmp.Compare(a.Device, b.Device),
-			a.Class.Compare(b.Class), cmp.Compare(boolInt(a.Kernel), boolInt(b.Kernel)))
-	})
-	return out
 }
 
 func boolInt(b bool) int {

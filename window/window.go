@@ -262,8 +262,6 @@ func (t *Table) add(in Input) error {
 	var lastKey winKey
 	var last *win
 	var wins []*win
-	var durs durations
-	var colls collectives
 	var classOf func(s int32) step.Class // per step index
 	if in.Steps != nil {
 		cls := make([]step.Class, len(in.Steps.List)+1) // [0]: outside any step
@@ -274,6 +272,7 @@ func (t *Table) add(in Input) error {
 	} else {
 		classOf = func(int32) step.Class { return step.WholeTrace }
 	}
+	names := startNames(tr, nameOf, catOf, classOf, t.opt.SkipDurations, args)
 	for i := range tr.Activities {
 		a := &tr.Activities[i]
 		k := winKey{proc: a.Proc, device: a.Device, step: -1}
@@ -320,39 +319,17 @@ func (t *Table) add(in Input) error {
 		ca.kernel += a.Dur
 		ca.n++
 		ca.busy.add(a.Start, end)
-		nk := nameCat{nameOf[a.Name], full}
-		var na *nameAcc
-		own := w.byName != nil && full == catOf[a.Name]
-		if own {
-			na = w.byName[a.Name]
-		}
-		if na == nil {
-			if na = w.names[nk]; na == nil {
-				na = &nameAcc{}
-				w.names[nk] = na
-			}
-			if own {
-				w.byName[a.Name] = na
-			}
-		}
-		na.n++
-		na.total += a.Dur
-		kernel := a.Kind == trace.KindKernel
-		if !t.opt.SkipDurations {
-			ki := boolInt(kernel)
-			if na.durs[ki] == 0 {
-				na.durs[ki] = 1 + durs.slot(durKey{name: nk.name, cat: full, device: a.Device, class: classOf(k.step), kernel: kernel})
-			}
-			durs.add(na.durs[ki]-1, a.Dur)
-		}
-		if kernel && !t.opt.SkipCollectives && t.isComm(full) {
-			colls.add(tr, a, k.step, full, nk.name, args.Find(a))
-		}
+		// The rest is the name pass's (t.cats may grow above: the
+		// pass is told whether the category is a collective's).
+		coll := !t.opt.SkipCollectives && a.Kind == trace.KindKernel && t.isComm(full)
+		names.add(nameItem{w: w, i: int32(i), full: full, step: k.step, coll: coll})
 	}
+	names.wait()
+	durs, colls := &names.durs, &names.colls
 	// Sorting the durations (a tenth of a second a GB of trace) overlaps
 	// with the windows' sums: with one input, nothing else runs then.
 	sorted := make(chan []Durations, 1)
-	go func() { sorted <- durs.done() }()
+	go func() { sorted <- durs.done(tr.Activities) }()
 	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))

@@ -108,11 +108,13 @@ func breakdownCmd(e *env) *cli.Command {
 			f, _ := kindFilter(c)
 			opt := analyze.Options{Filter: f, Top: c.Int("top")}
 			// The two passes over the activities are independent: run
-			// them on two cores (seconds for GBs of rank files).
+			// them on two cores (seconds for GBs of rank files), and
+			// the collectives' match with them.
+			coll := a.collectives(f, el.defaultLink())
+			coll.start(tbl)
 			kernels := make(chan []analyze.KernelStat, 1)
 			go func() { kernels <- analyze.Kernels(tbl, analyze.KernelOptions{Options: opt, MemOps: true}) }()
 			r := analyze.Breakdown(tbl, opt)
-			coll := a.collectives(f, el.defaultLink())
 			eff, err := el.result(tbl, coll)
 			if err != nil {
 				return err

@@ -164,6 +164,8 @@ type matchOnce struct {
 	def func(*window.Table) (link, rows string) // nil: no default link
 	tbl *window.Table
 	ct  *collectives.Table
+	// pending, when not nil, is closed when the match start began is done.
+	pending chan struct{}
 }
 
 // matches counts collectives.Match calls made through matchOnce (tests).
@@ -178,8 +180,36 @@ func (m *matchOnce) options(tbl *window.Table) collectives.Options {
 	return m.opt.WithDefault(m.def(tbl))
 }
 
+// start matches the collectives of tbl on another goroutine when it has
+// collective kernels, for of to take: the command's passes over the table
+// run meanwhile (a breakdown's tail after the parse is otherwise serial).
+func (m *matchOnce) start(tbl *window.Table) {
+	if m.pending != nil || (m.ct != nil && m.tbl == tbl) {
+		return
+	}
+	has := false
+	for i := range tbl.Inputs {
+		has = has || len(tbl.Inputs[i].Collectives.Kernels) > 0
+	}
+	if !has {
+		return
+	}
+	matches.Add(1)
+	opt := m.options(tbl)
+	done := make(chan struct{})
+	m.tbl, m.ct, m.pending = tbl, nil, done
+	go func() {
+		defer close(done)
+		m.ct = collectives.Match(tbl, opt)
+	}()
+}
+
 // of returns the collectives of tbl, matched on first use.
 func (m *matchOnce) of(tbl *window.Table) *collectives.Table {
+	if m.pending != nil {
+		<-m.pending
+		m.pending = nil
+	}
 	if m.ct == nil || m.tbl != tbl {
 		matches.Add(1)
 		m.tbl, m.ct = tbl, collectives.Match(tbl, m.options(tbl))

@@ -77,9 +77,11 @@ func loadOptions(c *cli.Context, e *env, sel selection) (load.Options, error) {
 	if opt.Filter, err = kindFilter(c); err != nil {
 		return opt, err
 	}
-	if opt.Classifier, err = classifier(c); err != nil {
-		return opt, err
-	}
+	if c.String("rules") != "" {
+		if opt.Classifier, err = classifier(c); err != nil {
+			return opt, err
+		}
+	} // else nil: the table's default, compiled while the files parse
 	_, on := opt.Filter.Class()
 	opt.Steps = (sel.steps || on) && !c.Bool("no-steps")
 	opt.Pattern, opt.ByTop = c.String("step"), sel.byTop

@@ -116,7 +116,7 @@ func TestInsertionFix(t *testing.T) {
 		}
 		want := slices.Clone(s)
 		slices.Sort(want)
-		ok := insertionFix(s, 1, cmp.Compare[int])
+		ok := insertionFix(s, 1, cmp.Compare[int], nil)
 		if ok != tc.ok {
 			t.Errorf("%s: insertionFix = %v, want %v", tc.name, ok, tc.ok)
 		}

@@ -397,6 +397,7 @@ func newMerger(workers int) *merger {
 		return m.comparePend(pa, pb)
 	}
 	m.acts.eq = func(a, b trace.Activity) bool { a.Attr, b.Attr = 0, 0; return a == b }
+	m.acts.key = func(a *trace.Activity) int64 { return int64(a.Start) } // CompareActivities' first
 	m.launches.cmp = func(a, b trace.Launch) int {
 		pa, pb := a.Attr, b.Attr
 		a.Attr, b.Attr = 0, 0

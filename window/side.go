@@ -1,0 +1,128 @@
+package window
+
+import (
+	"github.com/traceq/traceq/step"
+	"github.com/traceq/traceq/trace"
+)
+
+// namePass is the part of an input's pass that gathers per name: the
+// windows' name sums, the durations and the collective kernels. It runs on
+// a second goroutine while the pass goes on (the pass runs after the
+// parse, when one core would otherwise idle, and this part is half of
+// it); the pass hands the activities over in batches, in their order, so
+// that it gathers what one goroutine gathered.
+type namePass struct {
+	tr      *trace.Trace
+	nameOf  []NameID
+	catOf   []CatID
+	classOf func(step int32) step.Class
+	skipDur bool
+	args    *Args // its own copy: Args.Find keeps its last answer
+	durs    durations
+	colls   collectives
+
+	batch []nameItem
+	work  chan []nameItem
+	free  chan []nameItem
+	done  chan struct{}
+}
+
+// nameItem is one activity handed over: its index, window, full category
+// and step, and whether it is a collective kernel to record.
+type nameItem struct {
+	w    *win
+	i    int32
+	full CatID
+	step int32
+	coll bool
+}
+
+// nameBatch is the activities handed over at once: enough that the
+// hand-over costs little, few enough to keep the goroutines close.
+const nameBatch = 4096
+
+// startNames starts the name pass over tr's activities.
+func startNames(tr *trace.Trace, nameOf []NameID, catOf []CatID, classOf func(int32) step.Class, skipDur bool, args *Args) *namePass {
+	p := &namePass{tr: tr, nameOf: nameOf, catOf: catOf, classOf: classOf, skipDur: skipDur,
+		work: make(chan []nameItem, 4), free: make(chan []nameItem, 6), done: make(chan struct{})}
+	if args != nil {
+		c := *args
+		p.args = &c
+	}
+	p.batch = make([]nameItem, 0, nameBatch)
+	if !skipDur {
+		p.durs.of = make([]int32, len(tr.Activities))
+	}
+	go func() {
+		defer close(p.done)
+		for b := range p.work {
+			for j := range b {
+				p.take(&b[j])
+			}
+			select {
+			case p.free <- b[:0]:
+			default:
+			}
+		}
+	}()
+	return p
+}
+
+// add hands an activity over.
+func (p *namePass) add(it nameItem) {
+	p.batch = append(p.batch, it)
+	if len(p.batch) == cap(p.batch) {
+		p.work <- p.batch
+		select {
+		case p.batch = <-p.free:
+		default:
+			p.batch = make([]nameItem, 0, nameBatch)
+		}
+	}
+}
+
+// wait hands the last batch over and waits for the pass to end: the
+// windows' names, p.durs and p.colls are then the caller's.
+func (p *namePass) wait() {
+	if len(p.batch) > 0 {
+		p.work <- p.batch
+	}
+	p.batch = nil
+	close(p.work)
+	<-p.done
+}
+
+// take adds one activity to its window's names, the durations and the
+// collectives.
+func (p *namePass) take(it *nameItem) {
+	a := &p.tr.Activities[it.i]
+	w, full := it.w, it.full
+	nk := nameCat{p.nameOf[a.Name], full}
+	var na *nameAcc
+	own := w.byName != nil && full == p.catOf[a.Name]
+	if own {
+		na = w.byName[a.Name]
+	}
+	if na == nil {
+		if na = w.names[nk]; na == nil {
+			na = &nameAcc{}
+			w.names[nk] = na
+		}
+		if own {
+			w.byName[a.Name] = na
+		}
+	}
+	na.n++
+	na.total += a.Dur
+	kernel := a.Kind == trace.KindKernel
+	if !p.skipDur {
+		ki := boolInt(kernel)
+		if na.durs[ki] == 0 {
+			na.durs[ki] = 1 + p.durs.slot(durKey{name: nk.name, cat: full, device: a.Device, class: p.classOf(it.step), kernel: kernel})
+		}
+		p.durs.of[it.i] = int32(na.durs[ki] - 1)
+	}
+	if it.coll {
+		p.colls.add(p.tr, a, it.step, full, nk.name, p.args.Find(a))
+	}
+}
