@@ -62,7 +62,7 @@ func TestIndexAsReader(t *testing.T) {
 	more, _ := filepath.Glob(filepath.Join(torchDir, "*", "*.json*"))
 	odd := oddIndexTrace(400)
 	// The same events as a bare array, the document Chrome also reads.
-	array := odd[bytes.IndexByte(odd, '['):bytes.LastIndexByte(odd, ']')+1]
+	array := odd[bytes.IndexByte(odd, '[') : bytes.LastIndexByte(odd, ']')+1]
 	inputs := map[string][]byte{"odd": odd, "odd array": array}
 	for _, f := range append(files, more...) {
 		inputs[f] = readFile(t, f)
