@@ -40,9 +40,7 @@ func stringEnd(s string, i int) (int, bool) {
 		// SWAR: a zero byte of x^c marks a byte c; the lowest set bit of
 		// the mask marks the first exactly.
 		const ones, highs = 0x0101010101010101, 0x8080808080808080
-		w := s[j : j+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		x := le64(s[j : j+8])
 		q, b := x^(ones*'"'), x^(ones*'\\')
 		m := ((q-ones)&^q | (b-ones)&^b) & highs
 		if m == 0 {
@@ -93,9 +91,7 @@ func nestEnd(s string, i, depth int) int {
 			// SWAR, as in stringEnd: x|0x20 folds '[' and ']' onto '{'
 			// and '}', and no other byte onto them.
 			const ones, highs = 0x0101010101010101, 0x8080808080808080
-			w := s[j : j+8]
-			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			x := le64(s[j : j+8])
 			y := x | ones*0x20
 			q, o, c := x^(ones*'"'), y^(ones*'{'), y^(ones*'}')
 			m := ((q-ones)&^q | (o-ones)&^o | (c-ones)&^c) & highs
