@@ -109,9 +109,7 @@ func CopyIndexed(out *Writer, open Opener, sel *Selection, edit Edit, idx *chrom
 	if err := c.writeFlows(); err != nil {
 		return nil, nil, Reread{}, err
 	}
-	for _, t := range idx.Tops {
-		c.tops = append(c.tops, TopValue{t.Key, t.Raw})
-	}
+	c.tops = append(c.tops, idx.Tops...)
 	return st, c.tops, *rr, nil
 }
 

@@ -36,8 +36,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/parse/chrometrace"
@@ -189,8 +187,8 @@ func (s *Selection) decide(ev *chrometrace.Event, all Interval) verdict {
 	switch ev.Ph {
 	case "s", "t", "f":
 		if s.Corr != nil && chrometrace.LaunchFlow(ev.Cat) {
-			id, err := strconv.ParseInt(strings.Trim(ev.ID, `"`), 10, 64)
-			if err != nil || !s.Corr[id] {
+			id, ok := chrometrace.LaunchFlowID(ev.ID)
+			if !ok || !s.Corr[id] {
 				return verdict{}
 			}
 			return verdict{act: actFlow}
@@ -332,7 +330,7 @@ func (c *copier) read(in io.Reader) error {
 		}
 		c.reread.Bytes = max(c.reread.Bytes, ev.Offset+int64(len(ev.Raw)))
 		if ev.Kind == chrometrace.KindTopLevel {
-			c.tops = append(c.tops, TopValue{ev.Key, slices.Clone(ev.Raw)})
+			c.tops = append(c.tops, TopValue{Key: ev.Key, Raw: slices.Clone(ev.Raw)})
 			continue
 		}
 		st.Read++
@@ -395,11 +393,9 @@ func (c *copier) writeFlows() error {
 }
 
 // TopValue is a top-level value of a Chrome trace other than traceEvents
-// (deviceProperties, distributedInfo, …): its key and raw JSON text.
-type TopValue struct {
-	Key string
-	Raw []byte
-}
+// (deviceProperties, distributedInfo, …): its key and raw JSON text, as a
+// chunk index holds them too.
+type TopValue = chrometrace.TopLevel
 
 // Writer writes a Chrome trace one event at a time: the events of one
 // copy (a slice), or of several and its caller's own (a merge).

@@ -144,7 +144,7 @@ func (c *chunkSum) add(d *decoder, kind EventKind, raw string, off int64, exact 
 		c.corr(corr)
 	}
 	if flowPhase(f.ph.Str) && LaunchFlow(f.cat.Str) {
-		if id, err := strconv.ParseInt(strings.Trim(f.id.Raw, `"`), 10, 64); err == nil {
+		if id, ok := LaunchFlowID(f.id.Raw); ok {
 			c.corr(id)
 		}
 	}
@@ -177,6 +177,13 @@ func flowPhase(ph string) bool { return ph == "s" || ph == "t" || ph == "f" }
 // to its kernel (Kineto's ac2g, async before 2022): such a flow's id is
 // the correlation id.
 func LaunchFlow(cat string) bool { return cat == "ac2g" || cat == "async" }
+
+// LaunchFlowID reads the id of a launch flow event (Event.ID: its JSON
+// text, a number or a string) as the correlation id it is.
+func LaunchFlowID(id string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.Trim(id, `"`), 10, 64)
+	return n, err == nil
+}
 
 // indexed reports whether an indexing decoder has read what an index
 // needs of the event: its ts, and a flow event's id (its ph and cat are

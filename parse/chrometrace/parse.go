@@ -152,7 +152,7 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 	if chunks && opt.Index != nil {
 		idx = &Index{}
 		s.top = func(key string, raw []byte, _ int64) {
-			idx.Tops = append(idx.Tops, TopLevel{key, slices.Clone(raw)})
+			idx.Tops = append(idx.Tops, TopLevel{Key: key, Raw: slices.Clone(raw)})
 		}
 	}
 	newDec := func(w int) *decoder {
