@@ -94,7 +94,6 @@ func (d *durations) slot(k durKey) int {
 		i = len(d.keys)
 		d.m[k] = i
 		d.keys = append(d.keys, k)
-		d.vals = append(d.vals, nil)
 	}
 	return i
 }
@@ -106,6 +105,7 @@ func (d *durations) size() {
 		n[s]++
 	}
 	all := make([]int64, len(d.of))
+	d.vals = make([][]int64, len(d.keys))
 	at := 0
 	for i, c := range n {
 		d.vals[i] = all[at : at : at+c]
