@@ -30,16 +30,27 @@ var (
 func inputFlags() []cli.Flag { return []cli.Flag{rulesFlag, strictFlag, verbose, namesFlag, inputFmt} }
 
 func classifier(c *cli.Context) (*classify.Classifier, error) {
-	if p := c.String("rules"); p != "" {
-		cl, err := classify.Load(p)
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			// "open FILE: ..." reads as Go; put the file first, once.
-			return nil, fmt.Errorf("%s: %w", p, pe.Err)
-		}
-		return cl, err
+	cl, err := rulesClassifier(c)
+	if cl == nil && err == nil {
+		cl = classify.Default()
 	}
-	return classify.Default(), nil
+	return cl, err
+}
+
+// rulesClassifier is the classifier of --rules, nil without it: a table
+// given none compiles the default rules itself, while the files parse.
+func rulesClassifier(c *cli.Context) (*classify.Classifier, error) {
+	p := c.String("rules")
+	if p == "" {
+		return nil, nil
+	}
+	cl, err := classify.Load(p)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		// "open FILE: ..." reads as Go; put the file first, once.
+		return nil, fmt.Errorf("%s: %w", p, pe.Err)
+	}
+	return cl, err
 }
 
 // selection is how a command reads its inputs: which windows it keeps
@@ -77,11 +88,9 @@ func loadOptions(c *cli.Context, e *env, sel selection) (load.Options, error) {
 	if opt.Filter, err = kindFilter(c); err != nil {
 		return opt, err
 	}
-	if c.String("rules") != "" {
-		if opt.Classifier, err = classifier(c); err != nil {
-			return opt, err
-		}
-	} // else nil: the table's default, compiled while the files parse
+	if opt.Classifier, err = rulesClassifier(c); err != nil {
+		return opt, err
+	}
 	_, on := opt.Filter.Class()
 	opt.Steps = (sel.steps || on) && !c.Bool("no-steps")
 	opt.Pattern, opt.ByTop = c.String("step"), sel.byTop
