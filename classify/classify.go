@@ -153,30 +153,147 @@ func (c *Classifier) first(s subjects) int {
 // contains the literals it cannot match without; an alternative that is just
 // a literal is a substring test and never reaches the regexp engine.
 type branch struct {
-	re   *regexp.Regexp
-	lit  string     // non-empty: the branch is exactly this case-insensitive literal
-	need [][]string // every group must have a member in the lower-cased name
+	re   *regexp.Regexp // nil for a literal branch
+	lit  string         // non-empty: the branch is exactly this case-insensitive literal
+	need [][]string     // every group must have a member in the lower-cased name
 }
 
-// split compiles the top-level alternatives of a parsed "(?i)..." pattern.
-func split(t *syntax.Regexp) ([]branch, error) {
+// split compiles the top-level alternatives of pattern, which t is
+// "(?i)"+pattern parsed. Each alternative is taken as written when the text
+// tells them apart (topAlternatives): printing a parsed alternative back to
+// a pattern (syntax.Regexp.String) walks every rune of a case-folded
+// negated class such as [^a-z], which made compiling the default rules cost
+// 60 ms of every command. The parsed tree's alternatives are the fallback.
+func split(pattern string, t *syntax.Regexp) ([]branch, error) {
+	if alts, ok := topAlternatives(pattern); ok {
+		bs := make([]branch, 0, len(alts))
+		for _, a := range alts {
+			at, err := syntax.Parse("(?i)"+a, syntax.Perl)
+			if err != nil {
+				return nil, err
+			}
+			b, err := newBranch(at, "(?i)"+a)
+			if err != nil {
+				return nil, err
+			}
+			bs = append(bs, b)
+		}
+		return bs, nil
+	}
 	alts := []*syntax.Regexp{t}
 	if t.Op == syntax.OpAlternate {
 		alts = t.Sub
 	}
 	bs := make([]branch, 0, len(alts))
 	for _, a := range alts {
-		re, err := regexp.Compile(a.String())
+		b, err := newBranch(a, "")
 		if err != nil {
 			return nil, err
-		}
-		b := branch{re: re, need: required(a)}
-		if a.Op == syntax.OpLiteral && a.Flags&syntax.FoldCase != 0 && len(b.need) == 1 {
-			b.lit = b.need[0][0]
 		}
 		bs = append(bs, b)
 	}
 	return bs, nil
+}
+
+// newBranch makes the branch of the parsed alternative a, whose pattern is
+// src ("": a's printed form). A case-insensitive literal is a substring
+// test and gets no regexp.
+func newBranch(a *syntax.Regexp, src string) (branch, error) {
+	b := branch{need: required(a)}
+	if a.Op == syntax.OpLiteral && a.Flags&syntax.FoldCase != 0 && len(b.need) == 1 {
+		b.lit = b.need[0][0]
+		return b, nil
+	}
+	if src == "" {
+		src = a.String()
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return branch{}, err
+	}
+	b.re = re
+	return b, nil
+}
+
+// topAlternatives cuts a valid RE2 pattern at its top-level '|'s, or says
+// it cannot (ok false) when a piece would not mean alone what it means in
+// the pattern: a flag group without a colon, (?-i), holds to the end of the
+// enclosing group, past the next '|', and \Q...\E quotes '|'.
+func topAlternatives(p string) (alts []string, ok bool) {
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i+1 < len(p) && p[i+1] == 'Q' {
+				return nil, false
+			}
+			i++
+		case '[':
+			e := classEnd(p, i)
+			if e < 0 {
+				return nil, false
+			}
+			i = e
+		case '(':
+			if flagGroup(p[i:]) {
+				return nil, false
+			}
+			depth++
+		case ')':
+			depth--
+		case '|':
+			if depth == 0 {
+				alts = append(alts, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(alts, p[start:]), depth == 0
+}
+
+// classEnd returns the index of the ']' closing the class that starts at
+// p[i] ('['), or -1.
+func classEnd(p string, i int) int {
+	i++
+	if i < len(p) && p[i] == '^' {
+		i++
+	}
+	if i < len(p) && p[i] == ']' { // a leading ']' is itself
+		i++
+	}
+	for ; i < len(p); i++ {
+		switch {
+		case p[i] == '\\':
+			i++
+		case p[i] == '[' && i+1 < len(p) && p[i+1] == ':': // [:alpha:]
+			e := strings.Index(p[i+2:], ":]")
+			if e < 0 {
+				return -1
+			}
+			i += 2 + e + 1
+		case p[i] == ']':
+			return i
+		}
+	}
+	return -1
+}
+
+// flagGroup reports whether p starts with a flag group that has no colon,
+// such as (?i) or (?-s).
+func flagGroup(p string) bool {
+	if !strings.HasPrefix(p, "(?") {
+		return false
+	}
+	for i := 2; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == ')':
+			return i > 2
+		case c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		default: // ':' (a scoped group), '<', 'P<' (a name), ...
+			return false
+		}
+	}
+	return false
 }
 
 // branchPlan is a branch's prefilter with literals replaced by their ids in

@@ -574,7 +574,11 @@ func TestRequired(t *testing.T) {
 	}{
 		{"foo", "=foo"},
 		{"^nccl\\w*allreduce", "allreduce & nccl"},
-		{"allreduce|allgather", "reduce|gather & all"},
+		// Alternatives as written: two substring tests.
+		{"allreduce|allgather", "=allreduce || =allgather"},
+		// A flag group holds past the '|': the parsed tree's
+		// alternatives (the parser factored out "all").
+		{"(?-i)allreduce|allgather", "reduce|gather & all"},
 		{"ab|c+", "=ab || c"},
 		{"x*", ""},
 		{"a|.*", "=a || "},
@@ -601,6 +605,36 @@ func TestRequired(t *testing.T) {
 		}
 		if got := strings.Join(bs, " || "); got != tc.want {
 			t.Errorf("branches(%q) = %q, want %q", tc.pattern, got, tc.want)
+		}
+	}
+}
+
+func TestTopAlternatives(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		want    string // alternatives separated by " || "; "!" when the text cannot tell
+	}{
+		{"a", "a"},
+		{"a|b|", "a || b || "},
+		{"(a|b)c|d", "(a|b)c || d"},
+		{`a\|b|c`, `a\|b || c`},
+		{"[|]|x", "[|] || x"},
+		{"[]|]|x", "[]|] || x"},
+		{"[^]|]|x", "[^]|] || x"},
+		{`[\]|]|x`, `[\]|] || x`},
+		{"[[:alpha:]|]|x", "[[:alpha:]|] || x"},
+		{"(?:a|b)|(?P<n>c|d)|(?i:e|f)", "(?:a|b) || (?P<n>c|d) || (?i:e|f)"},
+		{"a|(?-i)b|c", "!"},
+		{"(a(?s)b|c)|d", "!"},
+		{`\Qa|b\E|c`, "!"},
+	} {
+		alts, ok := topAlternatives(tc.pattern)
+		got := strings.Join(alts, " || ")
+		if !ok {
+			got = "!"
+		}
+		if got != tc.want {
+			t.Errorf("topAlternatives(%q) = %q, want %q", tc.pattern, got, tc.want)
 		}
 	}
 }

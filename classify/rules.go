@@ -57,7 +57,7 @@ func (r *Rule) compile() error {
 	if err != nil {
 		return fmt.Errorf("bad regexp %q: %v", r.Pattern, err)
 	}
-	r.branches, err = split(t)
+	r.branches, err = split(r.Pattern, t)
 	if err != nil {
 		return fmt.Errorf("bad regexp %q: %v", r.Pattern, err)
 	}
