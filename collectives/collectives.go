@@ -606,39 +606,53 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 		}
 		in := &a.tbl.Inputs[ii]
 		recs := &in.Collectives
-		byProc := map[int32]*rankData{}
+		byProc := map[int32]int{} // index in mine
+		var mine []*rankData
 		for _, id := range rankIDs[i:j] {
 			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, recs: recs}
-			byProc[r.Proc] = r
+			byProc[r.Proc] = len(mine)
+			mine = append(mine, r)
 			a.ranks = append(a.ranks, r)
-			all = append(all, r)
 		}
+		all = append(all, mine...)
 		i = j
+		// rankOf is the index in mine of key x's rank, looked up once
+		// per key, not per kernel.
+		keyRank := make([]int32, len(recs.Keys))
+		for x := range keyRank {
+			keyRank[x] = -1
+		}
+		rankOf := func(x int32) int32 {
+			if keyRank[x] < 0 {
+				keyRank[x] = int32(byProc[recs.Keys[x].Proc])
+			}
+			return keyRank[x]
+		}
 		// isColl says whether kernel k is of a kept class. Pass 1 counts
 		// each rank's collective kernels, pass 2 stores them in slices
 		// of that exact size.
 		isColl := func(k *window.CollectiveKernel) bool {
 			return a.opt.Filter.Keeps(in.Steps.Class(k.Step)) && a.opOf(recs.Keys[k.Key].Cat) != notComm
 		}
-		count := map[int32]int{}
+		count := make([]int, len(mine))
 		for x := range recs.Kernels {
 			k := &recs.Kernels[x]
 			if isColl(k) {
-				key := &recs.Keys[k.Key]
-				r := byProc[key.Proc]
-				count[key.Proc]++
-				if !slices.Contains(r.streams, key.Stream) {
-					r.streams = append(r.streams, key.Stream)
+				ri := rankOf(k.Key)
+				r, stream := mine[ri], recs.Keys[k.Key].Stream
+				count[ri]++
+				if !slices.Contains(r.streams, stream) {
+					r.streams = append(r.streams, stream)
 				}
 			}
 		}
-		for p, r := range byProc {
-			r.kern = make([]collKernel, 0, count[p])
+		for ri, r := range mine {
+			r.kern = make([]collKernel, 0, count[ri])
 		}
 		for x := range recs.Kernels {
 			k := &recs.Kernels[x]
 			if isColl(k) {
-				r := byProc[recs.Keys[k.Key].Proc]
+				r := mine[rankOf(k.Key)]
 				r.kern = append(r.kern, collKernel{idx: int32(x)})
 			}
 		}
@@ -697,43 +711,61 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 			n[s.Proc]++
 		}
 	}
+	// What a lane takes from a kernel's key (op, stream, phase,
+	// communicator) is found once per key, when its first kernel comes:
+	// in the same order as per kernel, so communicators are numbered as
+	// before, without hashing a kernel name per kernel.
+	byKey := make([]laneKey, len(r.recs.Keys))
+	known := make([]bool, len(r.recs.Keys))
 	for j := range r.kern {
 		kr := &r.recs.Kernels[r.kern[j].idx]
-		key := &r.recs.Keys[kr.Key]
-		k := laneKey{step: -1, class: step.WholeTrace}
+		if !known[kr.Key] {
+			byKey[kr.Key], known[kr.Key] = a.keyLane(r, kr.Key, streamsByID), true
+		}
+		k := byKey[kr.Key]
+		k.step, k.class = -1, step.WholeTrace
 		if in.Steps != nil {
 			k.class = in.Steps.Class(kr.Step)
 			if kr.Step >= 0 {
 				k.step = stepOrd[kr.Step]
 			}
 		}
-		k.op = a.opOf(key.Cat)
-		k.stream = key.Stream
-		if !streamsByID {
-			k.stream = int32(slices.Index(r.streams, key.Stream))
-		}
-		if a.opNames.keys[k.op] == "all_to_all" {
-			name := a.tbl.Name(key.Name)
-			ph, ok := a.phases[name]
-			if !ok {
-				ph = phaseOf(name)
-				a.phases[name] = ph
-			}
-			k.phase = ph
-		}
-		var comm commKey
-		if key.Args >= 0 && (r.recs.Args[key.Args].Group != "" || r.recs.Args[key.Args].GroupRanks != "") {
-			c := &r.recs.Args[key.Args]
-			comm, k.rule = commKey{group: c.Group, ranks: c.GroupRanks}, RuleArgs
-			if c.Source == trace.CollectiveOnCPUOp {
-				k.rule = RuleCPUOp
-			}
-		} else {
-			comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], a.tbl.Name(key.Name))
-		}
-		k.comm = a.comms.id(comm)
 		r.kern[j].lane = a.laneID(k)
 	}
+}
+
+// keyLane is the part of a lane's key that rank r's collective key (an
+// index in its Collectives.Keys) says: op, stream, phase, communicator
+// and the rule that found it.
+func (a *runAnalysis) keyLane(r *rankData, x int32, streamsByID bool) laneKey {
+	key := &r.recs.Keys[x]
+	var k laneKey
+	k.op = a.opOf(key.Cat)
+	k.stream = key.Stream
+	if !streamsByID {
+		k.stream = int32(slices.Index(r.streams, key.Stream))
+	}
+	if a.opNames.keys[k.op] == "all_to_all" {
+		name := a.tbl.Name(key.Name)
+		ph, ok := a.phases[name]
+		if !ok {
+			ph = phaseOf(name)
+			a.phases[name] = ph
+		}
+		k.phase = ph
+	}
+	var comm commKey
+	if key.Args >= 0 && (r.recs.Args[key.Args].Group != "" || r.recs.Args[key.Args].GroupRanks != "") {
+		c := &r.recs.Args[key.Args]
+		comm, k.rule = commKey{group: c.Group, ranks: c.GroupRanks}, RuleArgs
+		if c.Source == trace.CollectiveOnCPUOp {
+			k.rule = RuleCPUOp
+		}
+	} else {
+		comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], a.tbl.Name(key.Name))
+	}
+	k.comm = a.comms.id(comm)
+	return k
 }
 
 // maxMessage bounds a message size read from args: no GPU holds a
