@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -62,6 +63,11 @@ func demangleOrKeep(name string) (out string) {
 // (both spellings of one kernel) takes that name's id, so that names stay
 // distinct; the raw spelling is then not kept.
 func Demangle(t *trace.Trace) {
+	// Most traces hold no mangled name at all (Kineto demangles): the
+	// names say so without a pass over every activity.
+	if !slices.ContainsFunc(t.Names, func(n string) bool { return strings.HasPrefix(n, "_Z") }) {
+		return
+	}
 	used := make([]bool, len(t.Names))
 	mangled := false
 	for i := range t.Activities {
