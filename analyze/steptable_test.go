@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/stats"
 	"github.com/traceq/traceq/step"
 	"github.com/traceq/traceq/trace"
@@ -242,5 +243,39 @@ func TestTokenStats(t *testing.T) {
 	sum := Summarize(&GroupTable{Groups: groups, Steps: rows})
 	if s := sum[0]; s.TokenSteps != 2 || s.TokensP50 != 48 || s.NSPerToken == nil || *s.NSPerToken != 8000.0/96 {
 		t.Errorf("summary tokens %d %v %v", s.TokenSteps, s.TokensP50, s.NSPerToken)
+	}
+}
+
+// TestCategoryStats: a group's per-category distribution is stats.Of over
+// StepRow.KernelOf of its steps (0 where a step lacks the category, a
+// row's first entry where it repeats), categories in classify order then
+// largest mean first.
+func TestCategoryStats(t *testing.T) {
+	rk := &window.Rank{Run: "r"}
+	gemm, attn, comm := classify.MustCategory("gemm/cublas"), classify.MustCategory("attention/flash"), classify.MustCategory("communication/allreduce")
+	cats := func(cs ...StepCat) []StepCat { return cs }
+	rows := []StepRow{
+		{Rank: rk, Step: step.Step{Index: 0, Kind: step.Decode}, Categories: cats(StepCat{Category: gemm, KernelNS: 50}, StepCat{Category: attn, KernelNS: 7})},
+		{Rank: rk, Step: step.Step{Index: 1, Kind: step.Decode}, Categories: cats(StepCat{Category: comm, KernelNS: 9}, StepCat{Category: gemm, KernelNS: 30}, StepCat{Category: gemm, KernelNS: 1000})},
+		{Rank: rk, Step: step.Step{Index: 2, Kind: step.Decode}, Categories: cats(StepCat{Category: attn, KernelNS: 11})},
+	}
+	groups := []Group{{Rank: rk, Class: decode, Steps: 3}}
+	addStats(rows, groups)
+	got := groups[0].StepStats.Categories
+	if len(got) != 3 {
+		t.Fatalf("%d categories, want 3: %+v", len(got), got)
+	}
+	for _, cs := range got {
+		col := make([]int64, len(rows))
+		for j := range rows {
+			col[j] = rows[j].KernelOf(cs.Category)
+		}
+		if want := stats.Of(col); cs.KernelNS != want {
+			t.Errorf("%s: %+v, want %+v", cs.Category, cs.KernelNS, want)
+		}
+	}
+	// Means: gemm 80/3, attention 18/3, allreduce 9/3.
+	if got[0].Category != gemm || got[1].Category != attn || got[2].Category != comm || got[0].KernelNS.Total != 80 {
+		t.Errorf("order %v %v %v, gemm total %d", got[0].Category, got[1].Category, got[2].Category, got[0].KernelNS.Total)
 	}
 }

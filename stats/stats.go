@@ -30,7 +30,9 @@ func Of[T int32 | int64](xs []T) Dist {
 	if len(xs) == 0 {
 		return d
 	}
-	slices.Sort(xs)
+	if !slices.IsSorted(xs) { // often they come sorted (window.AppendTo)
+		slices.Sort(xs)
+	}
 	d.N = int64(len(xs))
 	for _, x := range xs {
 		d.Total += int64(x)

@@ -48,6 +48,7 @@ func AppendTo[T int32 | int64](dst []T, d *Durations) []T {
 	if len(b) == 0 {
 		return dst
 	}
+	dst = slices.Grow(dst, int(d.N))
 	x, n := binary.Varint(b)
 	b = b[n:]
 	dst = append(dst, T(x))
