@@ -23,6 +23,14 @@ type distinct[T comparable] struct {
 	// done is the length of the prefix of the slice that is sorted and
 	// free of duplicates.
 	done int
+	// sorted is the length of a prefix of the slice that is sorted, free
+	// of duplicates or not: add sorts each batch into place as it comes
+	// (order), on the merging goroutine while the decoders run, so that
+	// the compaction after the parse, alone on a core, finds the records
+	// in order. unordered says order gave up (records far out of place):
+	// compact sorts.
+	sorted    int
+	unordered bool
 }
 
 // add appends more to s, dropping duplicates from s first if s is full.
@@ -32,10 +40,28 @@ func (d *distinct[T]) add(s, more []T, seen, hint int64) []T {
 		// Grow anyway unless that freed a quarter: compacting a slice
 		// of distinct records at every batch would be quadratic.
 		if len(s)+len(more) <= cap(s)-cap(s)/4 {
-			return append(s, more...)
+			return d.order(append(s, more...))
 		}
 	}
-	return append(grow(s, len(more), seen, hint), more...)
+	return d.order(append(grow(s, len(more), seen, hint), more...))
+}
+
+// order moves the records of s added since its last call to their place
+// while that stays cheap (two moves a record added: insertionFix's
+// budget), and returns s. Past the budget it leaves the sort to compact.
+func (d *distinct[T]) order(s []T) []T {
+	if d.unordered || len(s) < 2 {
+		return s
+	}
+	from := max(d.sorted, 1)
+	low, ok := insertionFixBudget(s, from, d.cmp, d.before(), 2*(len(s)-from)+1024)
+	d.done = min(d.done, low) // a record moved into the checked prefix
+	if !ok {
+		d.unordered = true
+		return s
+	}
+	d.sorted = len(s)
+	return s
 }
 
 // compact sorts s into the model's order and drops exact duplicates,
@@ -43,8 +69,13 @@ func (d *distinct[T]) add(s, more []T, seen, hint int64) []T {
 // added since the last compaction only needs checking.
 func (d *distinct[T]) compact(s []T) []T {
 	from := max(d.done, 1)
+	check := from // s[:check] is sorted
+	if !d.unordered {
+		check = max(check, d.sorted)
+	}
+	d.unordered = false
 	before := d.before()
-	for i := from; i < len(s); i++ {
+	for i := check; i < len(s); i++ {
 		if before != nil && before(&s[i-1], &s[i]) {
 			continue
 		}
@@ -57,7 +88,7 @@ func (d *distinct[T]) compact(s []T) []T {
 		}
 	}
 	if len(s) < 2 {
-		d.done = len(s)
+		d.done, d.sorted = len(s), len(s)
 		return s
 	}
 	// s[:n] is the records kept; a record is moved only once a duplicate
@@ -77,7 +108,7 @@ func (d *distinct[T]) compact(s []T) []T {
 		}
 		d.n++
 	}
-	d.done = n
+	d.done, d.sorted = n, n
 	return s[:n]
 }
 
@@ -110,7 +141,15 @@ func (d *distinct[T]) same(a, b T) bool {
 // before, when not nil, says that a is certainly before b (cmp(a, b) < 0)
 // more cheaply than cmp.
 func insertionFix[T any](s []T, from int, cmp func(a, b T) int, before func(a, b *T) bool) bool {
-	budget := 2*len(s) + 1024
+	_, ok := insertionFixBudget(s, from, cmp, before, 2*len(s)+1024)
+	return ok
+}
+
+// insertionFixBudget is insertionFix with a budget of moves; it also
+// returns the lowest index a record was moved to (len(s) for none). When
+// it gives up, s[:i] is sorted for the i it stopped at.
+func insertionFixBudget[T any](s []T, from int, cmp func(a, b T) int, before func(a, b *T) bool, budget int) (low int, ok bool) {
+	low = len(s)
 	for i := max(from, 1); i < len(s); i++ {
 		if (before != nil && before(&s[i-1], &s[i])) || cmp(s[i-1], s[i]) <= 0 {
 			continue
@@ -121,10 +160,11 @@ func insertionFix[T any](s []T, from int, cmp func(a, b T) int, before func(a, b
 			j--
 		}
 		if budget -= i - j; budget < 0 {
-			return false
+			return low, false
 		}
 		copy(s[j+2:i+1], s[j+1:i])
 		s[j+1] = x
+		low = min(low, j+1)
 	}
-	return true
+	return low, true
 }

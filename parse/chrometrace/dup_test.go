@@ -151,3 +151,78 @@ func TestIDSet(t *testing.T) {
 		t.Errorf("%d words for %d ids", len(s.bits), len(ids))
 	}
 }
+
+// TestDistinctBatches: records added in batches, sorted into place as they
+// come (distinct.order), compact to what one compaction of all of them
+// gives — the same records, duplicates counted and the same example —
+// whether the batches come in order, nearly so, far out of order (order
+// gives up) or with compactions between them (a full slice).
+func TestDistinctBatches(t *testing.T) {
+	type rec struct{ k, v int }
+	cmpRec := func(a, b rec) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.v, b.v)) }
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name    string
+		n, swap int  // records, and how far they are displaced (-1: reversed)
+		dups    int  // one record in dups is a copy of an earlier one
+		recent  bool // of one of the 60 before it
+		batch   int
+		capHint int // the slice's first capacity (0: append grows it)
+	}{
+		{"in order", 3000, 0, 0, false, 100, 0},
+		{"nearly sorted", 3000, 5, 0, false, 64, 0},
+		{"far back across batches", 3000, 700, 0, false, 50, 0},
+		{"reversed", 3000, -1, 0, false, 100, 0},
+		{"duplicates", 3000, 3, 4, false, 77, 0},
+		{"recent duplicates", 3000, 3, 4, true, 77, 0},
+		{"duplicates, compacted when full", 3000, 8, 3, false, 40, 500},
+		{"recent duplicates, compacted when full", 3000, 8, 3, true, 40, 500},
+		{"reversed duplicates, compacted when full", 3000, -1, 3, false, 40, 500},
+	} {
+		for _, keyed := range []bool{false, true} {
+			all := make([]rec, tc.n)
+			for i := range all {
+				all[i] = rec{i / 3, i % 3}
+				if tc.dups > 0 && i > 10 && rng.IntN(tc.dups) == 0 {
+					// A copy of any record, or of a recent one: that
+					// is sorted into place behind records already
+					// compacted.
+					back := i
+					if tc.recent {
+						back = min(i, 60)
+					}
+					all[i] = all[i-1-rng.IntN(back)]
+				}
+			}
+			if tc.swap < 0 {
+				slices.Reverse(all)
+			}
+			for i := 0; tc.swap > 0 && i+tc.swap < len(all); i += tc.swap + 1 {
+				j := i + rng.IntN(tc.swap) + 1
+				all[i], all[j] = all[j], all[i]
+			}
+			mk := func() *distinct[rec] {
+				d := &distinct[rec]{cmp: cmpRec}
+				if keyed {
+					d.key = func(r *rec) int64 { return int64(r.k) }
+				}
+				return d
+			}
+			ref := mk()
+			want := ref.compact(slices.Clone(all))
+			d := mk()
+			s := make([]rec, 0, tc.capHint)
+			for lo := 0; lo < len(all); lo += tc.batch {
+				s = d.add(s, all[lo:min(lo+tc.batch, len(all))], 0, 0)
+			}
+			got := d.compact(s)
+			if !slices.Equal(got, want) || d.n != ref.n || d.min != ref.min {
+				t.Errorf("%s (key %v): %d records, %d dropped, first %v; one compaction: %d, %d, %v",
+					tc.name, keyed, len(got), d.n, d.min, len(want), ref.n, ref.min)
+			}
+			if !slices.IsSortedFunc(got, cmpRec) {
+				t.Errorf("%s (key %v): not sorted", tc.name, keyed)
+			}
+		}
+	}
+}
