@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -341,6 +342,25 @@ func TestDeviceIDs(t *testing.T) {
 		}
 		if got := tr.DeviceIDs(); !slices.Equal(got, tc.want) {
 			t.Errorf("devices %v: DeviceIDs() = %v, want %v", tc.devs, got, tc.want)
+		}
+	}
+}
+
+// TestActivitiesSorted: the check Sort makes agrees with CompareActivities
+// on activities that share starts (ties broken by the other fields).
+func TestActivitiesSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for iter := range 2000 {
+		s := make([]Activity, 1+rng.IntN(6))
+		for i := range s {
+			s[i] = Activity{Start: Time(rng.IntN(3)), Dur: int64(rng.IntN(2)), Device: int32(rng.IntN(2)), Name: NameID(rng.IntN(2)), Attr: AttrID(rng.IntN(2))}
+		}
+		if iter%2 == 0 {
+			slices.SortFunc(s, func(a, b Activity) int { return CompareActivities(&a, &b) })
+		}
+		want := slices.IsSortedFunc(s, func(a, b Activity) int { return CompareActivities(&a, &b) })
+		if got := activitiesSorted(s); got != want {
+			t.Fatalf("activitiesSorted(%+v) = %v, want %v", s, got, want)
 		}
 	}
 }
