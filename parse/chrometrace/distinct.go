@@ -24,16 +24,18 @@ type distinct[T comparable] struct {
 	// free of duplicates.
 	done int
 	// sorted is the length of a prefix of the slice that is sorted, free
-	// of duplicates or not: add sorts each batch into place as it comes
-	// (order), on the merging goroutine while the decoders run, so that
-	// the compaction after the parse, alone on a core, finds the records
-	// in order. unordered says order gave up (records far out of place):
-	// compact sorts.
+	// of duplicates or not: add sorts each batch into place and drops its
+	// duplicates as it comes (order), on the merging goroutine while the
+	// decoders run, so that the compaction after the parse, alone on a
+	// core, has nothing left to do. unordered says order gave up (records
+	// far out of place): compact sorts.
 	sorted    int
 	unordered bool
 }
 
-// add appends more to s, dropping duplicates from s first if s is full.
+// add appends more to s and, while the records come nearly in order,
+// sorts them and drops duplicates (order); else it drops duplicates only
+// when s is full.
 func (d *distinct[T]) add(s, more []T, seen, hint int64) []T {
 	if len(s)+len(more) > cap(s) && len(s) > 0 {
 		s = d.compact(s)
@@ -48,7 +50,7 @@ func (d *distinct[T]) add(s, more []T, seen, hint int64) []T {
 
 // order moves the records of s added since its last call to their place
 // while that stays cheap (two moves a record added: insertionFix's
-// budget), and returns s. Past the budget it leaves the sort to compact.
+// budget) and compacts them. Past the budget it leaves it all to compact.
 func (d *distinct[T]) order(s []T) []T {
 	if d.unordered || len(s) < 2 {
 		return s
@@ -61,7 +63,11 @@ func (d *distinct[T]) order(s []T) []T {
 		return s
 	}
 	d.sorted = len(s)
-	return s
+	// Sorted: dropping the duplicates is a pass over what was added (and
+	// where a record moved to), not one over the whole slice at the end.
+	// A duplicate that comes later but sorts first is kept in place of
+	// the one kept so far, as one compaction of them all would.
+	return d.compact(s)
 }
 
 // compact sorts s into the model's order and drops exact duplicates,
