@@ -436,6 +436,7 @@ func Find(t *trace.Trace, opt Options) (*Steps, error) {
 	const pending = -3 // no launch call: left to the mirrors
 	npending := 0
 	lastProc, lastCorr, lastStep := int32(-1), int64(0), int32(-1)
+	launches := trace.NewLaunchFinder(t.Launches)
 	for i := range t.Activities {
 		act := &t.Activities[i]
 		if act.Corr != 0 && act.Proc == lastProc && act.Corr == lastCorr {
@@ -444,7 +445,7 @@ func Find(t *trace.Trace, opt Options) (*Steps, error) {
 		}
 		li := -1
 		if act.Corr != 0 {
-			li = launchIndex(t, act.Proc, act.Corr)
+			li = launches.Find(act.Proc, act.Corr)
 		}
 		if li < 0 || !a.HasCPUMarkers() {
 			st.Of[i] = pending

@@ -36,7 +36,7 @@ func TestAttributorAnyOrder(t *testing.T) {
 		for _, i := range rng.Perm(len(tr.Launches)) {
 			l := &tr.Launches[i]
 			k := [2]int64{int64(l.Proc), l.Corr}
-			if j := launchIndex(tr, l.Proc, l.Corr); j >= 0 && &tr.Launches[j] == l {
+			if tr.FindLaunch(l.Proc, l.Corr) == l {
 				launch[k] = a.LaunchStep(l)
 			}
 		}

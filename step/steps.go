@@ -1,7 +1,6 @@
 package step
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/traceq/traceq/trace"
@@ -101,21 +100,6 @@ type threadKey struct {
 }
 
 type streamKey struct{ device, stream int32 }
-
-// launchIndex is t.FindLaunch's lookup, returning the index so that the
-// launch's step can be memoised.
-func launchIndex(t *trace.Trace, proc int32, corr int64) int {
-	i, ok := slices.BinarySearchFunc(t.Launches, corr, func(l trace.Launch, c int64) int {
-		if x := cmp.Compare(l.Proc, proc); x != 0 {
-			return x
-		}
-		return cmp.Compare(l.Corr, c)
-	})
-	if !ok {
-		return -1
-	}
-	return i
-}
 
 // Innermost answers "which interval open at time x started last" (the
 // innermost one, for nested intervals) in O(log M + depth). The zero value

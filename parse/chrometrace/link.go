@@ -208,6 +208,7 @@ func link(t *trace.Trace, in *trace.AttrInterner, names *trace.Interner, pend []
 	// The kernels of a graph replay share their launch's correlation id:
 	// the last lookup is often the next one's.
 	lastProc, lastCorr, lastLaunch := int32(-1), int64(0), -1
+	launches := trace.NewLaunchFinder(t.Launches)
 	for i := range t.Activities {
 		if x == nil {
 			break
@@ -216,7 +217,10 @@ func link(t *trace.Trace, in *trace.AttrInterner, names *trace.Interner, pend []
 		actOp[i] = -1
 		li := lastLaunch
 		if a.Proc != lastProc || a.Corr != lastCorr {
-			li = findLaunch(t.Launches, a.Proc, a.Corr)
+			li = -1
+			if a.Corr != 0 {
+				li = launches.Find(a.Proc, a.Corr)
+			}
 			lastProc, lastCorr, lastLaunch = a.Proc, a.Corr, li
 		}
 		if li >= 0 && graph[li] {
@@ -376,22 +380,4 @@ func blockGrid(c trace.Config) trace.Config {
 		c.Grid[i] = int32((int64(c.Grid[i]) + int64(c.Block[i]) - 1) / int64(c.Block[i]))
 	}
 	return c
-}
-
-// findLaunch returns the index of the launch of (proc, corr) in the
-// sorted launches, or -1.
-func findLaunch(ls []trace.Launch, proc int32, corr int64) int {
-	if corr == 0 {
-		return -1
-	}
-	i, ok := slices.BinarySearchFunc(ls, extKey{proc, corr}, func(l trace.Launch, k extKey) int {
-		if c := cmp.Compare(l.Proc, k.proc); c != 0 {
-			return c
-		}
-		return cmp.Compare(l.Corr, k.ext)
-	})
-	if !ok {
-		return -1
-	}
-	return i
 }
