@@ -72,8 +72,17 @@ measure "traceq breakdown one.json.gz" "$DIR/traceq" breakdown --format json "$O
 tw=$W tm=$M tc=$C
 measure "traceq efficiency one.json.gz" "$DIR/traceq" efficiency --format json "$ONE.gz"
 fw=$W fm=$M fc=$C
-measure "traceq breakdown one.json" "$DIR/traceq" breakdown --format json "$ONE"
-pw=$W pm=$M pc=$C
+# The plain file from the page cache (as zcat reads the .gz), five runs:
+# issue 21 asks >= 1.0 GB/s wall, and one run moves with the neighbours.
+cat "$ONE" >/dev/null
+pws=() pcs=()
+for run in 1 2 3 4 5; do
+	measure "traceq breakdown one.json (cached, run $run)" "$DIR/traceq" breakdown --format json "$ONE"
+	pws+=("$W") pcs+=("$C") pm=$M
+done
+pw=$(printf '%s\n' "${pws[@]}" | sort -n | sed -n 3p)
+pbest=$(printf '%s\n' "${pws[@]}" | sort -n | sed -n 1p)
+pc=$(printf '%s\n' "${pcs[@]}" | sort -n | sed -n 3p)
 measure "traceq breakdown shaped.json.gz" "$DIR/traceq" breakdown --format json "$SHAPED"
 sbw=$W sbc=$C
 measure "traceq efficiency shaped.json.gz (+capture)" "$DIR/traceq" efficiency --format json "$SHAPED"
@@ -134,17 +143,17 @@ if [ -z "${SKIP_64:-}" ]; then
 fi
 
 echo
-echo "ratios (targets of issue 6 in brackets). 'wall' is what the run saw; 'cpu' divides"
+echo "ratios (targets of issues 6 and 21 in brackets). 'wall' is what the run saw; 'cpu' divides"
 echo "CPU seconds by the cores instead, which is the wall time the same work takes when"
 echo "nothing else runs on the machine and every core is busy (a lower bound):"
-awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pm="$pm" -v size="$size" -v rw="$rw" -v rm="$rm" \
+awk -v tw="$tw" -v zw="$zw" -v tm="$tm" -v pw="$pw" -v pbest="$pbest" -v pm="$pm" -v size="$size" -v rw="$rw" -v rm="$rm" \
 	-v zall="$zall" -v cores="$cores" -v ranks="$RANKS" -v yw="${yw:-0}" -v ym="${ym:-0}" \
 	-v zc="$zc" -v tc="$tc" -v pc="$pc" -v zallc="$zallc" -v rc="$rc" \
 	-v ew="$ew" -v em="$em" -v ec="$ec" -v esize="$esize" -v gzsize="$gzsize" \
 	-v cw="$cw" -v cm="$cm" -v cc="$cc" -v fw="$fw" -v fm="$fm" -v fc="$fc" -v mw="$mw" -v mm="$mm" -v mc="$mc" -v msize="$msize" \
 	-v sbw="$sbw" -v sbc="$sbc" -v sew="$sew" -v sem="$sem" -v sec="$sec" 'BEGIN {
 	printf "  .json.gz:  traceq / zcat               wall %5.2f   cpu %5.2f   [<= 1.3]\n", tw / zw, tc / cores / zc
-	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 400]\n", size / 1e6 / pw, size / 1e6 / (pc / cores)
+	printf "  .json:     traceq throughput MB/s      wall %5.0f   cpu %5.0f   [>= 1000]  (medians of 5; best wall %.0f)\n", size / 1e6 / pw, size / 1e6 / (pc / cores), size / 1e6 / pbest
 	printf "  peak RSS, one file (.json.gz / .json)  %d / %d MiB            [<= 400 MB]\n", tm, pm
 	printf "  %d ranks:   traceq / (zcat all / cores) wall %5.2f   cpu %5.2f   [<= 1.3]\n", ranks, rw / (zall / cores), rc / zallc
 	printf "  %d ranks:   peak RSS                    %d MiB (%d MB)        [<= 450 MB]\n", ranks, rm, rm * 1.048576
