@@ -60,16 +60,6 @@ func (r *StepRow) TopCategory() (c StepCat, ok bool) {
 	return r.Categories[0], true
 }
 
-// KernelOf returns the step's kernel time in category c.
-func (r *StepRow) KernelOf(c classify.Category) int64 {
-	for _, sc := range r.Categories {
-		if sc.Category == c {
-			return sc.KernelNS
-		}
-	}
-	return 0
-}
-
 // CategorySummary is one category's kernel time per step across a group's
 // steps; a step without that category counts as 0.
 type CategorySummary struct {
@@ -247,7 +237,7 @@ func addStats(all []StepRow, groups []Group) {
 			}
 		}
 		ss.TokenSteps, ss.Tokens, ss.NSPerToken = len(tokens), stats.Of(tokens), perToken(tokSpan, tokSum)
-		// Each category's column (StepRow.KernelOf of every row) in one
+		// Each category's column, a step's kernel time in it, in one
 		// pass over the rows' categories: a step without the category
 		// counts 0, and a row's first entry of it counts.
 		colOf := map[classify.Category]int{}
