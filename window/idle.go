@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
@@ -74,6 +75,11 @@ type gapScope struct {
 	end  trace.Time
 	cum  idleCum
 	proc int32 // the process whose activities end a gap; -1 for any
+	// first is the activity that opened the scope, firstLaunch its
+	// launch call (-1 for none): in a part of a pass that does not start
+	// at the first activity, where the gap before it is found when the
+	// parts are merged (part.absorb).
+	first, firstLaunch int32
 }
 
 // windowIdle is what a window gathers for this file.
@@ -118,10 +124,11 @@ type idleScan struct {
 	catOf   []CatID             // per trace.NameID
 	nwin    int32
 	// Per launch call (index in t.Launches; the first of calls sharing a
-	// correlation id): the window of its first activity, -1 for none, and
-	// that activity's start.
-	launchWin   []int32
-	launchFirst []trace.Time
+	// correlation id): its first activity, 0 for none, else that
+	// activity's index + 1 in the upper 32 bits and its window's seq (in
+	// the part of the pass that saw it) in the lower ones. The parts of a
+	// pass share it, each keeping the least value (launchSeen).
+	launchAt []uint64
 	// The last lookup, kept: a graph replay's kernels share one id.
 	lastProc int32
 	lastCorr int64
@@ -140,18 +147,34 @@ func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleS
 		ix.isComm[i] = c.Top == classify.Communication
 	}
 	if n := len(t.Launches); n > 0 {
-		ix.launchWin = make([]int32, n)
-		ix.launchFirst = make([]trace.Time, n)
-		for i := range ix.launchWin {
-			ix.launchWin[i] = -1
-		}
+		ix.launchAt = make([]uint64, n)
 	}
 	return ix
 }
 
+// fork returns a scan for another part of the same pass: what is per
+// input is shared, what the pass gathers is its own.
+func (ix *idleScan) fork() *idleScan {
+	return &idleScan{t: ix.t, stepped: ix.stepped, devices: map[int32]*gapScope{}, isComm: ix.isComm, catOf: ix.catOf,
+		launchAt: ix.launchAt, lastProc: -1, finder: launchFinder{ls: ix.t.Launches}, nonComm: map[int32]*nonComm{}, onGap: ix.onGap}
+}
+
+// launchSeen records activity i of window w as launch call li's first
+// activity unless an earlier activity was (another part of the pass may
+// be recording the same call).
+func (ix *idleScan) launchSeen(li, i int, w *win) {
+	v := uint64(i+1)<<32 | uint64(uint32(w.seq))
+	for {
+		old := atomic.LoadUint64(&ix.launchAt[li])
+		if old != 0 && old < v || atomic.CompareAndSwapUint64(&ix.launchAt[li], old, v) {
+			return
+		}
+	}
+}
+
 // launchOf returns the index of activity a's launch call, or -1.
 func (ix *idleScan) launchOf(a *trace.Activity) int {
-	if a.Corr == 0 || len(ix.launchWin) == 0 {
+	if a.Corr == 0 || len(ix.launchAt) == 0 {
 		return -1
 	}
 	if a.Proc == ix.lastProc && a.Corr == ix.lastCorr {
@@ -282,6 +305,7 @@ func (ix *idleScan) add(w *win, i int) {
 	switch {
 	case !sc.open:
 		sc.open, sc.end = true, end
+		sc.first, sc.firstLaunch = int32(i), int32(li)
 	case a.Start > sc.end:
 		c := ix.cause(i, li, sc.end, sc.proc)
 		sc.cum[c] += int64(a.Start - sc.end)
@@ -297,9 +321,8 @@ func (ix *idleScan) add(w *win, i int) {
 	} else if end > w.last {
 		w.at1 = sc.cum
 	}
-	if li >= 0 && ix.launchWin[li] < 0 {
-		ix.launchWin[li] = w.seq
-		ix.launchFirst[li] = a.Start
+	if li >= 0 {
+		ix.launchSeen(li, i, w)
 	}
 	if !ix.isComm[ix.catOf[a.Name]] {
 		w.nc.add(a.Start, end)
@@ -340,18 +363,25 @@ func (ix *idleScan) cause(i, li int, gapStart trace.Time, proc int32) int {
 	return causeDeviceSide
 }
 
-// finish completes the input's windows: idle by cause, launch statistics,
-// exposed communication and the time between steps. It returns the
-// launch calls that launched no recorded activity.
-func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID) []EmptyLaunch {
+// closeComm closes the devices' unions of non-communication activities
+// at the end of the scan's part of the pass: the windows' exposed
+// communication is then final.
+func (ix *idleScan) closeComm() {
+	for _, d := range ix.nonComm {
+		d.close()
+	}
+}
+
+// finish completes the input's windows, once every part of the pass is
+// merged into wins: idle by cause, launch statistics and the time between
+// steps. It returns the launch calls that launched no recorded activity.
+// winOf is the window of a launch call's first activity (launchAt).
+func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID, winOf func(act int, seq int32) *win) []EmptyLaunch {
 	for _, w := range wins {
 		w.split = w.at1.minus(w.at0).split()
 		w.idle = w.split.Total()
 	}
-	empty := ix.launchStats(wins, rankOf)
-	for _, d := range ix.nonComm {
-		d.close()
-	}
+	empty := ix.launchStats(rankOf, winOf)
 	if ix.stepped {
 		betweenSteps(in, wins)
 	}
@@ -360,7 +390,7 @@ func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID) []EmptyLaunc
 
 // launchStats gives each window the launch calls of its activities, by
 // API, and counts apart the calls that launched nothing recorded.
-func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
+func (ix *idleScan) launchStats(rankOf []RankID, winOf func(act int, seq int32) *win) []EmptyLaunch {
 	t := ix.t
 	type key struct {
 		proc int32
@@ -373,8 +403,8 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 		if l.Proc != t.Launches[head].Proc || l.Corr != t.Launches[head].Corr {
 			head = i
 		}
-		wi := ix.launchWin[head]
-		if wi < 0 {
+		at := ix.launchAt[head]
+		if at == 0 {
 			k := key{l.Proc, l.Name}
 			e := empty[k]
 			if e == nil {
@@ -385,7 +415,8 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 			e.cpu += l.Dur
 			continue
 		}
-		w := wins[wi]
+		act := int(at>>32) - 1
+		w := winOf(act, int32(uint32(at)))
 		if w.launches == nil {
 			w.launches = map[string]*launchAcc{}
 		}
@@ -396,7 +427,7 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 		}
 		acc.calls++
 		acc.cpu += l.Dur
-		acc.latency = append(acc.latency, int64(ix.launchFirst[head]-l.Start))
+		acc.latency = append(acc.latency, int64(t.Activities[act].Start-l.Start))
 	}
 	out := make([]EmptyLaunch, 0, len(empty))
 	pid := make([]int64, 0, len(empty))

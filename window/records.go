@@ -98,6 +98,28 @@ func (d *durations) slot(k durKey) int {
 	return i
 }
 
+// absorb adds o's slots to d's, o being the durations of the activities
+// [from, to) gathered by another part of the pass: their slots in of
+// become d's.
+func (d *durations) absorb(o *durations, from, to int) {
+	if len(o.keys) == 0 {
+		return
+	}
+	to32 := make([]int32, len(o.keys))
+	same := true
+	for s, k := range o.keys {
+		to32[s] = int32(d.slot(k))
+		same = same && to32[s] == int32(s)
+	}
+	if same {
+		return
+	}
+	of := d.of[from:to]
+	for i, s := range of {
+		of[i] = to32[s]
+	}
+}
+
 // size makes vals, empty, at the size of each slot's durations (of).
 func (d *durations) size() {
 	n := make([]int, len(d.keys))
@@ -307,6 +329,62 @@ func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat Cat
 		c.out.Keys = append(c.out.Keys, k)
 	}
 	c.out.Kernels = append(c.out.Kernels, CollectiveKernel{Start: a.Start, Dur: a.Dur, Step: step, Key: ki})
+}
+
+// absorb adds o's kernels, gathered by another part of the pass over
+// the activities that follow c's, to c: its keys, args and shapes are
+// numbered as one pass over both would have.
+func (c *collectives) absorb(o *collectives) {
+	if len(o.out.Kernels) == 0 {
+		return
+	}
+	if c.keys == nil {
+		c.keys, c.args, c.shapes = map[CollectiveKey]int32{}, map[argsKey]int32{}, map[CollectiveShape]int32{}
+	}
+	argKeys := make([]argsKey, len(o.out.Args))
+	for k, i := range o.args {
+		argKeys[i] = k
+	}
+	args := make([]int32, len(o.out.Args))
+	for i, k := range argKeys {
+		ai, ok := c.args[k]
+		if !ok {
+			ai = int32(len(c.out.Args))
+			c.args[k] = ai
+			c.out.Args = append(c.out.Args, o.out.Args[i])
+		}
+		args[i] = ai
+	}
+	shapes := make([]int32, len(o.out.Shapes))
+	for i, sh := range o.out.Shapes {
+		si, ok := c.shapes[sh]
+		if !ok {
+			si = int32(len(c.out.Shapes))
+			c.shapes[sh] = si
+			c.out.Shapes = append(c.out.Shapes, sh)
+		}
+		shapes[i] = si
+	}
+	keys := make([]int32, len(o.out.Keys))
+	for i, k := range o.out.Keys {
+		if k.Args >= 0 {
+			k.Args = args[k.Args]
+		}
+		if k.Shape >= 0 {
+			k.Shape = shapes[k.Shape]
+		}
+		ki, ok := c.keys[k]
+		if !ok {
+			ki = int32(len(c.out.Keys))
+			c.keys[k] = ki
+			c.out.Keys = append(c.out.Keys, k)
+		}
+		keys[i] = ki
+	}
+	for _, k := range o.out.Kernels {
+		k.Key = keys[k.Key]
+		c.out.Kernels = append(c.out.Kernels, k)
+	}
 }
 
 // opShape is the first tensor of the record_param_comms op that launched

@@ -6,11 +6,12 @@ import (
 )
 
 // namePass is the part of an input's pass that gathers per name: the
-// windows' name sums, the durations and the collective kernels. It runs on
-// a second goroutine while the pass goes on (the pass runs after the
-// parse, when one core would otherwise idle, and this part is half of
-// it); the pass hands the activities over in batches, in their order, so
-// that it gathers what one goroutine gathered.
+// windows' name sums, the durations and the collective kernels. When the
+// pass runs in one part it runs on a second goroutine while the pass goes
+// on (the pass runs after the parse, when one core would otherwise idle,
+// and this part is half of it): the pass hands the activities over in
+// batches, in their order, so that it gathers what one goroutine
+// gathered. A pass in several parts runs each part's on its goroutine.
 type namePass struct {
 	tr      *trace.Trace
 	nameOf  []NameID
@@ -41,18 +42,24 @@ type nameItem struct {
 // hand-over costs little, few enough to keep the goroutines close.
 const nameBatch = 4096
 
-// startNames starts the name pass over tr's activities.
-func startNames(tr *trace.Trace, nameOf []NameID, catOf []CatID, classOf func(int32) step.Class, skipDur bool, args *Args) *namePass {
-	p := &namePass{tr: tr, nameOf: nameOf, catOf: catOf, classOf: classOf, skipDur: skipDur,
-		work: make(chan []nameItem, 4), free: make(chan []nameItem, 6), done: make(chan struct{})}
+// newNamePass returns a name pass over tr's activities, which takes each
+// activity as it is added until start. of is the durations' slot of each
+// activity (durations.of), written by the pass; nil with skipDur.
+func newNamePass(tr *trace.Trace, nameOf []NameID, catOf []CatID, classOf func(int32) step.Class, skipDur bool, args *Args, of []int32) *namePass {
+	p := &namePass{tr: tr, nameOf: nameOf, catOf: catOf, classOf: classOf, skipDur: skipDur}
 	if args != nil {
 		c := *args
 		p.args = &c
 	}
+	p.durs.of = of
+	return p
+}
+
+// start runs the pass on another goroutine: add hands the activities
+// over, wait waits for it to end.
+func (p *namePass) start() {
+	p.work, p.free, p.done = make(chan []nameItem, 4), make(chan []nameItem, 6), make(chan struct{})
 	p.batch = make([]nameItem, 0, nameBatch)
-	if !skipDur {
-		p.durs.of = make([]int32, len(tr.Activities))
-	}
 	go func() {
 		defer close(p.done)
 		for b := range p.work {
@@ -65,11 +72,15 @@ func startNames(tr *trace.Trace, nameOf []NameID, catOf []CatID, classOf func(in
 			}
 		}
 	}()
-	return p
 }
 
-// add hands an activity over.
+// add hands an activity over, or takes it at once when the pass was not
+// started.
 func (p *namePass) add(it nameItem) {
+	if p.work == nil {
+		p.take(&it)
+		return
+	}
 	p.batch = append(p.batch, it)
 	if len(p.batch) == cap(p.batch) {
 		p.work <- p.batch

@@ -3,6 +3,7 @@ package window
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
@@ -166,6 +167,9 @@ type win struct {
 	// byName holds, by the input's trace.NameID, the names entries of
 	// activities of their name's own category; nil past denseNames.
 	byName []*nameAcc
+	// into is the window of the same key of an earlier part of the pass
+	// that absorbed this one (part.absorb); nil when none did.
+	into *win
 	windowIdle
 }
 
@@ -256,12 +260,15 @@ func (t *Table) add(in Input) error {
 			byArgs[id] = c >= 0 && (t.cats[c] == genericComm || t.cats[c] == sendRecvComm)
 		}
 	}
-	m := map[winKey]*win{}
-	var recent recentWins
-	dense := 0 // byName entries made
-	var lastKey winKey
-	var last *win
-	var wins []*win
+	if byArgs != nil && slices.Contains(byArgs, true) {
+		// Every activity's category is known before the pass, which
+		// may then run in parts on several goroutines: finding one may
+		// add a category to the table.
+		for i := range tr.Activities {
+			a := &tr.Activities[i]
+			t.argsCategory(ii, i, a, catOf[a.Name], byArgs, args)
+		}
+	}
 	var classOf func(s int32) step.Class // per step index
 	if in.Steps != nil {
 		cls := make([]step.Class, len(in.Steps.List)+1) // [0]: outside any step
@@ -272,65 +279,51 @@ func (t *Table) add(in Input) error {
 	} else {
 		classOf = func(int32) step.Class { return step.WholeTrace }
 	}
-	names := startNames(tr, nameOf, catOf, classOf, t.opt.SkipDurations, args)
-	for i := range tr.Activities {
-		a := &tr.Activities[i]
-		k := winKey{proc: a.Proc, device: a.Device, step: -1}
-		if in.Steps != nil {
-			k.step = in.Steps.Of[i]
-		}
-		w := last
-		if w == nil || k != lastKey {
-			w = recent.find(k)
-			if w == nil {
-				w = m[k]
-				if w == nil {
-					w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-						first: a.Start, last: a.End(), names: map[nameCat]*nameAcc{}}
-					if dense += len(tr.Names); dense <= denseNames {
-						w.byName = make([]*nameAcc, len(tr.Names))
-					}
-					m[k] = w
-					wins = append(wins, w)
-				}
-				recent.put(k, w)
-			}
-			last, lastKey = w, k
-		}
-		scan.add(w, i)
-		end := a.End()
-		w.last = max(w.last, end)
-		w.kernel += a.Dur
-		w.busy.add(a.Start, end)
-		full := catOf[a.Name]
-		if byArgs != nil {
-			full = t.argsCategory(ii, i, a, full, byArgs, args)
-		}
-		cid := t.fold[full]
-		if int(cid) >= len(w.cats) {
-			w.cats = slices.Grow(w.cats, int(cid)+1-len(w.cats))[:cid+1]
-		}
-		ca := w.cats[cid]
-		if ca == nil {
-			ca = &catAcc{}
-			w.cats[cid] = ca
-			w.ncats++
-		}
-		ca.kernel += a.Dur
-		ca.n++
-		ca.busy.add(a.Start, end)
-		// The rest is the name pass's (t.cats may grow above: the
-		// pass is told whether the category is a collective's).
-		coll := !t.opt.SkipCollectives && a.Kind == trace.KindKernel && t.isComm(full)
-		names.add(nameItem{w: w, i: int32(i), full: full, step: k.step, coll: coll})
+	at := passCutsOf(tr.Activities, passParts(), scan.onGap == nil)
+	ps := make([]*part, len(at)-1)
+	var of []int32 // per activity: its durations' slot (durations.of), shared by the parts
+	if !t.opt.SkipDurations {
+		of = make([]int32, len(tr.Activities))
 	}
-	names.wait()
-	durs, colls := &names.durs, &names.colls
+	for j := range ps {
+		sc := scan
+		if j > 0 {
+			sc = scan.fork()
+		}
+		ps[j] = &part{t: t, in: &in, from: at[j], to: at[j+1], rankOf: rankOf, catOf: catOf, actCat: t.actCat[ii], scan: sc,
+			names: newNamePass(tr, nameOf, catOf, classOf, t.opt.SkipDurations, args, of), m: map[winKey]*win{}}
+	}
+	if len(ps) == 1 {
+		// One part: the name pass runs beside it, on a second goroutine.
+		ps[0].names.start()
+		ps[0].run()
+		ps[0].names.wait()
+	} else {
+		var wg sync.WaitGroup
+		for _, p := range ps[1:] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.run()
+			}()
+		}
+		ps[0].run()
+		wg.Wait()
+	}
+	for _, p := range ps {
+		p.scan.closeComm()
+	}
+	for _, p := range ps[1:] {
+		ps[0].absorb(p)
+	}
+	p0 := ps[0]
+	wins := p0.wins
+	durs, colls := &p0.names.durs, &p0.names.colls
 	// Sorting the durations (a tenth of a second a GB of trace) overlaps
 	// with the windows' sums: with one input, nothing else runs then.
 	sorted := make(chan []Durations, 1)
 	go func() { sorted <- durs.done(tr.Activities) }()
-	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
+	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf, launchWindow(ps))...)
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))
 	}
