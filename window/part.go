@@ -192,7 +192,7 @@ func (p *part) absorb(r *part) {
 		w1.absorb(w2)
 		w2.into = w1
 	}
-	p.names.durs.absorb(&r.names.durs, r.from, r.to)
+	p.names.durs.absorb(&r.names.durs, p.from, p.to, r.from, r.to)
 	p.names.colls.absorb(&r.names.colls)
 }
 

@@ -73,14 +73,28 @@ type durKey struct {
 }
 
 // durations gathers an input's durations during the pass: the pass
-// notes each activity's slot (of), and done then makes vals[i], the
-// durations of keys[i] in activity order, each slice sized once
-// (appending to a slice per slot, growing it, held more memory at once).
+// notes each activity's slot (of) and counts the activities of each slot
+// (n), and done then puts each slot's durations in place, in activity
+// order, each slot's share of one slice sized once (appending to a slice
+// per slot, growing it, held more memory at once).
 type durations struct {
 	m    map[durKey]int
 	keys []durKey
 	of   []int32 // per activity: its slot
-	vals [][]int64
+	n    []int32 // per slot: the activities of the part's pass
+	// parts are the runs of activities whose slots were counted, in
+	// order: this pass's own first, then those of parts absorbed.
+	parts []durPart
+	vals  [][]int64
+}
+
+// durPart is one part of the pass's slots: activities [from, to), their
+// counts per slot of that part, and the slot of this pass each of those
+// is (nil: the same).
+type durPart struct {
+	from, to int
+	n        []int32
+	slot     []int32
 }
 
 // slot returns the index of k's durations, adding k when new. The pass
@@ -94,55 +108,82 @@ func (d *durations) slot(k durKey) int {
 		i = len(d.keys)
 		d.m[k] = i
 		d.keys = append(d.keys, k)
+		d.n = append(d.n, 0)
 	}
 	return i
 }
 
 // absorb adds o's slots to d's, o being the durations of the activities
-// [from, to) gathered by another part of the pass: their slots in of
-// become d's.
-func (d *durations) absorb(o *durations, from, to int) {
-	if len(o.keys) == 0 {
-		return
+// [from, to) gathered by another part of the pass, which follows d's
+// [dFrom, dTo) and those d absorbed before.
+func (d *durations) absorb(o *durations, dFrom, dTo, from, to int) {
+	if d.parts == nil {
+		d.parts = []durPart{{from: dFrom, to: dTo, n: d.n}}
 	}
-	to32 := make([]int32, len(o.keys))
-	same := true
+	slot := make([]int32, len(o.keys))
 	for s, k := range o.keys {
-		to32[s] = int32(d.slot(k))
-		same = same && to32[s] == int32(s)
+		slot[s] = int32(d.slot(k))
 	}
-	if same {
-		return
-	}
-	of := d.of[from:to]
-	for i, s := range of {
-		of[i] = to32[s]
-	}
+	d.parts = append(d.parts, durPart{from: from, to: to, n: o.n, slot: slot})
 }
 
-// size makes vals, empty, at the size of each slot's durations (of).
-func (d *durations) size() {
-	n := make([]int, len(d.keys))
-	for _, s := range d.of {
-		n[s]++
+// place makes vals, each slot's durations in activity order: each part
+// of the pass writes its activities' at their place, on its own
+// goroutine.
+func (d *durations) place(acts []trace.Activity) {
+	parts := d.parts
+	if parts == nil {
+		parts = []durPart{{from: 0, to: len(d.of), n: d.n}}
+	}
+	// at[j][s] is where part j's next duration of slot s goes.
+	at := make([][]int32, len(parts))
+	for j, p := range parts {
+		at[j] = make([]int32, len(d.keys))
+		for s, c := range p.n {
+			g := int32(s)
+			if p.slot != nil {
+				g = p.slot[s]
+			}
+			at[j][g] = c
+		}
 	}
 	all := make([]int64, len(d.of))
 	d.vals = make([][]int64, len(d.keys))
-	at := 0
-	for i, c := range n {
-		d.vals[i] = all[at : at : at+c]
-		at += c
+	var sum int32
+	for s := range d.keys {
+		from := sum
+		for j := range parts {
+			c := at[j][s]
+			at[j][s] = sum
+			sum += c
+		}
+		d.vals[s] = all[from:sum:sum]
 	}
+	var wg sync.WaitGroup
+	for j := range parts {
+		p := &parts[j]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			put(all, at[j], p, d.of[p.from:p.to], acts[p.from:p.to])
+		}()
+	}
+	wg.Wait()
 }
 
-// fill appends the durations of the slots [from, to) to vals, in
-// activity order.
-func (d *durations) fill(acts []trace.Activity, from, to int) {
-	lo, hi := int32(from), int32(to)
-	for i, s := range d.of {
-		if s >= lo && s < hi {
-			d.vals[s] = append(d.vals[s], acts[i].Dur)
+// put writes the durations of one part of the pass at their places.
+func put(all []int64, at []int32, p *durPart, of []int32, acts []trace.Activity) {
+	if p.slot == nil {
+		for i, s := range of {
+			all[at[s]] = acts[i].Dur
+			at[s]++
 		}
+		return
+	}
+	for i, s := range of {
+		g := p.slot[s]
+		all[at[g]] = acts[i].Dur
+		at[g]++
 	}
 }
 
@@ -151,7 +192,7 @@ func (d *durations) fill(acts []trace.Activity, from, to int) {
 // two halves of about as many values, one sorted on another goroutine.
 func (d *durations) done(acts []trace.Activity) []Durations {
 	out := make([]Durations, len(d.keys))
-	d.size()
+	d.place(acts)
 	total, half := len(d.of), 0
 	cut := len(d.keys)
 	for i, v := range d.vals {
@@ -159,7 +200,7 @@ func (d *durations) done(acts []trace.Activity) []Durations {
 			cut = i
 			break
 		}
-		half += cap(v)
+		half += len(v)
 	}
 	if total < 1<<16 {
 		cut = 0 // too few to share
@@ -169,11 +210,9 @@ func (d *durations) done(acts []trace.Activity) []Durations {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.fill(acts, 0, cut)
 			d.encode(out, 0, cut)
 		}()
 	}
-	d.fill(acts, cut, len(d.keys))
 	d.encode(out, cut, len(d.keys))
 	wg.Wait()
 	d.of = nil
@@ -283,6 +322,14 @@ type collectives struct {
 	keys   map[CollectiveKey]int32
 	args   map[argsKey]int32
 	shapes map[CollectiveShape]int32
+	// more are the kernels of the parts of the pass absorbed, in order,
+	// with their keys' indices in out.Keys (absorb).
+	more []absorbed
+}
+
+type absorbed struct {
+	kernels []CollectiveKernel
+	keys    []int32
 }
 
 // argsKey is the content of a trace.Collective's args, its names by id.
@@ -333,7 +380,8 @@ func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat Cat
 
 // absorb adds o's kernels, gathered by another part of the pass over
 // the activities that follow c's, to c: its keys, args and shapes are
-// numbered as one pass over both would have.
+// numbered as one pass over both would have, its kernels joined to c's by
+// done.
 func (c *collectives) absorb(o *collectives) {
 	if len(o.out.Kernels) == 0 {
 		return
@@ -381,10 +429,7 @@ func (c *collectives) absorb(o *collectives) {
 		}
 		keys[i] = ki
 	}
-	for _, k := range o.out.Kernels {
-		k.Key = keys[k.Key]
-		c.out.Kernels = append(c.out.Kernels, k)
-	}
+	c.more = append(c.more, absorbed{o.out.Kernels, keys})
 }
 
 // opShape is the first tensor of the record_param_comms op that launched
@@ -411,7 +456,17 @@ func opShape(t *trace.Trace, a *trace.Activity) (CollectiveShape, bool) {
 // done is the input's record, its slices at their size.
 func (c *collectives) done() Collectives {
 	out := c.out
-	out.Kernels = slices.Clip(slices.Clone(out.Kernels))
+	n := len(out.Kernels)
+	for _, m := range c.more {
+		n += len(m.kernels)
+	}
+	out.Kernels = append(make([]CollectiveKernel, 0, n), out.Kernels...)
+	for _, m := range c.more {
+		for _, k := range m.kernels {
+			k.Key = m.keys[k.Key]
+			out.Kernels = append(out.Kernels, k)
+		}
+	}
 	return out
 }
 

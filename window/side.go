@@ -131,7 +131,9 @@ func (p *namePass) take(it *nameItem) {
 		if na.durs[ki] == 0 {
 			na.durs[ki] = 1 + p.durs.slot(durKey{name: nk.name, cat: full, device: a.Device, class: p.classOf(it.step), kernel: kernel})
 		}
-		p.durs.of[it.i] = int32(na.durs[ki] - 1)
+		slot := na.durs[ki] - 1
+		p.durs.of[it.i] = int32(slot)
+		p.durs.n[slot]++
 	}
 	if it.coll {
 		p.colls.add(p.tr, a, it.step, full, nk.name, p.args.Find(a))
