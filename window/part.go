@@ -74,7 +74,6 @@ type part struct {
 	names    *namePass
 	m        map[winKey]*win
 	wins     []*win // in order of first activity
-	dense    int    // byName entries made
 }
 
 // run is the part's pass over its activities.
@@ -96,10 +95,7 @@ func (p *part) run() {
 				w = p.m[k]
 				if w == nil {
 					w = &win{rank: p.rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-						first: a.Start, last: a.End(), names: map[nameCat]*nameAcc{}}
-					if p.dense += len(tr.Names); p.dense <= denseNames {
-						w.byName = make([]*nameAcc, len(tr.Names))
-					}
+						first: a.Start, last: a.End()}
 					p.m[k] = w
 					p.wins = append(p.wins, w)
 				}
@@ -221,12 +217,12 @@ func (w *win) absorb(o *win) {
 		mine.n += c.n
 		mine.busy.join(c.busy)
 	}
-	for k, n := range o.names {
-		if mine := w.names[k]; mine != nil {
-			mine.n += n.n
-			mine.total += n.total
+	for _, n := range o.names {
+		if j := w.findName(n.key); j >= 0 {
+			w.names[j].n += n.n
+			w.names[j].total += n.total
 		} else {
-			w.names[k] = n
+			w.addName(n)
 		}
 	}
 	w.comm = append(w.comm, o.comm...)

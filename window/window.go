@@ -163,20 +163,19 @@ type win struct {
 	// per activity.
 	cats  []*catAcc
 	ncats int
-	names map[nameCat]*nameAcc
-	// byName holds, by the input's trace.NameID, the names entries of
-	// activities of their name's own category; nil past denseNames.
-	byName []*nameAcc
+	// names are the window's sums per name and category, in order of
+	// first activity; index finds them by key, made when the name pass's
+	// cache cannot (nameCache), nil until then.
+	names []nameAcc
+	index map[nameCat]int32
+	// lost is set when the window's row of the name cache was taken by
+	// another window: its names are then not all in the cache.
+	lost bool
 	// into is the window of the same key of an earlier part of the pass
 	// that absorbed this one (part.absorb); nil when none did.
 	into *win
 	windowIdle
 }
-
-// denseNames bounds the byName entries of one input's windows (2 MiB):
-// an input with few windows (an nsys export's ranks) finds its names by
-// index, one with many steps those of its first windows.
-var denseNames = 1 << 18 // a variable for TestDenseNames
 
 // nameCat keys a window's names: a name and the category its activities
 // have.
@@ -192,6 +191,7 @@ type catAcc struct {
 }
 
 type nameAcc struct {
+	key   nameCat
 	n     int64
 	total int64
 	// durs is, for memory operations and kernels, the slot + 1 of the
@@ -367,8 +367,8 @@ func (w *win) done(st *step.Steps) Window {
 		}
 	}
 	out.Names = make([]NameSum, 0, len(w.names))
-	for k, n := range w.names {
-		out.Names = append(out.Names, NameSum{Name: k.name, Cat: k.cat, N: n.n, TotalNS: n.total})
+	for _, n := range w.names {
+		out.Names = append(out.Names, NameSum{Name: n.key.name, Cat: n.key.cat, N: n.n, TotalNS: n.total})
 	}
 	slices.SortFunc(out.Names, func(a, b NameSum) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat)) })
 	if len(w.launches) > 0 {
