@@ -35,27 +35,33 @@ func passParts() int { return min(runtime.GOMAXPROCS(0), passMaxParts) }
 // passCuts returns where the parts of a pass over acts start, and
 // len(acts): at most parts parts of passSplitMin activities or more, each
 // starting at a clean cut (every earlier activity has ended by its
-// start) at or after its share of acts. With split false, one part.
-func passCuts(acts []trace.Activity, parts int, split bool) []int {
+// start) at or after its share of acts, the first found. ends are the
+// latest ends of acts cut in parts runs of as many (survey.rangeEnds):
+// the search for a cut starts at the beginning of its share, not at the
+// first activity. With split false, one part.
+func passCuts(acts []trace.Activity, parts int, split bool, ends []trace.Time) []int {
 	at := []int{0}
 	n := len(acts)
-	if !split || parts < 2 || n < 2*passSplitMin {
+	if !split || parts < 2 || n < 2*passSplitMin || len(ends) != parts {
 		return append(at, n)
 	}
 	var end trace.Time // the latest end of acts[:i]
-	for i := range acts {
-		a := &acts[i]
-		if i > 0 && a.Start >= end && i >= len(at)*n/parts && i-at[len(at)-1] >= passSplitMin {
-			if n-i < passSplitMin {
-				break
-			}
-			at = append(at, i)
-			if len(at) == parts {
-				break
-			}
+	i := 0
+	for j := 1; j < parts; j++ {
+		if share := j * n / parts; i < share {
+			// acts[:share] are the runs before j.
+			i, end = share, slices.Max(ends[:j])
 		}
-		if i == 0 || a.End() > end {
-			end = a.End()
+		for ; i < n-passSplitMin; i++ {
+			a := &acts[i]
+			if a.Start >= end && i-at[len(at)-1] >= passSplitMin {
+				at = append(at, i)
+				break
+			}
+			end = max(end, a.End())
+		}
+		if len(at) == j { // no cut
+			break
 		}
 	}
 	return append(at, n)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/traceq/traceq/internal/gen"
@@ -66,8 +67,12 @@ func partInputs(t *testing.T) map[string]*trace.Trace {
 // windows crossing the cut, gaps at it, collectives on either side, launch
 // calls whose activities fall in both parts.
 func TestPassParts(t *testing.T) {
-	defer func(f func([]trace.Activity, int, bool) []int) { passCutsOf = f }(passCutsOf)
+	defer func(f func([]trace.Activity, int, bool, []trace.Time) []int) { passCutsOf = f }(passCutsOf)
+	defer func(m, p int) { passSplitMin, passMaxParts = m, p }(passSplitMin, passMaxParts)
 	for name, tr := range partInputs(t) {
+		// The survey in as many runs as there are cores, and the cuts
+		// passCuts finds in them (at[0] nil) beside those chosen here.
+		passSplitMin, passMaxParts = max(1, len(tr.Activities)/16), 8
 		st, err := step.Find(tr, step.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -77,18 +82,21 @@ func TestPassParts(t *testing.T) {
 			t.Fatalf("%s: %d clean cuts", name, len(cuts))
 		}
 		n := len(tr.Activities)
-		var splits [][]int
+		splits := [][]int{{-1}}
 		for j := 0; j < len(cuts); j += max(1, len(cuts)/25) {
 			splits = append(splits, []int{0, cuts[j], n})
 		}
 		splits = append(splits, []int{0, cuts[len(cuts)/3], cuts[2*len(cuts)/3], n},
 			[]int{0, cuts[0], cuts[len(cuts)/2], cuts[len(cuts)-1], n})
 		for _, steps := range []*step.Steps{st, nil} {
-			for _, opt := range []Options{{}, {ByTop: true}} {
+			for _, opt := range []Options{{}, {ByTop: true}, {SkipDurations: true, SkipCollectives: true}} {
 				build := func(at []int) *Table {
-					passCutsOf = func(acts []trace.Activity, parts int, split bool) []int {
-						if at == nil {
+					passCutsOf = func(acts []trace.Activity, parts int, split bool, ends []trace.Time) []int {
+						switch {
+						case at == nil:
 							return []int{0, len(acts)}
+						case at[0] < 0:
+							return passCuts(acts, parts, split, ends)
 						}
 						return at
 					}
@@ -101,7 +109,7 @@ func TestPassParts(t *testing.T) {
 				want := build(nil)
 				for _, at := range splits {
 					got := build(at)
-					what := fmt.Sprintf("%s (steps %v, %+v) cut at %v", name, steps != nil, opt, at[1:len(at)-1])
+					what := fmt.Sprintf("%s (steps %v, %+v) cut at %v", name, steps != nil, opt, at)
 					sameTable(t, what, got, want)
 				}
 			}
@@ -141,8 +149,9 @@ func sameTable(t *testing.T, what string, got, want *Table) {
 	}
 }
 
-// TestPassCuts: the parts start at clean cuts, at or after their share of
-// the activities, each of passSplitMin activities or more.
+// TestPassCuts: each part starts at the first clean cut at or after its
+// share of the activities that leaves passSplitMin activities or more in
+// the part before and after it, found from the survey's runs.
 func TestPassCuts(t *testing.T) {
 	defer func(m int) { passSplitMin = m }(passSplitMin)
 	tr, err := parse.File(filepath.Join("..", "testdata", "traces", "torch", "dlrm8", "rank1.json.gz"), parse.Options{})
@@ -150,27 +159,35 @@ func TestPassCuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	acts := tr.Activities
-	clean := map[int]bool{}
-	for _, c := range cleanCuts(acts) {
-		clean[c] = true
+	n := len(acts)
+	clean := cleanCuts(acts)
+	// want is where the parts start, found from every clean cut.
+	want := func(parts int) []int {
+		at := []int{0}
+		for j := 1; j < parts; j++ {
+			k := slices.IndexFunc(clean, func(c int) bool {
+				return c >= j*n/parts && c-at[len(at)-1] >= passSplitMin && n-c > passSplitMin
+			})
+			if k < 0 {
+				break
+			}
+			at = append(at, clean[k])
+		}
+		return append(at, n)
 	}
 	for _, tc := range []struct {
 		min, parts int
 		split      bool
-	}{{100, 2, true}, {100, 4, true}, {1, 3, true}, {100, 1, true}, {100, 4, false}, {len(acts), 2, true}} {
+	}{{100, 2, true}, {100, 4, true}, {1, 3, true}, {700, 4, true}, {100, 1, true}, {100, 4, false}, {n / 2, 2, true}, {n, 2, true}} {
 		passSplitMin = tc.min
-		at := passCuts(acts, tc.parts, tc.split)
-		if at[0] != 0 || at[len(at)-1] != len(acts) || len(at)-1 > tc.parts || (!tc.split || tc.parts < 2) && len(at) != 2 {
-			t.Errorf("%+v: parts at %v", tc, at)
-			continue
+		ends := surveyOf(&Input{Trace: tr}, tc.parts).rangeEnds()
+		got := passCuts(acts, tc.parts, tc.split, ends)
+		w := []int{0, n}
+		if tc.split {
+			w = want(tc.parts)
 		}
-		if tc.split && tc.parts >= 2 && tc.min < len(acts)/8 && len(at)-1 != tc.parts {
-			t.Errorf("%+v: %d parts at %v, want %d", tc, len(at)-1, at, tc.parts)
-		}
-		for j := 1; j < len(at)-1; j++ {
-			if !clean[at[j]] || at[j]-at[j-1] < tc.min || at[j] < j*len(acts)/tc.parts {
-				t.Errorf("%+v: part %d starts at %d (clean %v)", tc, j, at[j], clean[at[j]])
-			}
+		if !slices.Equal(got, w) {
+			t.Errorf("%+v: parts at %v, want %v", tc, got, w)
 		}
 	}
 }
@@ -209,6 +226,98 @@ func TestCollectivesAbsorb(t *testing.T) {
 			got.absorb(&second)
 			if g, w := got.done(), want.done(); !reflect.DeepEqual(g, w) {
 				t.Errorf("%v cut at %d:\n got %+v\nwant %+v", tc, cut, g, w)
+			}
+		}
+	}
+}
+
+// TestSurvey: an input's survey, in one run or several, says what a
+// direct count over its activities does: devices, activities per
+// process, the first activity of each name in order, the steps'
+// summary, the latest end of each run.
+func TestSurvey(t *testing.T) {
+	defer func(m int) { passSplitMin = m }(passSplitMin)
+	passSplitMin = 1
+	for name, tr := range partInputs(t) {
+		st, err := step.Find(tr, step.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts := tr.Activities
+		wantProcs := make([]int64, max(len(tr.Procs), 1))
+		var wantFirsts []int32
+		seen := map[trace.NameID]bool{}
+		var unattr, unattrNS int64
+		var has []bool
+		if st != nil {
+			has = make([]bool, len(st.List))
+		}
+		for i, a := range acts {
+			wantProcs[a.Proc]++
+			if !seen[a.Name] {
+				seen[a.Name] = true
+				wantFirsts = append(wantFirsts, int32(i))
+			}
+			if st == nil {
+				continue
+			}
+			if s := st.Of[i]; s < 0 {
+				unattr++
+				unattrNS += a.Dur
+			} else {
+				has[s] = true
+			}
+		}
+		empty := 0
+		for _, h := range has {
+			if !h {
+				empty++
+			}
+		}
+		for parts := 1; parts <= 4; parts++ {
+			in := Input{Path: name, Trace: tr, Steps: st}
+			s := surveyOf(&in, parts)
+			if len(s.ranges) != parts {
+				t.Fatalf("%s: %d runs, want %d", name, len(s.ranges), parts)
+			}
+			if got := s.deviceIDs(); !slices.Equal(got, tr.DeviceIDs()) {
+				t.Errorf("%s, %d runs: devices %v, want %v", name, parts, got, tr.DeviceIDs())
+			}
+			if got, _ := s.procActs(); !slices.Equal(got, wantProcs) {
+				t.Errorf("%s, %d runs: activities per process %v, want %v", name, parts, got, wantProcs)
+			}
+			var firsts []int32
+			seen := map[trace.NameID]bool{}
+			for _, r := range s.ranges {
+				for _, i := range r.firsts {
+					if !seen[acts[i].Name] {
+						seen[acts[i].Name] = true
+						firsts = append(firsts, i)
+					}
+				}
+			}
+			if !slices.Equal(firsts, wantFirsts) {
+				t.Errorf("%s, %d runs: first activities of the names differ", name, parts)
+			}
+			for j, end := range s.rangeEnds() {
+				r := s.ranges[j]
+				want := acts[r.from].End()
+				for i := r.from; i < r.to; i++ {
+					want = max(want, acts[i].End())
+				}
+				if end != want {
+					t.Errorf("%s, %d runs: run %d ends at %d, want %d", name, parts, j, end, want)
+				}
+			}
+			describe(&in, s)
+			if st == nil {
+				if in.Stepped != nil {
+					t.Errorf("%s: a step summary without steps", name)
+				}
+				continue
+			}
+			if want := (StepSummary{Steps: len(st.List), Empty: empty, Unattributed: unattr, UnattributedNS: unattrNS}); *in.Stepped != want {
+				t.Errorf("%s, %d runs: steps %+v, want %+v", name, parts, *in.Stepped, want)
 			}
 		}
 	}

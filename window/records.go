@@ -131,6 +131,9 @@ func (d *durations) absorb(o *durations, dFrom, dTo, from, to int) {
 // of the pass writes its activities' at their place, on its own
 // goroutine.
 func (d *durations) place(acts []trace.Activity) {
+	if d.of == nil { // Options.SkipDurations
+		return
+	}
 	parts := d.parts
 	if parts == nil {
 		parts = []durPart{{from: 0, to: len(d.of), n: d.n}}

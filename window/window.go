@@ -206,14 +206,15 @@ type winKey struct {
 
 // add reduces one input to its windows: one pass over its activities.
 func (t *Table) add(in Input) error {
-	if err := t.checkSums(&in); err != nil {
+	sv := surveyOf(&in, passParts())
+	if err := t.checkSums(&in, sv); err != nil {
 		return err
 	}
-	describe(&in)
+	describe(&in, sv)
 	ii := len(t.Inputs)
 	t.Inputs = append(t.Inputs, in)
 	tr := in.Trace
-	firstRank := t.addRanks(ii)
+	firstRank := t.addRanks(ii, sv)
 	rankOf := make([]RankID, max(len(tr.Procs), 1))
 	for _, r := range t.Ranks[firstRank:] {
 		rankOf[r.Proc] = r.ID
@@ -225,9 +226,12 @@ func (t *Table) add(in Input) error {
 	for i := range nameOf {
 		nameOf[i], catOf[i] = -1, -1
 	}
-	for i := range tr.Activities {
-		a := &tr.Activities[i]
-		if nameOf[a.Name] < 0 {
+	for _, r := range sv.ranges {
+		for _, i := range r.firsts {
+			a := &tr.Activities[i]
+			if nameOf[a.Name] >= 0 {
+				continue
+			}
 			s := tr.Names[a.Name]
 			nameOf[a.Name] = t.nameID(s)
 			catOf[a.Name] = t.catID(activityCategory(a, s, t.opt.Classifier))
@@ -279,7 +283,7 @@ func (t *Table) add(in Input) error {
 	} else {
 		classOf = func(int32) step.Class { return step.WholeTrace }
 	}
-	at := passCutsOf(tr.Activities, passParts(), scan.onGap == nil)
+	at := passCutsOf(tr.Activities, len(sv.ranges), scan.onGap == nil, sv.rangeEnds())
 	ps := make([]*part, len(at)-1)
 	var of []int32 // per activity: its durations' slot (durations.of), shared by the parts
 	if !t.opt.SkipDurations {
