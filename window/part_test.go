@@ -196,6 +196,7 @@ func TestPassCuts(t *testing.T) {
 // merged, are those gathered in one: kernels in order, keys, args and
 // shapes numbered by first use, whichever part first used them.
 func TestCollectivesAbsorb(t *testing.T) {
+	defer func(n int) { collChunk = n }(collChunk)
 	tr := &trace.Trace{Names: []string{"", "nccl_kernel", "allreduce", "broadcast", "Float", "BFloat16", "pg0", "[0, 1]"}}
 	args := []*trace.Collective{nil,
 		{Op: 2, DType: 4, Group: 6, GroupRanks: 7, InElems: 10, OutElems: 10, GroupSize: 2, InSplit: -1, OutSplit: -1},
@@ -220,6 +221,8 @@ func TestCollectivesAbsorb(t *testing.T) {
 		var want collectives
 		gather(&want, 0, len(acts))
 		for cut := range len(acts) + 1 {
+			// Chunks of two kernels: chunks full and not.
+			collChunk = 2 + cut%2*4096
 			var got, second collectives
 			gather(&got, 0, cut)
 			gather(&second, cut, len(acts))
