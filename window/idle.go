@@ -74,6 +74,8 @@ type gapScope struct {
 	open bool
 	end  trace.Time
 	cum  idleCum
+	// gen counts the gaps: cum has not changed while it has not.
+	gen  int32
 	proc int32 // the process whose activities end a gap; -1 for any
 	// first is the activity that opened the scope, firstLaunch its
 	// launch call (-1 for none): in a part of a pass that does not start
@@ -92,10 +94,18 @@ type windowIdle struct {
 	// reached (an activity covers it), so at1 - at0 are the gaps inside
 	// the span: the window's idle time, by cause.
 	at0, at1 idleCum
-	split    IdleSplit
-	// comm is the union of the window's communication activities, piece
-	// by piece; commHidden the part of it other activities overlap.
-	comm       []piece
+	// at1Gen is the scope's gen when at1 was set: while it is the same,
+	// so is cum (copying cum per activity cost more than the rest of
+	// the scan's step).
+	at1Gen int32
+	split  IdleSplit
+	// The union of the window's communication activities, piece by
+	// piece: its last piece is the scan's pieces[commLast-1] (0: none),
+	// commBusy the summed length of those before (of all, once the scan
+	// is closed); commHidden the part of the union other activities
+	// overlap.
+	commLast   int32
+	commBusy   int64
 	commHidden int64
 	nc         *nonComm // the device's
 	launches   map[string]*launchAcc
@@ -135,6 +145,9 @@ type idleScan struct {
 	lastLi   int
 	finder   launchFinder
 	nonComm  map[int32]*nonComm
+	// pieces are the pieces of the windows' communication unions, in
+	// the order they were begun.
+	pieces []piece
 	// onGap, when set, receives every gap (Options.Gaps).
 	onGap func(Gap)
 }
@@ -309,6 +322,7 @@ func (ix *idleScan) add(w *win, i int) {
 	case a.Start > sc.end:
 		c := ix.cause(i, li, sc.end, sc.proc)
 		sc.cum[c] += int64(a.Start - sc.end)
+		sc.gen++
 		if ix.onGap != nil {
 			ix.onGap(Gap{Rank: w.rank, Device: a.Device, Start: sc.end, End: a.Start, Cause: Cause(c)})
 		}
@@ -317,20 +331,26 @@ func (ix *idleScan) add(w *win, i int) {
 		sc.end = end
 	}
 	if fresh {
-		w.at0, w.at1 = sc.cum, sc.cum
-	} else if end > w.last {
-		w.at1 = sc.cum
+		w.at0, w.at1, w.at1Gen = sc.cum, sc.cum, sc.gen
+	} else if end > w.last && w.at1Gen != sc.gen {
+		w.at1, w.at1Gen = sc.cum, sc.gen
 	}
 	if li >= 0 {
 		ix.launchSeen(li, i, w)
 	}
 	if !ix.isComm[ix.catOf[a.Name]] {
-		w.nc.add(a.Start, end)
-	} else if n := len(w.comm); n > 0 && a.Start <= w.comm[n-1].end {
-		w.comm[n-1].end = max(w.comm[n-1].end, end)
+		w.nc.add(a.Start, end, ix.pieces)
+	} else if w.commLast > 0 && a.Start <= ix.pieces[w.commLast-1].end {
+		p := &ix.pieces[w.commLast-1]
+		p.end = max(p.end, end)
 	} else {
-		w.comm = append(w.comm, piece{a.Start, end})
-		w.nc.live = append(w.nc.live, commRef{w, int32(n)})
+		if w.commLast > 0 {
+			p := &ix.pieces[w.commLast-1]
+			w.commBusy += int64(p.end - p.start)
+		}
+		ix.pieces = append(ix.pieces, piece{a.Start, end})
+		w.commLast = int32(len(ix.pieces))
+		w.nc.live = append(w.nc.live, commRef{w, w.commLast - 1})
 	}
 }
 
@@ -364,12 +384,21 @@ func (ix *idleScan) cause(i, li int, gapStart trace.Time, proc int32) int {
 }
 
 // closeComm closes the devices' unions of non-communication activities
-// at the end of the scan's part of the pass: the windows' exposed
-// communication is then final.
-func (ix *idleScan) closeComm() {
+// at the end of the scan's part of the pass, and its windows' unions of
+// communication ones: their communication and exposed communication are
+// then final.
+func (ix *idleScan) closeComm(wins []*win) {
 	for _, d := range ix.nonComm {
-		d.close()
+		d.close(ix.pieces)
 	}
+	for _, w := range wins {
+		if w.commLast > 0 {
+			p := &ix.pieces[w.commLast-1]
+			w.commBusy += int64(p.end - p.start)
+			w.commLast = 0
+		}
+	}
+	ix.pieces = nil
 }
 
 // finish completes the input's windows, once every part of the pass is
@@ -455,7 +484,7 @@ func (ix *idleScan) launchStats(rankOf []RankID, winOf func(act int, seq int32) 
 // commRef is one piece of a window's communication union.
 type commRef struct {
 	w   *win
-	idx int32 // in w.comm
+	idx int32 // in the scan's pieces
 }
 
 // nonComm is the union of one device's non-communication activities (any
@@ -474,12 +503,12 @@ type nonComm struct {
 }
 
 // add takes a non-communication activity into the union.
-func (d *nonComm) add(start, end trace.Time) {
+func (d *nonComm) add(start, end trace.Time, pieces []piece) {
 	switch {
 	case !d.open:
 		d.open, d.cur = true, piece{start, end}
 	case start > d.cur.end:
-		d.close()
+		d.close(pieces)
 		d.cur = piece{start, end}
 	case end > d.cur.end:
 		d.cur.end = end
@@ -487,15 +516,16 @@ func (d *nonComm) add(start, end trace.Time) {
 }
 
 // close adds the current piece's overlap with each live communication
-// piece to the piece's window, and drops the pieces it has passed.
-func (d *nonComm) close() {
+// piece (of pieces) to the piece's window, and drops the pieces it has
+// passed.
+func (d *nonComm) close(pieces []piece) {
 	if !d.open || len(d.live) == 0 {
 		return
 	}
 	p := d.cur
 	keep := d.live[:0]
 	for _, r := range d.live {
-		c := r.w.comm[r.idx]
+		c := pieces[r.idx]
 		if ov := min(c.end, p.end) - max(c.start, p.start); ov > 0 {
 			r.w.commHidden += int64(ov)
 		}

@@ -231,7 +231,7 @@ func (w *win) absorb(o *win) {
 			w.addName(n)
 		}
 	}
-	w.comm = append(w.comm, o.comm...)
+	w.commBusy += o.commBusy
 	w.commHidden += o.commHidden
 }
 

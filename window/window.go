@@ -315,7 +315,7 @@ func (t *Table) add(in Input) error {
 		wg.Wait()
 	}
 	for _, p := range ps {
-		p.scan.closeComm()
+		p.scan.closeComm(p.wins)
 	}
 	for _, p := range ps[1:] {
 		ps[0].absorb(p)
@@ -382,11 +382,7 @@ func (w *win) done(st *step.Steps) Window {
 		}
 		slices.SortFunc(out.Launches, func(a, b LaunchSum) int { return cmp.Compare(a.API, b.API) })
 	}
-	var busy int64
-	for _, p := range w.comm {
-		busy += int64(p.end - p.start)
-	}
-	out.Comm = CommStat{BusyNS: busy, ExposedNS: busy - w.commHidden}
+	out.Comm = CommStat{BusyNS: w.commBusy, ExposedNS: w.commBusy - w.commHidden}
 	return out
 }
 
