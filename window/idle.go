@@ -333,7 +333,9 @@ func (ix *idleScan) add(w *win, i int) {
 	if fresh {
 		w.at0, w.at1, w.at1Gen = sc.cum, sc.cum, sc.gen
 	} else if end > w.last && w.at1Gen != sc.gen {
-		w.at1, w.at1Gen = sc.cum, sc.gen
+		// Element by element: a gap has just stored one of them, and
+		// a wider load of the array waits for that store to land.
+		w.at1[0], w.at1[1], w.at1[2], w.at1Gen = sc.cum[0], sc.cum[1], sc.cum[2], sc.gen
 	}
 	if li >= 0 {
 		ix.launchSeen(li, i, w)
