@@ -558,6 +558,9 @@ type opAcc struct {
 	op       Op
 	gsVotes  []vote // the args' group sizes, one vote per rank's kernel
 	sizeRows map[sizeKey]*Size
+	// The row of the last instance and its size.
+	lastSize sizeKey
+	lastRow  *Size
 	bytes    float64 // summed bytes of instances of known size
 	rules    uint8   // the CommRules of its lanes, a bit each
 }
@@ -697,43 +700,59 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 			n[s.Proc]++
 		}
 	}
+	// What a kernel's lane takes from its key (op, stream, phase,
+	// communicator and rule), found at its key's first kernel: the
+	// communicators are numbered in the same order, and 300k kernels of
+	// a few keys are not looked up one by one.
+	byKey := make([]laneKey, len(r.recs.Keys))
+	known := make([]bool, len(r.recs.Keys))
 	for j := range r.kern {
 		kr := &r.recs.Kernels[r.kern[j].idx]
-		key := &r.recs.Keys[kr.Key]
-		k := laneKey{step: -1, class: step.WholeTrace}
+		if !known[kr.Key] {
+			byKey[kr.Key], known[kr.Key] = a.keyLane(r, &r.recs.Keys[kr.Key], streamsByID), true
+		}
+		k := byKey[kr.Key]
+		k.step, k.class = -1, step.WholeTrace
 		if in.Steps != nil {
 			k.class = in.Steps.Class(kr.Step)
 			if kr.Step >= 0 {
 				k.step = stepOrd[kr.Step]
 			}
 		}
-		k.op = a.opOf(key.Cat)
-		k.stream = key.Stream
-		if !streamsByID {
-			k.stream = int32(slices.Index(r.streams, key.Stream))
-		}
-		if a.opNames.keys[k.op] == "all_to_all" {
-			name := a.tbl.Name(key.Name)
-			ph, ok := a.phases[name]
-			if !ok {
-				ph = phaseOf(name)
-				a.phases[name] = ph
-			}
-			k.phase = ph
-		}
-		var comm commKey
-		if key.Args >= 0 && (r.recs.Args[key.Args].Group != "" || r.recs.Args[key.Args].GroupRanks != "") {
-			c := &r.recs.Args[key.Args]
-			comm, k.rule = commKey{group: c.Group, ranks: c.GroupRanks}, RuleArgs
-			if c.Source == trace.CollectiveOnCPUOp {
-				k.rule = RuleCPUOp
-			}
-		} else {
-			comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], a.tbl.Name(key.Name))
-		}
-		k.comm = a.comms.id(comm)
 		r.kern[j].lane = a.laneID(k)
 	}
+}
+
+// keyLane is what the lane of rank r's kernels of key takes from it: its
+// op, stream, phase, communicator and rule.
+func (a *runAnalysis) keyLane(r *rankData, key *window.CollectiveKey, streamsByID bool) laneKey {
+	var k laneKey
+	k.op = a.opOf(key.Cat)
+	k.stream = key.Stream
+	if !streamsByID {
+		k.stream = int32(slices.Index(r.streams, key.Stream))
+	}
+	if a.opNames.keys[k.op] == "all_to_all" {
+		name := a.tbl.Name(key.Name)
+		ph, ok := a.phases[name]
+		if !ok {
+			ph = phaseOf(name)
+			a.phases[name] = ph
+		}
+		k.phase = ph
+	}
+	var comm commKey
+	if key.Args >= 0 && (r.recs.Args[key.Args].Group != "" || r.recs.Args[key.Args].GroupRanks != "") {
+		c := &r.recs.Args[key.Args]
+		comm, k.rule = commKey{group: c.Group, ranks: c.GroupRanks}, RuleArgs
+		if c.Source == trace.CollectiveOnCPUOp {
+			k.rule = RuleCPUOp
+		}
+	} else {
+		comm, k.rule = a.commWithout(r, a.opNames.keys[k.op], a.tbl.Name(key.Name))
+	}
+	k.comm = a.comms.id(comm)
+	return k
 }
 
 // maxMessage bounds a message size read from args: no GPU holds a
@@ -861,9 +880,12 @@ func (a *runAnalysis) instanceSize(ranks []rankSize, tokens func(i int) int64) (
 // each lane keeps time order) and walks the lanes' k-th kernels.
 func (a *runAnalysis) match() {
 	nl := len(a.lanes.keys)
+	// spare is the slice a rank's kernels were in before the last rank's
+	// counting sort, reused for the next one's.
+	var spare []collKernel
 	for _, r := range a.ranks {
-		// In place, by lane, each lane in time order (activity order).
-		slices.SortFunc(r.kern, func(x, y collKernel) int { return cmp.Or(cmp.Compare(x.lane, y.lane), cmp.Compare(x.idx, y.idx)) })
+		// By lane, each lane in time order (activity order, which
+		// collect gathered them in): a counting sort.
 		r.off = make([]int32, nl+1)
 		for _, k := range r.kern {
 			r.off[k.lane+1]++
@@ -871,6 +893,16 @@ func (a *runAnalysis) match() {
 		for l := 0; l < nl; l++ {
 			r.off[l+1] += r.off[l]
 		}
+		at := slices.Clone(r.off[:nl])
+		if cap(spare) < len(r.kern) {
+			spare = make([]collKernel, len(r.kern))
+		}
+		sorted := spare[:len(r.kern)]
+		for _, k := range r.kern {
+			sorted[at[k.lane]] = k
+			at[k.lane]++
+		}
+		spare, r.kern = r.kern, sorted
 	}
 	// The ranks of each communicator: those with any of its kernels.
 	commRanks := make([][]int, len(a.comms.keys))
@@ -1001,10 +1033,14 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		e.op.SizedInstances++
 		e.op.SizedTransferNS += transfer
 	}
-	row := e.sizeRows[sk]
-	if row == nil {
-		row = &Size{Bytes: sk.bytes, Source: sk.source}
-		e.sizeRows[sk] = row
+	row := e.lastRow
+	if row == nil || e.lastSize != sk {
+		// Instances of an op mostly repeat the last one's size.
+		if row = e.sizeRows[sk]; row == nil {
+			row = &Size{Bytes: sk.bytes, Source: sk.source}
+			e.sizeRows[sk] = row
+		}
+		e.lastSize, e.lastRow = sk, row
 	}
 	row.Instances++
 	row.TransferNS += transfer
