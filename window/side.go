@@ -22,6 +22,7 @@ type namePass struct {
 	durs    durations
 	colls   collectives
 	cache   nameCache
+	last    *win // the window of the last activity taken
 
 	batch []nameItem
 	work  chan []nameItem
@@ -110,6 +111,14 @@ func (p *namePass) wait() {
 func (p *namePass) take(it *nameItem) {
 	a := &p.tr.Activities[it.i]
 	w, full := it.w, it.full
+	if w != p.last {
+		if w.names == nil && p.last != nil {
+			// About as many names as the last window's (a step like
+			// the one before): grown once.
+			w.names = make([]nameAcc, 0, len(p.last.names))
+		}
+		p.last = w
+	}
 	nk := nameCat{p.nameOf[a.Name], full}
 	var na *nameAcc
 	if full == p.catOf[a.Name] {

@@ -328,6 +328,7 @@ func (t *Table) add(in Input) error {
 	sorted := make(chan []Durations, 1)
 	go func() { sorted <- durs.done(tr.Activities) }()
 	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf, launchWindow(ps))...)
+	t.Windows = slices.Grow(t.Windows, len(wins))
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))
 	}
