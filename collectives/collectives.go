@@ -455,6 +455,9 @@ type rankData struct {
 	streams []int32
 	// recs are the input's collective kernels (window.Collectives).
 	recs *window.Collectives
+	// sizes are argsSize's answers by key (recs.Keys), when sized.
+	sizes []rankSize
+	sized []bool
 }
 
 // collKernel is one collective kernel: 8 bytes, the analysis's memory
@@ -620,28 +623,49 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 		// isColl says whether kernel k is of a kept class. Pass 1 counts
 		// each rank's collective kernels, pass 2 stores them in slices
 		// of that exact size.
+		// What each key says, found at its first kernel of a kept
+		// class (in kernel order, as per kernel: ops and streams are
+		// numbered in order of first use): 1 a collective's, 2 not, 0
+		// not known yet.
+		keyColl := make([]uint8, len(recs.Keys))
 		isColl := func(k *window.CollectiveKernel) bool {
-			return a.opt.Filter.Keeps(in.Steps.Class(k.Step)) && a.opOf(recs.Keys[k.Key].Cat) != notComm
-		}
-		count := map[int32]int{}
-		for x := range recs.Kernels {
-			k := &recs.Kernels[x]
-			if isColl(k) {
+			if !a.opt.Filter.Keeps(in.Steps.Class(k.Step)) {
+				return false
+			}
+			c := keyColl[k.Key]
+			if c == 0 {
 				key := &recs.Keys[k.Key]
-				r := byProc[key.Proc]
-				count[key.Proc]++
-				if !slices.Contains(r.streams, key.Stream) {
-					r.streams = append(r.streams, key.Stream)
+				c = 2
+				if a.opOf(key.Cat) != notComm {
+					c = 1
+					if r := byProc[key.Proc]; !slices.Contains(r.streams, key.Stream) {
+						r.streams = append(r.streams, key.Stream)
+					}
 				}
+				keyColl[k.Key] = c
+			}
+			return c == 1
+		}
+		count := make([]int, len(recs.Keys))
+		for x := range recs.Kernels {
+			if k := &recs.Kernels[x]; isColl(k) {
+				count[k.Key]++
 			}
 		}
+		n := map[int32]int{}
+		for ki, c := range count {
+			n[recs.Keys[ki].Proc] += c
+		}
+		keyRank := make([]*rankData, len(recs.Keys))
+		for ki := range recs.Keys {
+			keyRank[ki] = byProc[recs.Keys[ki].Proc]
+		}
 		for p, r := range byProc {
-			r.kern = make([]collKernel, 0, count[p])
+			r.kern = make([]collKernel, 0, n[p])
 		}
 		for x := range recs.Kernels {
-			k := &recs.Kernels[x]
-			if isColl(k) {
-				r := byProc[recs.Keys[k.Key].Proc]
+			if k := &recs.Kernels[x]; isColl(k) {
+				r := keyRank[k.Key]
 				r.kern = append(r.kern, collKernel{idx: int32(x)})
 			}
 		}
@@ -764,7 +788,19 @@ const maxMessage = 1 << 40
 // else (older PyTorch) the tensor of the record_param_comms op that
 // launched it.
 func (a *runAnalysis) argsSize(r *rankData, x int32, op string) rankSize {
-	key := &r.recs.Keys[r.recs.Kernels[x].Key]
+	ki := r.recs.Kernels[x].Key
+	if r.sizes == nil {
+		r.sizes = make([]rankSize, len(r.recs.Keys))
+		r.sized = make([]bool, len(r.recs.Keys))
+	}
+	if !r.sized[ki] {
+		r.sizes[ki], r.sized[ki] = a.keySize(r, &r.recs.Keys[ki], op), true
+	}
+	return r.sizes[ki]
+}
+
+// keySize is argsSize for rank r's kernels of key (of op).
+func (a *runAnalysis) keySize(r *rankData, key *window.CollectiveKey, op string) rankSize {
 	if key.Args < 0 {
 		return opShapeSize(r.recs, key, op)
 	}
