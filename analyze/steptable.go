@@ -151,6 +151,9 @@ func stepRows(tbl *window.Table) []StepRow {
 			Start: w.First, Offset: int64(w.First - in.Origin),
 			SpanNS: w.SpanNS(), BusyNS: w.BusyNS, IdleNS: w.IdleNS, KernelNS: w.KernelNS, Idle: w.Idle,
 		}
+		if len(w.Cats) > 0 {
+			row.Categories = make([]StepCat, 0, len(w.Cats))
+		}
 		for _, c := range w.Cats {
 			row.Categories = append(row.Categories, StepCat{Category: tbl.Category(c.Cat), KernelNS: c.KernelNS,
 				ShareOfKernel: stats.Ratio(c.KernelNS, w.KernelNS), ShareOfSpan: stats.Ratio(c.KernelNS, row.SpanNS)})
@@ -246,20 +249,31 @@ func addStats(all []StepRow, groups []Group) {
 			}
 		}
 		ss.TokenSteps, ss.Tokens, ss.NSPerToken = len(tokens), stats.Of(tokens), perToken(tokSpan, tokSum)
-		seen := map[classify.Category]bool{}
+		// Each category's kernel time per step (0 in a step without
+		// it: StepRow.KernelOf), the columns filled in one read of the
+		// rows.
+		at := map[classify.Category]int{}
 		var cats []classify.Category
-		for _, ri := range rows {
+		var cols [][]int64
+		for j, ri := range rows {
 			for _, c := range all[ri].Categories {
-				if !seen[c.Category] {
-					seen[c.Category] = true
+				x, ok := at[c.Category]
+				if !ok {
+					x = len(cats)
+					at[c.Category] = x
 					cats = append(cats, c.Category)
+					cols = append(cols, make([]int64, len(rows)))
 				}
+				cols[x][j] = c.KernelNS
 			}
 		}
-		slices.SortFunc(cats, classify.Compare)
-		for _, c := range cats {
-			ss.Categories = append(ss.Categories, CategorySummary{Category: c,
-				KernelNS: stats.Of(col(func(s *StepRow) int64 { return s.KernelOf(c) }))})
+		order := make([]int, len(cats))
+		for x := range order {
+			order[x] = x
+		}
+		slices.SortFunc(order, func(x, y int) int { return classify.Compare(cats[x], cats[y]) })
+		for _, x := range order {
+			ss.Categories = append(ss.Categories, CategorySummary{Category: cats[x], KernelNS: stats.Of(cols[x])})
 		}
 		// Largest mean first, as the group's categories are ordered.
 		slices.SortStableFunc(ss.Categories, func(a, b CategorySummary) int {
