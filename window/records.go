@@ -49,13 +49,20 @@ func AppendTo[T int32 | int64](dst []T, d *Durations) []T {
 	if len(b) == 0 {
 		return dst
 	}
+	dst = slices.Grow(dst, int(d.N))
 	x, n := binary.Varint(b)
 	b = b[n:]
 	dst = append(dst, T(x))
 	for len(b) > 0 {
-		dx, n := binary.Uvarint(b)
-		b = b[n:]
-		x += int64(dx)
+		// Most steps between sorted durations take one byte.
+		if b[0] < 0x80 {
+			x += int64(b[0])
+			b = b[1:]
+		} else {
+			dx, n := binary.Uvarint(b)
+			b = b[n:]
+			x += int64(dx)
+		}
 		dst = append(dst, T(x))
 	}
 	return dst
