@@ -166,8 +166,10 @@ type idleScan struct {
 	lastProc int32
 	lastCorr int64
 	lastLi   int
-	finder   launchFinder
-	nonComm  map[int32]*nonComm
+	// seenLi is the last call launchSeen recorded an activity of.
+	seenLi  int
+	finder  launchFinder
+	nonComm map[int32]*nonComm
 	// pieces are the pieces of the windows' communication unions, in
 	// the order they were begun.
 	pieces pieces
@@ -176,7 +178,7 @@ type idleScan struct {
 }
 
 func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleScan {
-	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, catOf: catOf, lastProc: -1, nonComm: map[int32]*nonComm{},
+	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, catOf: catOf, lastProc: -1, seenLi: -1, nonComm: map[int32]*nonComm{},
 		finder: launchFinder{ls: t.Launches}}
 	ix.isComm = make([]bool, len(tbl.cats))
 	for i, c := range tbl.cats {
@@ -192,7 +194,7 @@ func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleS
 // input is shared, what the pass gathers is its own.
 func (ix *idleScan) fork() *idleScan {
 	return &idleScan{t: ix.t, stepped: ix.stepped, devices: map[int32]*gapScope{}, isComm: ix.isComm, catOf: ix.catOf,
-		launchAt: ix.launchAt, lastProc: -1, finder: launchFinder{ls: ix.t.Launches}, nonComm: map[int32]*nonComm{}, onGap: ix.onGap}
+		launchAt: ix.launchAt, lastProc: -1, seenLi: -1, finder: launchFinder{ls: ix.t.Launches}, nonComm: map[int32]*nonComm{}, onGap: ix.onGap}
 }
 
 // launchSeen records activity i of window w as launch call li's first
@@ -360,8 +362,11 @@ func (ix *idleScan) add(w *win, i int) {
 		// a wider load of the array waits for that store to land.
 		w.at1[0], w.at1[1], w.at1[2], w.at1Gen = sc.cum[0], sc.cum[1], sc.cum[2], sc.gen
 	}
-	if li >= 0 {
+	if li >= 0 && li != ix.seenLi {
+		// The kernels of a graph replay share their call: the first
+		// of them in the part was recorded, the others come after it.
 		ix.launchSeen(li, i, w)
+		ix.seenLi = li
 	}
 	if !ix.isComm[ix.catOf[a.Name]] {
 		w.nc.add(a.Start, end, &ix.pieces)
