@@ -60,16 +60,6 @@ func (r *StepRow) TopCategory() (c StepCat, ok bool) {
 	return r.Categories[0], true
 }
 
-// KernelOf returns the step's kernel time in category c.
-func (r *StepRow) KernelOf(c classify.Category) int64 {
-	for _, sc := range r.Categories {
-		if sc.Category == c {
-			return sc.KernelNS
-		}
-	}
-	return 0
-}
-
 // CategorySummary is one category's kernel time per step across a group's
 // steps; a step without that category counts as 0.
 type CategorySummary struct {
@@ -250,8 +240,7 @@ func addStats(all []StepRow, groups []Group) {
 		}
 		ss.TokenSteps, ss.Tokens, ss.NSPerToken = len(tokens), stats.Of(tokens), perToken(tokSpan, tokSum)
 		// Each category's kernel time per step (0 in a step without
-		// it: StepRow.KernelOf), the columns filled in one read of the
-		// rows.
+		// it), the columns filled in one read of the rows.
 		at := map[classify.Category]int{}
 		var cats []classify.Category
 		var cols [][]int64
