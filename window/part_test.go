@@ -30,6 +30,84 @@ func cleanCuts(acts []trace.Activity) []int {
 	return out
 }
 
+// manyDevices is a trace of two processes with two GPUs each, their
+// kernels interleaved: collective kernels among them, a launch call per
+// kernel or one per graph replay of several, kernels whose call is not in
+// the trace, idle gaps of every length between bursts; and its steps,
+// some kernels attributed to the step before theirs (so that windows
+// cross the cuts between bursts) or to none.
+func manyDevices(seed uint64) (*trace.Trace, *step.Steps) {
+	tr := &trace.Trace{Meta: trace.Meta{Format: trace.FormatChrome, Rank: -1, WorldSize: -1},
+		Procs: []trace.Proc{{PID: 10, Rank: 0}, {PID: 20, Rank: 1}},
+		Names: []string{"", "sm90_xmma_gemm_bf16", "flash_fwd_kernel", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+			"ncclDevKernel_AllGather_RING_LL", "Memcpy HtoD", "cudaLaunchKernel", "cudaGraphLaunch", "elementwise_kernel"}}
+	x := seed
+	next := func(n int) int {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return int(x>>1) % n
+	}
+	st := &step.Steps{}
+	var at trace.Time
+	corr := [2]int64{1, 1}
+	for s := range 60 {
+		st.List = append(st.List, step.Step{Index: s, Kind: step.Kind(1 + s%2), Tokens: 1})
+		for range 20 + next(40) { // a burst of the step's kernels
+			proc := int32(next(2))
+			a := trace.Activity{Start: at, Dur: int64(1 + next(40)), Name: trace.NameID(1 + next(4)), Device: proc*2 + int32(next(2)),
+				Stream: int32(7 + next(2)), Proc: proc}
+			if next(13) == 0 {
+				a.Name, a.Kind = 5, trace.KindMemcpy
+			} else if next(9) == 0 {
+				a.Name = 8
+			}
+			// One launch call per kernel, or a graph replay's for a
+			// run of them; some without any.
+			switch r := next(10); {
+			case r < 6:
+				corr[proc]++
+				tr.Launches = append(tr.Launches, trace.Launch{Start: a.Start - trace.Time(5+next(30)), Dur: 3, Corr: corr[proc], Thread: 1, Name: 6, Proc: proc})
+			case r < 9 && corr[proc] > 1:
+			default:
+				corr[proc]++
+				a.Corr = 0
+			}
+			if a.Kind == trace.KindKernel && a.Corr == 0 && next(3) > 0 {
+				a.Corr = corr[proc]
+			}
+			a.Corr = max(a.Corr, 0)
+			if a.Corr == 0 && next(2) == 0 {
+				a.Corr = 1 << 40 // no such call
+			}
+			tr.Activities = append(tr.Activities, a)
+			of := int32(s)
+			switch next(17) {
+			case 0:
+				of = -1
+			case 1:
+				of = max(int32(s)-1, 0)
+			}
+			st.Of = append(st.Of, of)
+			at += trace.Time(next(25)) // overlapping or not
+		}
+		at += trace.Time(next(3) * next(200)) // idle between bursts, or none
+	}
+	slices.SortStableFunc(tr.Launches, func(a, b trace.Launch) int { return trace.CompareLaunches(&a, &b) })
+	// Activities by (start, device, stream, dur, ...): the steps follow.
+	idx := make([]int, len(tr.Activities))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return trace.CompareActivities(&tr.Activities[i], &tr.Activities[j]) })
+	acts, of := make([]trace.Activity, len(idx)), make([]int32, len(idx))
+	for k, i := range idx {
+		acts[k], of[k] = tr.Activities[i], st.Of[i]
+	}
+	tr.Activities, st.Of = acts, of
+	return tr, st
+}
+
 // partInputs are traces whose pass the split tests cut: real ones (NCCL
 // kernels on two GPUs of two processes, eight ranks' DLRM, vLLM graph
 // replays, an nsys export without steps) and generated ones (collective
@@ -69,13 +147,52 @@ func partInputs(t *testing.T) map[string]*trace.Trace {
 func TestPassParts(t *testing.T) {
 	defer func(f func([]trace.Activity, int, bool, []trace.Time) []int) { passCutsOf = f }(passCutsOf)
 	defer func(m, p int) { passSplitMin, passMaxParts = m, p }(passSplitMin, passMaxParts)
-	for name, tr := range partInputs(t) {
+	inputs := partInputs(t)
+	given := map[string]*step.Steps{}
+	for _, seed := range []uint64{1, 2, 3} {
+		tr, st := manyDevices(seed)
+		if err := tr.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("manyDevices(%d)", seed)
+		inputs[name], given[name] = tr, st
+		// It exercises the merge: windows on both sides of most cuts,
+		// four devices, collective kernels, replays sharing a call.
+		cuts, crossing := cleanCuts(tr.Activities), 0
+		for _, c := range cuts {
+			before := map[[3]int32]bool{}
+			for i := range c {
+				before[[3]int32{tr.Activities[i].Proc, tr.Activities[i].Device, st.Of[i]}] = true
+			}
+			for i := c; i < len(tr.Activities); i++ {
+				if before[[3]int32{tr.Activities[i].Proc, tr.Activities[i].Device, st.Of[i]}] {
+					crossing++
+					break
+				}
+			}
+		}
+		shared := 0
+		for i := 1; i < len(tr.Activities); i++ {
+			if c := tr.Activities[i].Corr; c != 0 && c < 1<<40 && slices.ContainsFunc(tr.Activities[:i], func(a trace.Activity) bool {
+				return a.Corr == c && a.Proc == tr.Activities[i].Proc
+			}) {
+				shared++
+			}
+		}
+		if len(cuts) < 30 || crossing < len(cuts)/2 || len(tr.DeviceIDs()) != 4 || shared < 50 {
+			t.Fatalf("%s: %d cuts, %d with a window across, devices %v, %d kernels sharing a call", name, len(cuts), crossing, tr.DeviceIDs(), shared)
+		}
+	}
+	for name, tr := range inputs {
 		// The survey in as many runs as there are cores, and the cuts
 		// passCuts finds in them (at[0] nil) beside those chosen here.
 		passSplitMin, passMaxParts = max(1, len(tr.Activities)/16), 8
 		st, err := step.Find(tr, step.Options{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if g := given[name]; g != nil {
+			st = g
 		}
 		cuts := cleanCuts(tr.Activities)
 		if len(cuts) < 4 {
