@@ -371,35 +371,20 @@ func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat Cat
 	k := CollectiveKey{Proc: a.Proc, Stream: a.Stream, Cat: cat, Args: -1, Name: name, Device: a.Device, Shape: -1}
 	if args == nil {
 		if sh, ok := opShape(t, a); ok {
-			si, ok := c.shapes[sh]
-			if !ok {
-				si = int32(len(c.out.Shapes))
-				c.shapes[sh] = si
-				c.out.Shapes = append(c.out.Shapes, sh)
-			}
-			k.Shape = si
+			k.Shape = indexOf(c.shapes, &c.out.Shapes, sh, func() CollectiveShape { return sh })
 		}
 	}
 	if args != nil {
 		ak := argsKey{args.Op, args.DType, args.Group, args.GroupRanks, args.InElems, args.OutElems, args.InSplit, args.OutSplit, args.GroupSize, args.Source}
-		ai, ok := c.args[ak]
-		if !ok {
-			ai = int32(len(c.out.Args))
-			c.args[ak] = ai
-			c.out.Args = append(c.out.Args, CollectiveArgs{Op: t.Names[args.Op], DType: t.Names[args.DType], Group: t.Names[args.Group],
+		k.Args = indexOf(c.args, &c.out.Args, ak, func() CollectiveArgs {
+			return CollectiveArgs{Op: t.Names[args.Op], DType: t.Names[args.DType], Group: t.Names[args.Group],
 				GroupRanks: t.Names[args.GroupRanks], InElems: args.InElems, OutElems: args.OutElems,
-				GroupSize: args.GroupSize, Source: args.Source, InSplit: args.InSplit, OutSplit: args.OutSplit})
-		}
-		k.Args = ai
+				GroupSize: args.GroupSize, Source: args.Source, InSplit: args.InSplit, OutSplit: args.OutSplit}
+		})
 	}
 	ki := c.lastKi
 	if k != c.lastKey || len(c.out.Keys) == 0 {
-		var ok bool
-		if ki, ok = c.keys[k]; !ok {
-			ki = int32(len(c.out.Keys))
-			c.keys[k] = ki
-			c.out.Keys = append(c.out.Keys, k)
-		}
+		ki = indexOf(c.keys, &c.out.Keys, k, func() CollectiveKey { return k })
 		c.lastKey, c.lastKi = k, ki
 	}
 	if len(c.chunk) == cap(c.chunk) {
@@ -451,23 +436,11 @@ func (c *collectives) absorb(o *collectives) {
 	}
 	args := make([]int32, len(o.out.Args))
 	for i, k := range argKeys {
-		ai, ok := c.args[k]
-		if !ok {
-			ai = int32(len(c.out.Args))
-			c.args[k] = ai
-			c.out.Args = append(c.out.Args, o.out.Args[i])
-		}
-		args[i] = ai
+		args[i] = indexOf(c.args, &c.out.Args, k, func() CollectiveArgs { return o.out.Args[i] })
 	}
 	shapes := make([]int32, len(o.out.Shapes))
 	for i, sh := range o.out.Shapes {
-		si, ok := c.shapes[sh]
-		if !ok {
-			si = int32(len(c.out.Shapes))
-			c.shapes[sh] = si
-			c.out.Shapes = append(c.out.Shapes, sh)
-		}
-		shapes[i] = si
+		shapes[i] = indexOf(c.shapes, &c.out.Shapes, sh, func() CollectiveShape { return sh })
 	}
 	keys := make([]int32, len(o.out.Keys))
 	for i, k := range o.out.Keys {
@@ -477,15 +450,22 @@ func (c *collectives) absorb(o *collectives) {
 		if k.Shape >= 0 {
 			k.Shape = shapes[k.Shape]
 		}
-		ki, ok := c.keys[k]
-		if !ok {
-			ki = int32(len(c.out.Keys))
-			c.keys[k] = ki
-			c.out.Keys = append(c.out.Keys, k)
-		}
-		keys[i] = ki
+		keys[i] = indexOf(c.keys, &c.out.Keys, k, func() CollectiveKey { return k })
 	}
 	c.more = append(c.more, absorbed{o, keys})
+}
+
+// indexOf returns the index of key k in list, whose indices m holds by
+// key: a new key's value (v) is appended. The collectives' keys, args and
+// shapes are numbered so, in order of first use.
+func indexOf[K comparable, V any](m map[K]int32, list *[]V, k K, v func() V) int32 {
+	i, ok := m[k]
+	if !ok {
+		i = int32(len(*list))
+		m[k] = i
+		*list = append(*list, v())
+	}
+	return i
 }
 
 // opShape is the first tensor of the record_param_comms op that launched
