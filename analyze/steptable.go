@@ -141,7 +141,9 @@ func stepRows(tbl *window.Table) []StepRow {
 			Start: w.First, Offset: int64(w.First - in.Origin),
 			SpanNS: w.SpanNS(), BusyNS: w.BusyNS, IdleNS: w.IdleNS, KernelNS: w.KernelNS, Idle: w.Idle,
 		}
-		row.Categories = make([]StepCat, 0, len(w.Cats))
+		if len(w.Cats) > 0 {
+			row.Categories = make([]StepCat, 0, len(w.Cats))
+		}
 		for _, c := range w.Cats {
 			row.Categories = append(row.Categories, StepCat{Category: tbl.Category(c.Cat), KernelNS: c.KernelNS,
 				ShareOfKernel: stats.Ratio(c.KernelNS, w.KernelNS), ShareOfSpan: stats.Ratio(c.KernelNS, row.SpanNS)})

@@ -455,6 +455,9 @@ type rankData struct {
 	streams []int32
 	// recs are the input's collective kernels (window.Collectives).
 	recs *window.Collectives
+	// sizes are argsSize's answers by key (recs.Keys), when sized.
+	sizes []rankSize
+	sized []bool
 }
 
 // collKernel is one collective kernel: 8 bytes, the analysis's memory
@@ -558,6 +561,9 @@ type opAcc struct {
 	op       Op
 	gsVotes  []vote // the args' group sizes, one vote per rank's kernel
 	sizeRows map[sizeKey]*Size
+	// The row of the last instance and its size.
+	lastSize sizeKey
+	lastRow  *Size
 	bytes    float64 // summed bytes of instances of known size
 	rules    uint8   // the CommRules of its lanes, a bit each
 }
@@ -606,53 +612,60 @@ func (a *runAnalysis) collect(rankIDs []window.RankID) {
 		}
 		in := &a.tbl.Inputs[ii]
 		recs := &in.Collectives
-		byProc := map[int32]int{} // index in mine
-		var mine []*rankData
+		byProc := map[int32]*rankData{}
 		for _, id := range rankIDs[i:j] {
 			r := &rankData{Member: Member{Rank: &a.tbl.Ranks[id]}, recs: recs}
-			byProc[r.Proc] = len(mine)
-			mine = append(mine, r)
+			byProc[r.Proc] = r
 			a.ranks = append(a.ranks, r)
+			all = append(all, r)
 		}
-		all = append(all, mine...)
 		i = j
-		// rankOf is the index in mine of key x's rank, looked up once
-		// per key, not per kernel.
-		keyRank := make([]int32, len(recs.Keys))
-		for x := range keyRank {
-			keyRank[x] = -1
-		}
-		rankOf := func(x int32) int32 {
-			if keyRank[x] < 0 {
-				keyRank[x] = int32(byProc[recs.Keys[x].Proc])
-			}
-			return keyRank[x]
-		}
 		// isColl says whether kernel k is of a kept class. Pass 1 counts
 		// each rank's collective kernels, pass 2 stores them in slices
 		// of that exact size.
+		// What each key says, found at its first kernel of a kept
+		// class (in kernel order, as per kernel: ops and streams are
+		// numbered in order of first use): 1 a collective's, 2 not, 0
+		// not known yet.
+		keyColl := make([]uint8, len(recs.Keys))
 		isColl := func(k *window.CollectiveKernel) bool {
-			return a.opt.Filter.Keeps(in.Steps.Class(k.Step)) && a.opOf(recs.Keys[k.Key].Cat) != notComm
-		}
-		count := make([]int, len(mine))
-		for x := range recs.Kernels {
-			k := &recs.Kernels[x]
-			if isColl(k) {
-				ri := rankOf(k.Key)
-				r, stream := mine[ri], recs.Keys[k.Key].Stream
-				count[ri]++
-				if !slices.Contains(r.streams, stream) {
-					r.streams = append(r.streams, stream)
+			if !a.opt.Filter.Keeps(in.Steps.Class(k.Step)) {
+				return false
+			}
+			c := keyColl[k.Key]
+			if c == 0 {
+				key := &recs.Keys[k.Key]
+				c = 2
+				if a.opOf(key.Cat) != notComm {
+					c = 1
+					if r := byProc[key.Proc]; !slices.Contains(r.streams, key.Stream) {
+						r.streams = append(r.streams, key.Stream)
+					}
 				}
+				keyColl[k.Key] = c
+			}
+			return c == 1
+		}
+		count := make([]int, len(recs.Keys))
+		for x := range recs.Kernels {
+			if k := &recs.Kernels[x]; isColl(k) {
+				count[k.Key]++
 			}
 		}
-		for ri, r := range mine {
-			r.kern = make([]collKernel, 0, count[ri])
+		n := map[int32]int{}
+		for ki, c := range count {
+			n[recs.Keys[ki].Proc] += c
+		}
+		keyRank := make([]*rankData, len(recs.Keys))
+		for ki := range recs.Keys {
+			keyRank[ki] = byProc[recs.Keys[ki].Proc]
+		}
+		for p, r := range byProc {
+			r.kern = make([]collKernel, 0, n[p])
 		}
 		for x := range recs.Kernels {
-			k := &recs.Kernels[x]
-			if isColl(k) {
-				r := mine[rankOf(k.Key)]
+			if k := &recs.Kernels[x]; isColl(k) {
+				r := keyRank[k.Key]
 				r.kern = append(r.kern, collKernel{idx: int32(x)})
 			}
 		}
@@ -711,16 +724,16 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 			n[s.Proc]++
 		}
 	}
-	// What a lane takes from a kernel's key (op, stream, phase,
-	// communicator) is found once per key, when its first kernel comes:
-	// in the same order as per kernel, so communicators are numbered as
-	// before, without hashing a kernel name per kernel.
+	// What a kernel's lane takes from its key (op, stream, phase,
+	// communicator and rule), found at its key's first kernel: the
+	// communicators are numbered in the same order, and 300k kernels of
+	// a few keys are not looked up one by one.
 	byKey := make([]laneKey, len(r.recs.Keys))
 	known := make([]bool, len(r.recs.Keys))
 	for j := range r.kern {
 		kr := &r.recs.Kernels[r.kern[j].idx]
 		if !known[kr.Key] {
-			byKey[kr.Key], known[kr.Key] = a.keyLane(r, kr.Key, streamsByID), true
+			byKey[kr.Key], known[kr.Key] = a.keyLane(r, &r.recs.Keys[kr.Key], streamsByID), true
 		}
 		k := byKey[kr.Key]
 		k.step, k.class = -1, step.WholeTrace
@@ -734,11 +747,9 @@ func (a *runAnalysis) lanesOf(r *rankData, streamsByID bool) {
 	}
 }
 
-// keyLane is the part of a lane's key that rank r's collective key (an
-// index in its Collectives.Keys) says: op, stream, phase, communicator
-// and the rule that found it.
-func (a *runAnalysis) keyLane(r *rankData, x int32, streamsByID bool) laneKey {
-	key := &r.recs.Keys[x]
+// keyLane is what the lane of rank r's kernels of key takes from it: its
+// op, stream, phase, communicator and rule.
+func (a *runAnalysis) keyLane(r *rankData, key *window.CollectiveKey, streamsByID bool) laneKey {
 	var k laneKey
 	k.op = a.opOf(key.Cat)
 	k.stream = key.Stream
@@ -777,7 +788,19 @@ const maxMessage = 1 << 40
 // else (older PyTorch) the tensor of the record_param_comms op that
 // launched it.
 func (a *runAnalysis) argsSize(r *rankData, x int32, op string) rankSize {
-	key := &r.recs.Keys[r.recs.Kernels[x].Key]
+	ki := r.recs.Kernels[x].Key
+	if r.sizes == nil {
+		r.sizes = make([]rankSize, len(r.recs.Keys))
+		r.sized = make([]bool, len(r.recs.Keys))
+	}
+	if !r.sized[ki] {
+		r.sizes[ki], r.sized[ki] = a.keySize(r, &r.recs.Keys[ki], op), true
+	}
+	return r.sizes[ki]
+}
+
+// keySize is argsSize for rank r's kernels of key (of op).
+func (a *runAnalysis) keySize(r *rankData, key *window.CollectiveKey, op string) rankSize {
 	if key.Args < 0 {
 		return opShapeSize(r.recs, key, op)
 	}
@@ -893,9 +916,12 @@ func (a *runAnalysis) instanceSize(ranks []rankSize, tokens func(i int) int64) (
 // each lane keeps time order) and walks the lanes' k-th kernels.
 func (a *runAnalysis) match() {
 	nl := len(a.lanes.keys)
+	// spare is the slice a rank's kernels were in before the last rank's
+	// counting sort, reused for the next one's.
+	var spare []collKernel
 	for _, r := range a.ranks {
-		// In place, by lane, each lane in time order (activity order).
-		slices.SortFunc(r.kern, func(x, y collKernel) int { return cmp.Or(cmp.Compare(x.lane, y.lane), cmp.Compare(x.idx, y.idx)) })
+		// By lane, each lane in time order (activity order, which
+		// collect gathered them in): a counting sort.
 		r.off = make([]int32, nl+1)
 		for _, k := range r.kern {
 			r.off[k.lane+1]++
@@ -903,6 +929,16 @@ func (a *runAnalysis) match() {
 		for l := 0; l < nl; l++ {
 			r.off[l+1] += r.off[l]
 		}
+		at := slices.Clone(r.off[:nl])
+		if cap(spare) < len(r.kern) {
+			spare = make([]collKernel, len(r.kern))
+		}
+		sorted := spare[:len(r.kern)]
+		for _, k := range r.kern {
+			sorted[at[k.lane]] = k
+			at[k.lane]++
+		}
+		spare, r.kern = r.kern, sorted
 	}
 	// The ranks of each communicator: those with any of its kernels.
 	commRanks := make([][]int, len(a.comms.keys))
@@ -1033,10 +1069,14 @@ func (a *runAnalysis) instance(e *opAcc, l int, k int32, durs []int64) {
 		e.op.SizedInstances++
 		e.op.SizedTransferNS += transfer
 	}
-	row := e.sizeRows[sk]
-	if row == nil {
-		row = &Size{Bytes: sk.bytes, Source: sk.source}
-		e.sizeRows[sk] = row
+	row := e.lastRow
+	if row == nil || e.lastSize != sk {
+		// Instances of an op mostly repeat the last one's size.
+		if row = e.sizeRows[sk]; row == nil {
+			row = &Size{Bytes: sk.bytes, Source: sk.source}
+			e.sizeRows[sk] = row
+		}
+		e.lastSize, e.lastRow = sk, row
 	}
 	row.Instances++
 	row.TransferNS += transfer

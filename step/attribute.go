@@ -3,8 +3,11 @@ package step
 import (
 	"cmp"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/traceq/traceq/trace"
 )
@@ -417,6 +420,68 @@ func chooseMarkers(t *trace.Trace, re *regexp.Regexp) (cpu, gpu []*trace.Range) 
 	return cpu, gpu
 }
 
+// pending is the step of an activity without a launch call: left to
+// the mirrors.
+const pending = -3
+
+// attribute sets the step of activities [from, to) of t by their launch
+// calls (launchStep memoises them, atomically: runs share it), pending
+// for those without; it returns how many are pending.
+func (a *Attributor) attribute(t *trace.Trace, of, launchStep []int32, from, to int) int {
+	npending := 0
+	lastProc, lastCorr, lastStep := int32(-1), int64(0), int32(-1)
+	launches := trace.NewLaunchFinder(t.Launches) // a run's own: it keeps where it is
+	for i := from; i < to; i++ {
+		act := &t.Activities[i]
+		if act.Corr != 0 && act.Proc == lastProc && act.Corr == lastCorr {
+			of[i] = lastStep
+			continue
+		}
+		li := -1
+		if act.Corr != 0 {
+			li = launches.Find(act.Proc, act.Corr)
+		}
+		if li < 0 || !a.HasCPUMarkers() {
+			of[i] = pending
+			npending++
+			continue
+		}
+		s := atomic.LoadInt32(&launchStep[li]) - 2
+		if s == -2 {
+			s = a.LaunchStep(&t.Launches[li])
+			atomic.StoreInt32(&launchStep[li], s+2)
+		}
+		of[i] = s
+		lastProc, lastCorr, lastStep = act.Proc, act.Corr, s
+	}
+	return npending
+}
+
+// runMin is the fewest activities eachRun gives a goroutine of their
+// own, and runMax, when set, the runs whatever the cores: variables for
+// the tests.
+var runMin, runMax = 1 << 16, 0
+
+// eachRun calls f on runs [from, to) that cover [0, n), one per core, on
+// their own goroutines, and returns when every call has.
+func eachRun(n int, f func(from, to int)) {
+	runs := runtime.GOMAXPROCS(0)
+	if runMax > 0 {
+		runs = runMax
+	}
+	runs = max(1, min(runs, n/runMin))
+	var wg sync.WaitGroup
+	for j := 1; j < runs; j++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(j*n/runs, (j+1)*n/runs)
+		}()
+	}
+	f(0, n/runs)
+	wg.Wait()
+}
+
 // Find finds the step markers of t and assigns every activity to a
 // step by the Attributor's rule. It returns nil (and no error) when t has
 // no step marker.
@@ -429,36 +494,14 @@ func Find(t *trace.Trace, opt Options) (*Steps, error) {
 		return nil, err
 	}
 	st := &Steps{Of: make([]int32, len(t.Activities))}
+	// launchStep is, per launch call, its step + 2 once looked up (0:
+	// not yet); the runs of activities share it.
 	launchStep := make([]int32, len(t.Launches))
-	for i := range launchStep {
-		launchStep[i] = -2 // not looked up yet
-	}
-	const pending = -3 // no launch call: left to the mirrors
-	npending := 0
-	lastProc, lastCorr, lastStep := int32(-1), int64(0), int32(-1)
-	launches := trace.NewLaunchFinder(t.Launches)
-	for i := range t.Activities {
-		act := &t.Activities[i]
-		if act.Corr != 0 && act.Proc == lastProc && act.Corr == lastCorr {
-			st.Of[i] = lastStep
-			continue
-		}
-		li := -1
-		if act.Corr != 0 {
-			li = launches.Find(act.Proc, act.Corr)
-		}
-		if li < 0 || !a.HasCPUMarkers() {
-			st.Of[i] = pending
-			npending++
-			continue
-		}
-		if launchStep[li] == -2 {
-			launchStep[li] = a.LaunchStep(&t.Launches[li])
-		}
-		st.Of[i] = launchStep[li]
-		lastProc, lastCorr, lastStep = act.Proc, act.Corr, launchStep[li]
-	}
-	if npending > 0 && a.HasMirrors() && a.HasCPUMarkers() {
+	var npending atomic.Int64
+	eachRun(len(t.Activities), func(from, to int) {
+		npending.Add(int64(a.attribute(t, st.Of, launchStep, from, to)))
+	})
+	if npending.Load() > 0 && a.HasMirrors() && a.HasCPUMarkers() {
 		for i := range t.Activities {
 			if st.Of[i] >= 0 {
 				a.Observe(&t.Activities[i], st.Of[i])
@@ -466,10 +509,14 @@ func Find(t *trace.Trace, opt Options) (*Steps, error) {
 		}
 	}
 	a.Resolve()
-	for i := range t.Activities {
-		if st.Of[i] == pending {
-			st.Of[i] = a.MirrorStep(&t.Activities[i])
-		}
+	if npending.Load() > 0 {
+		eachRun(len(t.Activities), func(from, to int) {
+			for i := from; i < to; i++ {
+				if st.Of[i] == pending {
+					st.Of[i] = a.MirrorStep(&t.Activities[i])
+				}
+			}
+		})
 	}
 	st.List = a.Steps()
 	if a.tooMany > 0 {

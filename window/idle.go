@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
@@ -73,7 +74,14 @@ type gapScope struct {
 	open bool
 	end  trace.Time
 	cum  idleCum
+	// gen counts the gaps: cum has not changed while it has not.
+	gen  int32
 	proc int32 // the process whose activities end a gap; -1 for any
+	// first is the activity that opened the scope, firstLaunch its
+	// launch call (-1 for none): in a part of a pass that does not start
+	// at the first activity, where the gap before it is found when the
+	// parts are merged (part.absorb).
+	first, firstLaunch int32
 }
 
 // windowIdle is what a window gathers for this file.
@@ -86,10 +94,18 @@ type windowIdle struct {
 	// reached (an activity covers it), so at1 - at0 are the gaps inside
 	// the span: the window's idle time, by cause.
 	at0, at1 idleCum
-	split    IdleSplit
-	// comm is the union of the window's communication activities, piece
-	// by piece; commHidden the part of it other activities overlap.
-	comm       []piece
+	// at1Gen is the scope's gen when at1 was set: while it is the same,
+	// so is cum (copying cum per activity cost more than the rest of
+	// the scan's step).
+	at1Gen int32
+	split  IdleSplit
+	// The union of the window's communication activities, piece by
+	// piece: its last piece is the scan's pieces[commLast-1] (0: none),
+	// commBusy the summed length of those before (of all, once the scan
+	// is closed); commHidden the part of the union other activities
+	// overlap.
+	commLast   int32
+	commBusy   int64
 	commHidden int64
 	nc         *nonComm // the device's
 	launches   map[string]*launchAcc
@@ -102,6 +118,29 @@ type windowIdle struct {
 }
 
 type piece struct{ start, end trace.Time }
+
+// pieces holds pieces in chunks of pieceChunk, in the order added:
+// appending to one slice copied it as it grew (12 ms of a GB of trace's
+// 300k communication kernels).
+type pieces struct {
+	chunks [][]piece
+	n      int32
+}
+
+const pieceChunk = 1 << 12
+
+// add appends p and returns its index.
+func (ps *pieces) add(p piece) int32 {
+	if ps.n%pieceChunk == 0 {
+		ps.chunks = append(ps.chunks, make([]piece, pieceChunk))
+	}
+	ps.chunks[ps.n/pieceChunk][ps.n%pieceChunk] = p
+	ps.n++
+	return ps.n - 1
+}
+
+// at returns the piece of index i.
+func (ps *pieces) at(i int32) *piece { return &ps.chunks[i/pieceChunk][i%pieceChunk] }
 
 type launchAcc struct {
 	calls   int64
@@ -118,40 +157,62 @@ type idleScan struct {
 	catOf   []CatID             // per trace.NameID
 	nwin    int32
 	// Per launch call (index in t.Launches; the first of calls sharing a
-	// correlation id): the window of its first activity, -1 for none, and
-	// that activity's start.
-	launchWin   []int32
-	launchFirst []trace.Time
+	// correlation id): its first activity, 0 for none, else that
+	// activity's index + 1 in the upper 32 bits and its window's seq (in
+	// the part of the pass that saw it) in the lower ones. The parts of a
+	// pass share it, each keeping the least value (launchSeen).
+	launchAt []uint64
 	// The last lookup, kept: a graph replay's kernels share one id.
 	lastProc int32
 	lastCorr int64
 	lastLi   int
-	finder   launchFinder
-	nonComm  map[int32]*nonComm
+	// seenLi is the last call launchSeen recorded an activity of.
+	seenLi  int
+	finder  launchFinder
+	nonComm map[int32]*nonComm
+	// pieces are the pieces of the windows' communication unions, in
+	// the order they were begun.
+	pieces pieces
 	// onGap, when set, receives every gap (Options.Gaps).
 	onGap func(Gap)
 }
 
 func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleScan {
-	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, catOf: catOf, lastProc: -1, nonComm: map[int32]*nonComm{},
+	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, catOf: catOf, lastProc: -1, seenLi: -1, nonComm: map[int32]*nonComm{},
 		finder: launchFinder{ls: t.Launches}}
 	ix.isComm = make([]bool, len(tbl.cats))
 	for i, c := range tbl.cats {
 		ix.isComm[i] = c.Top == classify.Communication
 	}
 	if n := len(t.Launches); n > 0 {
-		ix.launchWin = make([]int32, n)
-		ix.launchFirst = make([]trace.Time, n)
-		for i := range ix.launchWin {
-			ix.launchWin[i] = -1
-		}
+		ix.launchAt = make([]uint64, n)
 	}
 	return ix
 }
 
+// fork returns a scan for another part of the same pass: what is per
+// input is shared, what the pass gathers is its own.
+func (ix *idleScan) fork() *idleScan {
+	return &idleScan{t: ix.t, stepped: ix.stepped, devices: map[int32]*gapScope{}, isComm: ix.isComm, catOf: ix.catOf,
+		launchAt: ix.launchAt, lastProc: -1, seenLi: -1, finder: launchFinder{ls: ix.t.Launches}, nonComm: map[int32]*nonComm{}, onGap: ix.onGap}
+}
+
+// launchSeen records activity i of window w as launch call li's first
+// activity unless an earlier activity was (another part of the pass may
+// be recording the same call).
+func (ix *idleScan) launchSeen(li, i int, w *win) {
+	v := uint64(i+1)<<32 | uint64(uint32(w.seq))
+	for {
+		old := atomic.LoadUint64(&ix.launchAt[li])
+		if old != 0 && old < v || atomic.CompareAndSwapUint64(&ix.launchAt[li], old, v) {
+			return
+		}
+	}
+}
+
 // launchOf returns the index of activity a's launch call, or -1.
 func (ix *idleScan) launchOf(a *trace.Activity) int {
-	if a.Corr == 0 || len(ix.launchWin) == 0 {
+	if a.Corr == 0 || len(ix.launchAt) == 0 {
 		return -1
 	}
 	if a.Proc == ix.lastProc && a.Corr == ix.lastCorr {
@@ -282,9 +343,11 @@ func (ix *idleScan) add(w *win, i int) {
 	switch {
 	case !sc.open:
 		sc.open, sc.end = true, end
+		sc.first, sc.firstLaunch = int32(i), int32(li)
 	case a.Start > sc.end:
 		c := ix.cause(i, li, sc.end, sc.proc)
 		sc.cum[c] += int64(a.Start - sc.end)
+		sc.gen++
 		if ix.onGap != nil {
 			ix.onGap(Gap{Rank: w.rank, Device: a.Device, Start: sc.end, End: a.Start, Cause: Cause(c)})
 		}
@@ -293,21 +356,30 @@ func (ix *idleScan) add(w *win, i int) {
 		sc.end = end
 	}
 	if fresh {
-		w.at0, w.at1 = sc.cum, sc.cum
-	} else if end > w.last {
-		w.at1 = sc.cum
+		w.at0, w.at1, w.at1Gen = sc.cum, sc.cum, sc.gen
+	} else if end > w.last && w.at1Gen != sc.gen {
+		// Element by element: a gap has just stored one of them, and
+		// a wider load of the array waits for that store to land.
+		w.at1[0], w.at1[1], w.at1[2], w.at1Gen = sc.cum[0], sc.cum[1], sc.cum[2], sc.gen
 	}
-	if li >= 0 && ix.launchWin[li] < 0 {
-		ix.launchWin[li] = w.seq
-		ix.launchFirst[li] = a.Start
+	if li >= 0 && li != ix.seenLi {
+		// The kernels of a graph replay share their call: the first
+		// of them in the part was recorded, the others come after it.
+		ix.launchSeen(li, i, w)
+		ix.seenLi = li
 	}
 	if !ix.isComm[ix.catOf[a.Name]] {
-		w.nc.add(a.Start, end)
-	} else if n := len(w.comm); n > 0 && a.Start <= w.comm[n-1].end {
-		w.comm[n-1].end = max(w.comm[n-1].end, end)
+		w.nc.add(a.Start, end, &ix.pieces)
+	} else if w.commLast > 0 && a.Start <= ix.pieces.at(w.commLast-1).end {
+		p := ix.pieces.at(w.commLast - 1)
+		p.end = max(p.end, end)
 	} else {
-		w.comm = append(w.comm, piece{a.Start, end})
-		w.nc.live = append(w.nc.live, commRef{w, int32(n)})
+		if w.commLast > 0 {
+			p := ix.pieces.at(w.commLast - 1)
+			w.commBusy += int64(p.end - p.start)
+		}
+		w.commLast = ix.pieces.add(piece{a.Start, end}) + 1
+		w.nc.live = append(w.nc.live, commRef{w, w.commLast - 1})
 	}
 }
 
@@ -340,18 +412,34 @@ func (ix *idleScan) cause(i, li int, gapStart trace.Time, proc int32) int {
 	return causeDeviceSide
 }
 
-// finish completes the input's windows: idle by cause, launch statistics,
-// exposed communication and the time between steps. It returns the
-// launch calls that launched no recorded activity.
-func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID) []EmptyLaunch {
+// closeComm closes the devices' unions of non-communication activities
+// at the end of the scan's part of the pass, and its windows' unions of
+// communication ones: their communication and exposed communication are
+// then final.
+func (ix *idleScan) closeComm(wins []*win) {
+	for _, d := range ix.nonComm {
+		d.close(&ix.pieces)
+	}
+	for _, w := range wins {
+		if w.commLast > 0 {
+			p := ix.pieces.at(w.commLast - 1)
+			w.commBusy += int64(p.end - p.start)
+			w.commLast = 0
+		}
+	}
+	ix.pieces = pieces{}
+}
+
+// finish completes the input's windows, once every part of the pass is
+// merged into wins: idle by cause, launch statistics and the time between
+// steps. It returns the launch calls that launched no recorded activity.
+// winOf is the window of a launch call's first activity (launchAt).
+func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID, winOf func(act int, seq int32) *win) []EmptyLaunch {
 	for _, w := range wins {
 		w.split = w.at1.minus(w.at0).split()
 		w.idle = w.split.Total()
 	}
-	empty := ix.launchStats(wins, rankOf)
-	for _, d := range ix.nonComm {
-		d.close()
-	}
+	empty := ix.launchStats(rankOf, winOf)
 	if ix.stepped {
 		betweenSteps(in, wins)
 	}
@@ -360,7 +448,7 @@ func (ix *idleScan) finish(in *Input, wins []*win, rankOf []RankID) []EmptyLaunc
 
 // launchStats gives each window the launch calls of its activities, by
 // API, and counts apart the calls that launched nothing recorded.
-func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
+func (ix *idleScan) launchStats(rankOf []RankID, winOf func(act int, seq int32) *win) []EmptyLaunch {
 	t := ix.t
 	type key struct {
 		proc int32
@@ -373,8 +461,8 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 		if l.Proc != t.Launches[head].Proc || l.Corr != t.Launches[head].Corr {
 			head = i
 		}
-		wi := ix.launchWin[head]
-		if wi < 0 {
+		at := ix.launchAt[head]
+		if at == 0 {
 			k := key{l.Proc, l.Name}
 			e := empty[k]
 			if e == nil {
@@ -385,7 +473,8 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 			e.cpu += l.Dur
 			continue
 		}
-		w := wins[wi]
+		act := int(at>>32) - 1
+		w := winOf(act, int32(uint32(at)))
 		if w.launches == nil {
 			w.launches = map[string]*launchAcc{}
 		}
@@ -396,7 +485,7 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 		}
 		acc.calls++
 		acc.cpu += l.Dur
-		acc.latency = append(acc.latency, int64(ix.launchFirst[head]-l.Start))
+		acc.latency = append(acc.latency, int64(t.Activities[act].Start-l.Start))
 	}
 	out := make([]EmptyLaunch, 0, len(empty))
 	pid := make([]int64, 0, len(empty))
@@ -424,7 +513,7 @@ func (ix *idleScan) launchStats(wins []*win, rankOf []RankID) []EmptyLaunch {
 // commRef is one piece of a window's communication union.
 type commRef struct {
 	w   *win
-	idx int32 // in w.comm
+	idx int32 // in the scan's pieces
 }
 
 // nonComm is the union of one device's non-communication activities (any
@@ -443,12 +532,12 @@ type nonComm struct {
 }
 
 // add takes a non-communication activity into the union.
-func (d *nonComm) add(start, end trace.Time) {
+func (d *nonComm) add(start, end trace.Time, pieces *pieces) {
 	switch {
 	case !d.open:
 		d.open, d.cur = true, piece{start, end}
 	case start > d.cur.end:
-		d.close()
+		d.close(pieces)
 		d.cur = piece{start, end}
 	case end > d.cur.end:
 		d.cur.end = end
@@ -456,15 +545,16 @@ func (d *nonComm) add(start, end trace.Time) {
 }
 
 // close adds the current piece's overlap with each live communication
-// piece to the piece's window, and drops the pieces it has passed.
-func (d *nonComm) close() {
+// piece (of pieces) to the piece's window, and drops the pieces it has
+// passed.
+func (d *nonComm) close(pieces *pieces) {
 	if !d.open || len(d.live) == 0 {
 		return
 	}
 	p := d.cur
 	keep := d.live[:0]
 	for _, r := range d.live {
-		c := r.w.comm[r.idx]
+		c := *pieces.at(r.idx)
 		if ov := min(c.end, p.end) - max(c.start, p.start); ov > 0 {
 			r.w.commHidden += int64(ov)
 		}

@@ -3,6 +3,7 @@ package window
 import (
 	"cmp"
 	"encoding/binary"
+	"iter"
 	"math"
 	"slices"
 	"sync"
@@ -53,9 +54,15 @@ func AppendTo[T int32 | int64](dst []T, d *Durations) []T {
 	b = b[n:]
 	dst = append(dst, T(x))
 	for len(b) > 0 {
-		dx, n := binary.Uvarint(b)
-		b = b[n:]
-		x += int64(dx)
+		// Most steps between sorted durations take one byte.
+		if b[0] < 0x80 {
+			x += int64(b[0])
+			b = b[1:]
+		} else {
+			dx, n := binary.Uvarint(b)
+			b = b[n:]
+			x += int64(dx)
+		}
 		dst = append(dst, T(x))
 	}
 	return dst
@@ -74,14 +81,28 @@ type durKey struct {
 }
 
 // durations gathers an input's durations during the pass: the pass
-// notes each activity's slot (of), and done then makes vals[i], the
-// durations of keys[i] in activity order, each slice sized once
-// (appending to a slice per slot, growing it, held more memory at once).
+// notes each activity's slot (of) and counts the activities of each slot
+// (n), and done then puts each slot's durations in place, in activity
+// order, each slot's share of one slice sized once (appending to a slice
+// per slot, growing it, held more memory at once).
 type durations struct {
 	m    map[durKey]int
 	keys []durKey
 	of   []int32 // per activity: its slot
-	vals [][]int64
+	n    []int32 // per slot: the activities of the part's pass
+	// parts are the runs of activities whose slots were counted, in
+	// order: this pass's own first, then those of parts absorbed.
+	parts []durPart
+	vals  [][]int64
+}
+
+// durPart is one part of the pass's slots: activities [from, to), their
+// counts per slot of that part, and the slot of this pass each of those
+// is (nil: the same).
+type durPart struct {
+	from, to int
+	n        []int32
+	slot     []int32
 }
 
 // slot returns the index of k's durations, adding k when new. The pass
@@ -95,33 +116,85 @@ func (d *durations) slot(k durKey) int {
 		i = len(d.keys)
 		d.m[k] = i
 		d.keys = append(d.keys, k)
+		d.n = append(d.n, 0)
 	}
 	return i
 }
 
-// size makes vals, empty, at the size of each slot's durations (of).
-func (d *durations) size() {
-	n := make([]int, len(d.keys))
-	for _, s := range d.of {
-		n[s]++
+// absorb adds o's slots to d's, o being the durations of the activities
+// [from, to) gathered by another part of the pass, which follows d's
+// [dFrom, dTo) and those d absorbed before.
+func (d *durations) absorb(o *durations, dFrom, dTo, from, to int) {
+	if d.parts == nil {
+		d.parts = []durPart{{from: dFrom, to: dTo, n: d.n}}
+	}
+	slot := make([]int32, len(o.keys))
+	for s, k := range o.keys {
+		slot[s] = int32(d.slot(k))
+	}
+	d.parts = append(d.parts, durPart{from: from, to: to, n: o.n, slot: slot})
+}
+
+// place makes vals, each slot's durations in activity order: each part
+// of the pass writes its activities' at their place, on its own
+// goroutine.
+func (d *durations) place(acts []trace.Activity) {
+	if d.of == nil { // Options.SkipDurations
+		return
+	}
+	parts := d.parts
+	if parts == nil {
+		parts = []durPart{{from: 0, to: len(d.of), n: d.n}}
+	}
+	// at[j][s] is where part j's next duration of slot s goes.
+	at := make([][]int32, len(parts))
+	for j, p := range parts {
+		at[j] = make([]int32, len(d.keys))
+		for s, c := range p.n {
+			g := int32(s)
+			if p.slot != nil {
+				g = p.slot[s]
+			}
+			at[j][g] = c
+		}
 	}
 	all := make([]int64, len(d.of))
 	d.vals = make([][]int64, len(d.keys))
-	at := 0
-	for i, c := range n {
-		d.vals[i] = all[at : at : at+c]
-		at += c
+	var sum int32
+	for s := range d.keys {
+		from := sum
+		for j := range parts {
+			c := at[j][s]
+			at[j][s] = sum
+			sum += c
+		}
+		d.vals[s] = all[from:sum:sum]
 	}
+	var wg sync.WaitGroup
+	for j := range parts {
+		p := &parts[j]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			put(all, at[j], p, d.of[p.from:p.to], acts[p.from:p.to])
+		}()
+	}
+	wg.Wait()
 }
 
-// fill appends the durations of the slots [from, to) to vals, in
-// activity order.
-func (d *durations) fill(acts []trace.Activity, from, to int) {
-	lo, hi := int32(from), int32(to)
-	for i, s := range d.of {
-		if s >= lo && s < hi {
-			d.vals[s] = append(d.vals[s], acts[i].Dur)
+// put writes the durations of one part of the pass at their places.
+func put(all []int64, at []int32, p *durPart, of []int32, acts []trace.Activity) {
+	if p.slot == nil {
+		for i, s := range of {
+			all[at[s]] = acts[i].Dur
+			at[s]++
 		}
+		return
+	}
+	for i, s := range of {
+		g := p.slot[s]
+		all[at[g]] = acts[i].Dur
+		at[g]++
 	}
 }
 
@@ -130,7 +203,7 @@ func (d *durations) fill(acts []trace.Activity, from, to int) {
 // two halves of about as many values, one sorted on another goroutine.
 func (d *durations) done(acts []trace.Activity) []Durations {
 	out := make([]Durations, len(d.keys))
-	d.size()
+	d.place(acts)
 	total, half := len(d.of), 0
 	cut := len(d.keys)
 	for i, v := range d.vals {
@@ -138,7 +211,7 @@ func (d *durations) done(acts []trace.Activity) []Durations {
 			cut = i
 			break
 		}
-		half += cap(v)
+		half += len(v)
 	}
 	if total < 1<<16 {
 		cut = 0 // too few to share
@@ -148,11 +221,9 @@ func (d *durations) done(acts []trace.Activity) []Durations {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.fill(acts, 0, cut)
 			d.encode(out, 0, cut)
 		}()
 	}
-	d.fill(acts, cut, len(d.keys))
 	d.encode(out, cut, len(d.keys))
 	wg.Wait()
 	d.of = nil
@@ -262,6 +333,26 @@ type collectives struct {
 	keys   map[CollectiveKey]int32
 	args   map[argsKey]int32
 	shapes map[CollectiveShape]int32
+	// The kernels, in chunks of collChunk (appending to one slice copied
+	// it as it grew: 10 ms of a GB of trace's 300k collective kernels):
+	// chunks full, chunk the last. done joins them.
+	chunks [][]CollectiveKernel
+	chunk  []CollectiveKernel
+	// The key of the last kernel and its index: a stream's kernels
+	// mostly share it (a map lookup of a 28-byte key per kernel was 9 ms
+	// of those 300k).
+	lastKey CollectiveKey
+	lastKi  int32
+	// more are the kernels of the parts of the pass absorbed, in order,
+	// with their keys' indices in out.Keys (absorb).
+	more []absorbed
+}
+
+var collChunk = 4096 // a variable for TestCollectivesAbsorb
+
+type absorbed struct {
+	kernels *collectives
+	keys    []int32
 }
 
 // argsKey is the content of a trace.Collective's args, its names by id.
@@ -280,34 +371,101 @@ func (c *collectives) add(t *trace.Trace, a *trace.Activity, step int32, cat Cat
 	k := CollectiveKey{Proc: a.Proc, Stream: a.Stream, Cat: cat, Args: -1, Name: name, Device: a.Device, Shape: -1}
 	if args == nil {
 		if sh, ok := opShape(t, a); ok {
-			si, ok := c.shapes[sh]
-			if !ok {
-				si = int32(len(c.out.Shapes))
-				c.shapes[sh] = si
-				c.out.Shapes = append(c.out.Shapes, sh)
-			}
-			k.Shape = si
+			k.Shape = indexOf(c.shapes, &c.out.Shapes, sh, func() CollectiveShape { return sh })
 		}
 	}
 	if args != nil {
 		ak := argsKey{args.Op, args.DType, args.Group, args.GroupRanks, args.InElems, args.OutElems, args.InSplit, args.OutSplit, args.GroupSize, args.Source}
-		ai, ok := c.args[ak]
-		if !ok {
-			ai = int32(len(c.out.Args))
-			c.args[ak] = ai
-			c.out.Args = append(c.out.Args, CollectiveArgs{Op: t.Names[args.Op], DType: t.Names[args.DType], Group: t.Names[args.Group],
+		k.Args = indexOf(c.args, &c.out.Args, ak, func() CollectiveArgs {
+			return CollectiveArgs{Op: t.Names[args.Op], DType: t.Names[args.DType], Group: t.Names[args.Group],
 				GroupRanks: t.Names[args.GroupRanks], InElems: args.InElems, OutElems: args.OutElems,
-				GroupSize: args.GroupSize, Source: args.Source, InSplit: args.InSplit, OutSplit: args.OutSplit})
+				GroupSize: args.GroupSize, Source: args.Source, InSplit: args.InSplit, OutSplit: args.OutSplit}
+		})
+	}
+	ki := c.lastKi
+	if k != c.lastKey || len(c.out.Keys) == 0 {
+		ki = indexOf(c.keys, &c.out.Keys, k, func() CollectiveKey { return k })
+		c.lastKey, c.lastKi = k, ki
+	}
+	if len(c.chunk) == cap(c.chunk) {
+		if len(c.chunk) > 0 {
+			c.chunks = append(c.chunks, c.chunk)
 		}
-		k.Args = ai
+		c.chunk = make([]CollectiveKernel, 0, collChunk)
 	}
-	ki, ok := c.keys[k]
+	c.chunk = append(c.chunk, CollectiveKernel{Start: a.Start, Dur: a.Dur, Step: step, Key: ki})
+}
+
+// kernels are the kernels gathered, in order (chunks, then chunk).
+func (c *collectives) kernels() iter.Seq[[]CollectiveKernel] {
+	return func(yield func([]CollectiveKernel) bool) {
+		for _, ch := range c.chunks {
+			if !yield(ch) {
+				return
+			}
+		}
+		if len(c.chunk) > 0 {
+			yield(c.chunk)
+		}
+	}
+}
+
+// count is the number of kernels gathered.
+func (c *collectives) count() int {
+	n := len(c.chunk)
+	for _, ch := range c.chunks {
+		n += len(ch)
+	}
+	return n
+}
+
+// absorb adds o's kernels, gathered by another part of the pass over
+// the activities that follow c's, to c: its keys, args and shapes are
+// numbered as one pass over both would have, its kernels joined to c's by
+// done.
+func (c *collectives) absorb(o *collectives) {
+	if o.count() == 0 {
+		return
+	}
+	if c.keys == nil {
+		c.keys, c.args, c.shapes = map[CollectiveKey]int32{}, map[argsKey]int32{}, map[CollectiveShape]int32{}
+	}
+	argKeys := make([]argsKey, len(o.out.Args))
+	for k, i := range o.args {
+		argKeys[i] = k
+	}
+	args := make([]int32, len(o.out.Args))
+	for i, k := range argKeys {
+		args[i] = indexOf(c.args, &c.out.Args, k, func() CollectiveArgs { return o.out.Args[i] })
+	}
+	shapes := make([]int32, len(o.out.Shapes))
+	for i, sh := range o.out.Shapes {
+		shapes[i] = indexOf(c.shapes, &c.out.Shapes, sh, func() CollectiveShape { return sh })
+	}
+	keys := make([]int32, len(o.out.Keys))
+	for i, k := range o.out.Keys {
+		if k.Args >= 0 {
+			k.Args = args[k.Args]
+		}
+		if k.Shape >= 0 {
+			k.Shape = shapes[k.Shape]
+		}
+		keys[i] = indexOf(c.keys, &c.out.Keys, k, func() CollectiveKey { return k })
+	}
+	c.more = append(c.more, absorbed{o, keys})
+}
+
+// indexOf returns the index of key k in list, whose indices m holds by
+// key: a new key's value (v) is appended. The collectives' keys, args and
+// shapes are numbered so, in order of first use.
+func indexOf[K comparable, V any](m map[K]int32, list *[]V, k K, v func() V) int32 {
+	i, ok := m[k]
 	if !ok {
-		ki = int32(len(c.out.Keys))
-		c.keys[k] = ki
-		c.out.Keys = append(c.out.Keys, k)
+		i = int32(len(*list))
+		m[k] = i
+		*list = append(*list, v())
 	}
-	c.out.Kernels = append(c.out.Kernels, CollectiveKernel{Start: a.Start, Dur: a.Dur, Step: step, Key: ki})
+	return i
 }
 
 // opShape is the first tensor of the record_param_comms op that launched
@@ -334,7 +492,25 @@ func opShape(t *trace.Trace, a *trace.Activity) (CollectiveShape, bool) {
 // done is the input's record, its slices at their size.
 func (c *collectives) done() Collectives {
 	out := c.out
-	out.Kernels = slices.Clip(slices.Clone(out.Kernels))
+	n := c.count()
+	for _, m := range c.more {
+		n += m.kernels.count()
+	}
+	if n == 0 {
+		return out
+	}
+	out.Kernels = make([]CollectiveKernel, 0, n)
+	for ch := range c.kernels() {
+		out.Kernels = append(out.Kernels, ch...)
+	}
+	for _, m := range c.more {
+		for ch := range m.kernels.kernels() {
+			for _, k := range ch {
+				k.Key = m.keys[k.Key]
+				out.Kernels = append(out.Kernels, k)
+			}
+		}
+	}
 	return out
 }
 

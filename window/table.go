@@ -2,8 +2,6 @@ package window
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"slices"
 
 	"github.com/traceq/traceq/classify"
@@ -330,43 +328,6 @@ func (t *Table) Select(inputs []int) *Table {
 // 64 bits.
 var ErrOverflow = errors.New("the summed GPU time overflows 64-bit nanoseconds (292 years): the trace's durations or timestamps are corrupt")
 
-// checkSums reports whether every figure the analyses compute fits an
-// int64: the summed durations of all activities of all inputs (every
-// kernel, busy and per-category time is a sum of a subset of them), each
-// activity's end, each input's span, and the summed durations of its
-// launch calls and the time from any call to any activity (launch CPU
-// time, launch-to-start latency).
-func (t *Table) checkSums(in *Input) error {
-	acts := in.Trace.Activities
-	if len(acts) == 0 {
-		return nil
-	}
-	total := t.total
-	first, last := acts[0].Start, acts[0].Start
-	for i := range acts {
-		a := &acts[i]
-		if a.Dur > math.MaxInt64-total || int64(a.Start) > math.MaxInt64-a.Dur {
-			return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
-		}
-		total += a.Dur
-		last = max(last, a.End())
-	}
-	var calls int64
-	for i := range in.Trace.Launches {
-		l := &in.Trace.Launches[i]
-		if l.Dur > math.MaxInt64-calls {
-			return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
-		}
-		calls += l.Dur
-		first, last = min(first, l.Start), max(last, l.Start)
-	}
-	if first < 0 && last > math.MaxInt64+first {
-		return fmt.Errorf("%s: %w", in.Path, ErrOverflow)
-	}
-	t.total = total
-	return nil
-}
-
 // activityCategory is the category of an activity: memcpy and memset
 // activities by their kind, whatever their name; kernels by name.
 func activityCategory(a *trace.Activity, name string, cl *classify.Classifier) classify.Category {
@@ -404,8 +365,9 @@ func (t *Table) nameID(s string) NameID {
 	return id
 }
 
-// describe fills what the table keeps of an input's trace.
-func describe(in *Input) {
+// describe fills what the table keeps of an input's trace (s: its
+// survey).
+func describe(in *Input, s *survey) {
 	tr := in.Trace
 	in.Format, in.Activities = tr.Meta.Format, len(tr.Activities)
 	in.ProcessGroups = tr.Meta.ProcessGroups
@@ -423,22 +385,21 @@ func describe(in *Input) {
 	if len(tr.Activities) > 0 {
 		in.Origin = tr.Activities[0].Start
 	}
-	in.DeviceIDs, in.Devices = tr.DeviceIDs(), tr.Meta.Devices
+	in.DeviceIDs, in.Devices = s.deviceIDs(), tr.Meta.Devices
 	in.OpSigs, in.Configs = len(tr.OpSigs), len(tr.Configs)
 	in.Anomalies = tr.Anomalies
 	if st := in.Steps; st != nil {
 		sum := &StepSummary{Steps: len(st.List)}
-		has := make([]bool, len(st.List))
-		for ai, s := range st.Of {
-			if s < 0 {
-				sum.Unattributed++
-				sum.UnattributedNS += tr.Activities[ai].Dur
-				continue
-			}
-			has[s] = true
+		for _, r := range s.ranges {
+			sum.Unattributed += r.unattributed
+			sum.UnattributedNS += r.unattributedNS
 		}
-		for _, h := range has {
-			if !h {
+		for i := range st.List {
+			has := false
+			for _, r := range s.ranges {
+				has = has || r.has[i]
+			}
+			if !has {
 				sum.Empty++
 			}
 		}
@@ -462,20 +423,12 @@ func numberOf(t *trace.Trace, proc int32) *int {
 }
 
 // addRanks appends the ranks of input ii: its processes with activities
-// or launch calls, in process order.
-func (t *Table) addRanks(ii int) (first RankID) {
+// or launch calls, in process order (s: its survey).
+func (t *Table) addRanks(ii int, s *survey) (first RankID) {
 	in := &t.Inputs[ii]
 	tr := in.Trace
 	np := max(len(tr.Procs), 1)
-	acts := make([]int64, np)
-	used := make([]bool, np)
-	for i := range tr.Activities {
-		acts[tr.Activities[i].Proc]++
-		used[tr.Activities[i].Proc] = true
-	}
-	for i := range tr.Launches {
-		used[tr.Launches[i].Proc] = true
-	}
+	acts, used := s.procActs()
 	first = RankID(len(t.Ranks))
 	for p := range np {
 		if !used[p] {

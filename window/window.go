@@ -3,6 +3,7 @@ package window
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/traceq/traceq/classify"
 	"github.com/traceq/traceq/step"
@@ -162,17 +163,19 @@ type win struct {
 	// per activity.
 	cats  []*catAcc
 	ncats int
-	names map[nameCat]*nameAcc
-	// byName holds, by the input's trace.NameID, the names entries of
-	// activities of their name's own category; nil past denseNames.
-	byName []*nameAcc
+	// names are the window's sums per name and category, in order of
+	// first activity; index finds them by key, made when the name pass's
+	// cache cannot (nameCache), nil until then.
+	names []nameAcc
+	index map[nameCat]int32
+	// lost is set when the window's row of the name cache was taken by
+	// another window: its names are then not all in the cache.
+	lost bool
+	// into is the window of the same key of an earlier part of the pass
+	// that absorbed this one (part.absorb); nil when none did.
+	into *win
 	windowIdle
 }
-
-// denseNames bounds the byName entries of one input's windows (2 MiB):
-// an input with few windows (an nsys export's ranks) finds its names by
-// index, one with many steps those of its first windows.
-var denseNames = 1 << 18 // a variable for TestDenseNames
 
 // nameCat keys a window's names: a name and the category its activities
 // have.
@@ -188,6 +191,7 @@ type catAcc struct {
 }
 
 type nameAcc struct {
+	key   nameCat
 	n     int64
 	total int64
 	// durs is, for memory operations and kernels, the slot + 1 of the
@@ -202,14 +206,15 @@ type winKey struct {
 
 // add reduces one input to its windows: one pass over its activities.
 func (t *Table) add(in Input) error {
-	if err := t.checkSums(&in); err != nil {
+	sv := surveyOf(&in, passParts())
+	if err := t.checkSums(&in, sv); err != nil {
 		return err
 	}
-	describe(&in)
+	describe(&in, sv)
 	ii := len(t.Inputs)
 	t.Inputs = append(t.Inputs, in)
 	tr := in.Trace
-	firstRank := t.addRanks(ii)
+	firstRank := t.addRanks(ii, sv)
 	rankOf := make([]RankID, max(len(tr.Procs), 1))
 	for _, r := range t.Ranks[firstRank:] {
 		rankOf[r.Proc] = r.ID
@@ -221,9 +226,12 @@ func (t *Table) add(in Input) error {
 	for i := range nameOf {
 		nameOf[i], catOf[i] = -1, -1
 	}
-	for i := range tr.Activities {
-		a := &tr.Activities[i]
-		if nameOf[a.Name] < 0 {
+	for _, r := range sv.ranges {
+		for _, i := range r.firsts {
+			a := &tr.Activities[i]
+			if nameOf[a.Name] >= 0 {
+				continue
+			}
 			s := tr.Names[a.Name]
 			nameOf[a.Name] = t.nameID(s)
 			catOf[a.Name] = t.catID(activityCategory(a, s, t.opt.Classifier))
@@ -256,12 +264,15 @@ func (t *Table) add(in Input) error {
 			byArgs[id] = c >= 0 && (t.cats[c] == genericComm || t.cats[c] == sendRecvComm)
 		}
 	}
-	m := map[winKey]*win{}
-	var recent recentWins
-	dense := 0 // byName entries made
-	var lastKey winKey
-	var last *win
-	var wins []*win
+	if byArgs != nil && slices.Contains(byArgs, true) {
+		// Every activity's category is known before the pass, which
+		// may then run in parts on several goroutines: finding one may
+		// add a category to the table.
+		for i := range tr.Activities {
+			a := &tr.Activities[i]
+			t.argsCategory(ii, i, a, catOf[a.Name], byArgs, args)
+		}
+	}
 	var classOf func(s int32) step.Class // per step index
 	if in.Steps != nil {
 		cls := make([]step.Class, len(in.Steps.List)+1) // [0]: outside any step
@@ -272,65 +283,52 @@ func (t *Table) add(in Input) error {
 	} else {
 		classOf = func(int32) step.Class { return step.WholeTrace }
 	}
-	names := startNames(tr, nameOf, catOf, classOf, t.opt.SkipDurations, args)
-	for i := range tr.Activities {
-		a := &tr.Activities[i]
-		k := winKey{proc: a.Proc, device: a.Device, step: -1}
-		if in.Steps != nil {
-			k.step = in.Steps.Of[i]
-		}
-		w := last
-		if w == nil || k != lastKey {
-			w = recent.find(k)
-			if w == nil {
-				w = m[k]
-				if w == nil {
-					w = &win{rank: rankOf[a.Proc], proc: a.Proc, device: a.Device, step: k.step,
-						first: a.Start, last: a.End(), names: map[nameCat]*nameAcc{}}
-					if dense += len(tr.Names); dense <= denseNames {
-						w.byName = make([]*nameAcc, len(tr.Names))
-					}
-					m[k] = w
-					wins = append(wins, w)
-				}
-				recent.put(k, w)
-			}
-			last, lastKey = w, k
-		}
-		scan.add(w, i)
-		end := a.End()
-		w.last = max(w.last, end)
-		w.kernel += a.Dur
-		w.busy.add(a.Start, end)
-		full := catOf[a.Name]
-		if byArgs != nil {
-			full = t.argsCategory(ii, i, a, full, byArgs, args)
-		}
-		cid := t.fold[full]
-		if int(cid) >= len(w.cats) {
-			w.cats = slices.Grow(w.cats, int(cid)+1-len(w.cats))[:cid+1]
-		}
-		ca := w.cats[cid]
-		if ca == nil {
-			ca = &catAcc{}
-			w.cats[cid] = ca
-			w.ncats++
-		}
-		ca.kernel += a.Dur
-		ca.n++
-		ca.busy.add(a.Start, end)
-		// The rest is the name pass's (t.cats may grow above: the
-		// pass is told whether the category is a collective's).
-		coll := !t.opt.SkipCollectives && a.Kind == trace.KindKernel && t.isComm(full)
-		names.add(nameItem{w: w, i: int32(i), full: full, step: k.step, coll: coll})
+	at := passCutsOf(tr.Activities, len(sv.ranges), scan.onGap == nil, sv.rangeEnds())
+	ps := make([]*part, len(at)-1)
+	var of []int32 // per activity: its durations' slot (durations.of), shared by the parts
+	if !t.opt.SkipDurations {
+		of = make([]int32, len(tr.Activities))
 	}
-	names.wait()
-	durs, colls := &names.durs, &names.colls
+	for j := range ps {
+		sc := scan
+		if j > 0 {
+			sc = scan.fork()
+		}
+		ps[j] = &part{t: t, in: &in, from: at[j], to: at[j+1], rankOf: rankOf, catOf: catOf, actCat: t.actCat[ii], scan: sc,
+			names: newNamePass(tr, nameOf, catOf, classOf, t.opt.SkipDurations, args, of), m: map[winKey]*win{}}
+	}
+	if len(ps) == 1 {
+		// One part: the name pass runs beside it, on a second goroutine.
+		ps[0].names.start()
+		ps[0].run()
+		ps[0].names.wait()
+	} else {
+		var wg sync.WaitGroup
+		for _, p := range ps[1:] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.run()
+			}()
+		}
+		ps[0].run()
+		wg.Wait()
+	}
+	for _, p := range ps {
+		p.scan.closeComm(p.wins)
+	}
+	for _, p := range ps[1:] {
+		ps[0].absorb(p)
+	}
+	p0 := ps[0]
+	wins := p0.wins
+	durs, colls := &p0.names.durs, &p0.names.colls
 	// Sorting the durations (a tenth of a second a GB of trace) overlaps
 	// with the windows' sums: with one input, nothing else runs then.
 	sorted := make(chan []Durations, 1)
 	go func() { sorted <- durs.done(tr.Activities) }()
-	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf)...)
+	t.EmptyLaunches = append(t.EmptyLaunches, scan.finish(&in, wins, rankOf, launchWindow(ps))...)
+	t.Windows = slices.Grow(t.Windows, len(wins))
 	for _, w := range wins {
 		t.Windows = append(t.Windows, w.done(in.Steps))
 	}
@@ -374,8 +372,8 @@ func (w *win) done(st *step.Steps) Window {
 		}
 	}
 	out.Names = make([]NameSum, 0, len(w.names))
-	for k, n := range w.names {
-		out.Names = append(out.Names, NameSum{Name: k.name, Cat: k.cat, N: n.n, TotalNS: n.total})
+	for _, n := range w.names {
+		out.Names = append(out.Names, NameSum{Name: n.key.name, Cat: n.key.cat, N: n.n, TotalNS: n.total})
 	}
 	slices.SortFunc(out.Names, func(a, b NameSum) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat)) })
 	if len(w.launches) > 0 {
@@ -385,11 +383,7 @@ func (w *win) done(st *step.Steps) Window {
 		}
 		slices.SortFunc(out.Launches, func(a, b LaunchSum) int { return cmp.Compare(a.API, b.API) })
 	}
-	var busy int64
-	for _, p := range w.comm {
-		busy += int64(p.end - p.start)
-	}
-	out.Comm = CommStat{BusyNS: busy, ExposedNS: busy - w.commHidden}
+	out.Comm = CommStat{BusyNS: w.commBusy, ExposedNS: w.commBusy - w.commHidden}
 	return out
 }
 

@@ -9,10 +9,11 @@ import (
 	"github.com/traceq/traceq/trace"
 )
 
-// TestDenseNames: the windows' sums and the kernels table's durations are
-// the same whether a window finds its names by index (byName) or only in
-// its map, for every budget: none, some windows, all of them.
-func TestDenseNames(t *testing.T) {
+// TestNameRows: the windows' sums and the kernels table's durations are
+// the same whether the windows find their names in the name cache's rows
+// (nameCache) or only in their index, whatever the rows: none, one for
+// four windows interleaved (each takes it from the others), two, many.
+func TestNameRows(t *testing.T) {
 	const names, steps = 40, 30
 	tr := &trace.Trace{Meta: trace.Meta{Format: trace.FormatChrome, Rank: -1, WorldSize: -1},
 		Procs: []trace.Proc{{PID: 1, Rank: 0}, {PID: 2, Rank: 1}}}
@@ -45,10 +46,10 @@ func TestDenseNames(t *testing.T) {
 	if err := tr.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	build := func(budget int) *Table {
-		old := denseNames
-		denseNames = budget
-		defer func() { denseNames = old }()
+	build := func(rows int) *Table {
+		old := nameRowsMax
+		nameRowsMax = rows
+		defer func() { nameRowsMax = old }()
 		tbl, err := Build([]Input{{Path: "r.json", Trace: tr, Steps: st}}, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -59,13 +60,13 @@ func TestDenseNames(t *testing.T) {
 	if len(want.Windows) < steps || len(want.Inputs[0].Durations) == 0 {
 		t.Fatalf("%d windows, %d duration records: the trace does not exercise the pass", len(want.Windows), len(want.Inputs[0].Durations))
 	}
-	for _, budget := range []int{len(tr.Names), 10 * len(tr.Names), 1 << 30} {
-		got := build(budget)
+	for _, rows := range []int{1, 2, 16} {
+		got := build(rows)
 		if !reflect.DeepEqual(got.Windows, want.Windows) {
-			t.Errorf("budget %d: windows differ from the map's", budget)
+			t.Errorf("%d rows: windows differ from the index's", rows)
 		}
 		if !reflect.DeepEqual(got.Inputs[0].Durations, want.Inputs[0].Durations) {
-			t.Errorf("budget %d: durations differ from the map's", budget)
+			t.Errorf("%d rows: durations differ from the index's", rows)
 		}
 	}
 }
