@@ -3,7 +3,6 @@ package window
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"sync/atomic"
 
 	"github.com/traceq/traceq/classify"
@@ -168,7 +167,7 @@ type idleScan struct {
 	lastLi   int
 	// seenLi is the last call launchSeen recorded an activity of.
 	seenLi  int
-	finder  launchFinder
+	finder  *trace.LaunchFinder
 	nonComm map[int32]*nonComm
 	// pieces are the pieces of the windows' communication unions, in
 	// the order they were begun.
@@ -179,7 +178,7 @@ type idleScan struct {
 
 func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleScan {
 	ix := &idleScan{t: t, stepped: stepped, devices: map[int32]*gapScope{}, catOf: catOf, lastProc: -1, seenLi: -1, nonComm: map[int32]*nonComm{},
-		finder: launchFinder{ls: t.Launches}}
+		finder: trace.NewLaunchFinder(t.Launches)}
 	ix.isComm = make([]bool, len(tbl.cats))
 	for i, c := range tbl.cats {
 		ix.isComm[i] = c.Top == classify.Communication
@@ -194,7 +193,7 @@ func newIdleScan(tbl *Table, t *trace.Trace, stepped bool, catOf []CatID) *idleS
 // input is shared, what the pass gathers is its own.
 func (ix *idleScan) fork() *idleScan {
 	return &idleScan{t: ix.t, stepped: ix.stepped, devices: map[int32]*gapScope{}, isComm: ix.isComm, catOf: ix.catOf,
-		launchAt: ix.launchAt, lastProc: -1, seenLi: -1, finder: launchFinder{ls: ix.t.Launches}, nonComm: map[int32]*nonComm{}, onGap: ix.onGap}
+		launchAt: ix.launchAt, lastProc: -1, seenLi: -1, finder: trace.NewLaunchFinder(ix.t.Launches), nonComm: map[int32]*nonComm{}, onGap: ix.onGap}
 }
 
 // launchSeen records activity i of window w as launch call li's first
@@ -218,100 +217,9 @@ func (ix *idleScan) launchOf(a *trace.Activity) int {
 	if a.Proc == ix.lastProc && a.Corr == ix.lastCorr {
 		return ix.lastLi
 	}
-	li := ix.finder.find(a.Proc, a.Corr)
+	li := ix.finder.Find(a.Proc, a.Corr)
 	ix.lastProc, ix.lastCorr, ix.lastLi = a.Proc, a.Corr, li
 	return li
-}
-
-// launchFinder is a launch call lookup by (process, correlation id). The
-// calls are sorted by both, so each process's are a run of them; a
-// process's lookups gallop from where its last one ended: its activities
-// mostly come in the order of its calls, so the next is near, while the
-// activities of several processes interleave (in an nsys export of four
-// ranks, one position for all jumped across a quarter of the calls at
-// nearly every activity: 2–4 of the 25 CPU-s of reading 5 M kernels).
-type launchFinder struct {
-	ls    []trace.Launch
-	procs []procCalls // by process, made at the first lookup
-	// at is, per process index, 1 + the index of its procCalls (0: no
-	// calls): a lookup per activity, where a search of procs took 0.15
-	// CPU-s of 5 M.
-	at []int32
-}
-
-// procCalls are the calls of one process, ls[from:to], and where its last
-// lookup ended (from + pos).
-type procCalls struct {
-	proc          int32
-	from, to, pos int
-}
-
-// callsOf returns proc's calls, nil when it made none.
-func (f *launchFinder) callsOf(proc int32) *procCalls {
-	if f.procs == nil {
-		ls := f.ls
-		for from := 0; from < len(ls); {
-			p := ls[from].Proc
-			to := from + sort.Search(len(ls)-from, func(i int) bool { return ls[from+i].Proc > p })
-			f.procs = append(f.procs, procCalls{proc: p, from: from, to: to})
-			if p >= 0 && int(p) >= len(f.at) {
-				f.at = slices.Grow(f.at, int(p)+1-len(f.at))[:p+1]
-			}
-			if p >= 0 {
-				f.at[p] = int32(len(f.procs))
-			}
-			from = to
-		}
-	}
-	if proc < 0 || int(proc) >= len(f.at) || f.at[proc] == 0 {
-		return nil
-	}
-	return &f.procs[f.at[proc]-1]
-}
-
-// find returns the index of the first call of (proc, corr), or -1.
-func (f *launchFinder) find(proc int32, corr int64) int {
-	c := f.callsOf(proc)
-	if c == nil {
-		return -1
-	}
-	ls := f.ls[c.from:c.to]
-	n := len(ls)
-	// The answer is the first index at or after the key, in [lo, hi].
-	var lo, hi int
-	p := c.pos
-	if ls[p].Corr < corr {
-		lo, hi = p+1, n
-		for step := 1; p+step < n; step *= 2 {
-			if ls[p+step].Corr >= corr {
-				hi = p + step
-				break
-			}
-			lo = p + step + 1
-		}
-	} else {
-		lo, hi = 0, p
-		for step := 1; p-step >= 0; step *= 2 {
-			if ls[p-step].Corr < corr {
-				lo = p - step + 1
-				break
-			}
-			hi = p - step
-		}
-	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if ls[m].Corr < corr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	c.pos = min(lo, n-1)
-	if lo < n && ls[lo].Corr == corr {
-		return c.from + lo
-	}
-	return -1
 }
 
 // add takes activity i of window w into the scan: before the window's own

@@ -45,49 +45,6 @@ func TestBuildOverflow(t *testing.T) {
 	}
 }
 
-// TestLaunchFinder checks the galloping lookup against a linear search,
-// from every position a process's lookups can have ended at.
-func TestLaunchFinder(t *testing.T) {
-	tr := &trace.Trace{}
-	for _, k := range [][2]int64{{0, 1}, {0, 3}, {0, 3}, {0, 4}, {0, 9}, {1, 2}, {1, 3}, {1, 3}, {1, 3}, {1, 10}, {2, 1}, {4, 5}} {
-		tr.Launches = append(tr.Launches, trace.Launch{Proc: int32(k[0]), Corr: k[1], Start: trace.Time(len(tr.Launches))})
-	}
-	linear := func(proc int32, corr int64) int {
-		for i, l := range tr.Launches {
-			if l.Proc == proc && l.Corr == corr {
-				return i
-			}
-		}
-		return -1
-	}
-	type key struct {
-		proc int32
-		corr int64
-	}
-	var keys []key
-	for proc := int32(-1); proc <= 5; proc++ {
-		for corr := int64(0); corr <= 11; corr++ {
-			keys = append(keys, key{proc, corr})
-		}
-	}
-	for _, first := range keys {
-		for _, k := range keys {
-			// The first lookup, found or not, leaves its process's
-			// position where it ended.
-			f := launchFinder{ls: tr.Launches}
-			if got, want := f.find(first.proc, first.corr), linear(first.proc, first.corr); got != want {
-				t.Fatalf("find(%d, %d) = %d, want %d", first.proc, first.corr, got, want)
-			}
-			if got, want := f.find(k.proc, k.corr), linear(k.proc, k.corr); got != want {
-				t.Errorf("after (%d, %d): find(%d, %d) = %d, want %d", first.proc, first.corr, k.proc, k.corr, got, want)
-			}
-		}
-	}
-	if (&launchFinder{}).find(0, 1) != -1 {
-		t.Error("no calls: found one")
-	}
-}
-
 // TestTable checks the rank table, the names and categories, the
 // windows' classes and sums, and Select on a two-input set: an nsys
 // export with two ranked processes and one that only launched, and a
