@@ -33,26 +33,26 @@ func mayBeCollective(name string) bool {
 
 // collArg returns the seen bit and the field of key when it is a
 // collective arg, else 0.
-func (d *decoder) collArg(key string) (bit uint64, dst *val) {
+func (d *decoder) collArg(key keyID) (bit uint64, dst *val) {
 	c := &d.coll
 	switch key {
-	case "Collective name":
+	case keyCollName:
 		return seenCollName, &c.name
-	case "In msg nelems":
+	case keyInElems:
 		return seenInElems, &c.inElems
-	case "Out msg nelems":
+	case keyOutElems:
 		return seenOutElems, &c.outElems
-	case "Group size":
+	case keyGroupSize:
 		return seenGroupSize, &c.groupSize
-	case "dtype":
+	case keyDType:
 		return seenDType, &c.dtype
-	case "Process Group Name":
+	case keyGroup:
 		return seenGroup, &c.group
-	case "Process Group Ranks":
+	case keyRanks:
 		return seenRanks, &c.ranks
-	case "In split size":
+	case keyInSplit:
 		return seenInSplit, &c.inSplit
-	case "Out split size":
+	case keyOutSplit:
 		return seenOutSplit, &c.outSplit
 	}
 	return 0, nil
@@ -66,7 +66,7 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		if f.seen&bit == 0 {
 			return -1
 		}
-		if n, ok := num(v); ok && n >= 0 {
+		if n, ok := num(&v); ok && n >= 0 {
 			return n
 		}
 		return -1

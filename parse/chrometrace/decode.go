@@ -97,6 +97,9 @@ type fields struct {
 	// past is set once done() held: keys read after it (by a Reader,
 	// which reads every key) must not change the decoding.
 	past bool
+	// ctx is 1 + the catKind of the category, once read: the context of
+	// the key caches' predictions.
+	ctx uint8
 }
 
 // take reads the value at s[i] into dst, unless the key was seen before
@@ -179,6 +182,9 @@ type decoder struct {
 	key      []byte       // a signature key being built
 	// nameCache holds recently interned names (intern).
 	nameCache [nameCacheSize]cachedName
+	// topKeys and argKeys are the keys met at the top level of events
+	// and in their args (keys.go).
+	topKeys, argKeys *keyCache
 }
 
 type result struct {
@@ -228,7 +234,8 @@ func (r *result) examples(base int64) []trace.Anomaly {
 }
 
 func newDecoder(worker int) *decoder {
-	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables()}
+	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables(),
+		topKeys: newKeyCache(), argKeys: newKeyCache()}
 	return d
 }
 
@@ -290,9 +297,15 @@ func (d *decoder) anomaly(what string) {
 
 // num reads a JSON number, or a string holding one (some exporters quote
 // ids), as an integer.
-func num(v val) (int64, bool) {
+func num(v *val) (int64, bool) {
 	switch v.Type {
 	case vNumber:
+		switch v.fixed {
+		case fixedInt:
+			return v.n / 1000, true
+		case fixedFrac:
+			return 0, false
+		}
 		return parseInt(v.Raw)
 	case vString:
 		return parseInt(v.Str)
@@ -300,9 +313,12 @@ func num(v val) (int64, bool) {
 	return 0, false
 }
 
-func micros(v val) (int64, bool) {
+func micros(v *val) (int64, bool) {
 	switch v.Type {
 	case vNumber:
+		if v.fixed != notFixed {
+			return v.n, true
+		}
 		return parseMicros(v.Raw)
 	case vString:
 		return parseMicros(v.Str)
@@ -313,7 +329,7 @@ func micros(v val) (int64, bool) {
 // threadID returns a numeric tid, or a stable synthetic negative id for a
 // named one ("stream 7" is handled by the caller; "" is thread 0).
 func threadID(v val) int64 {
-	if n, ok := num(v); ok {
+	if n, ok := num(&v); ok {
 		return n
 	}
 	if v.Type != vString || v.Str == "" {
@@ -326,7 +342,7 @@ func threadID(v val) int64 {
 
 // streamID reads a stream from a tid such as 7, "7" or "stream 7".
 func streamID(v val) (int64, bool) {
-	if n, ok := num(v); ok {
+	if n, ok := num(&v); ok {
 		return n, true
 	}
 	if v.Type == vString {
@@ -410,12 +426,12 @@ func (d *decoder) interpret() EventKind {
 		}
 		return KindSkipped
 	}
-	ts, ok := micros(f.ts)
+	ts, ok := micros(&f.ts)
 	if !ok {
 		d.anomaly("event with missing or unreadable ts skipped")
 		return KindSkipped
 	}
-	dur, ok := micros(f.dur)
+	dur, ok := micros(&f.dur)
 	if !ok {
 		if kind == catGPU {
 			d.anomaly("GPU activity without dur skipped")
@@ -457,12 +473,12 @@ func (d *decoder) interpret() EventKind {
 			return KindSkipped
 		}
 		a.Device = dev
-		if n, ok := num(f.stream); ok {
+		if n, ok := num(&f.stream); ok {
 			a.Stream = d.stream(n)
 		} else if n, ok := streamID(f.tid); ok {
 			a.Stream = d.stream(n)
 		}
-		if n, ok := num(f.corr); ok && n != 0 {
+		if n, ok := num(&f.corr); ok && n != 0 {
 			a.Corr = n
 		} else {
 			d.anomaly("GPU activity without correlation id")
@@ -476,7 +492,7 @@ func (d *decoder) interpret() EventKind {
 		}
 		return KindActivity
 	case catLaunch:
-		corr, ok := num(f.corr)
+		corr, ok := num(&f.corr)
 		if !ok || corr == 0 {
 			return KindSkipped
 		}
@@ -532,7 +548,7 @@ func (d *decoder) device(dev, pid *val) (int32, bool) {
 	if !v.Exists() {
 		return -1, true
 	}
-	n, ok := num(*v)
+	n, ok := num(v)
 	if !ok || n < 0 || n > math.MaxInt32 {
 		d.anomaly(anomBadDevice)
 		return 0, false
