@@ -112,6 +112,32 @@ func (f *fields) take(bit uint64, dst *val, s string, i int) int {
 	return readValueInto(s, i, dst)
 }
 
+// value is take, or skipValue when dst is nil (a key the decoder does not
+// read), through the value memo of the key's cache entry e when there is
+// one (keys.go).
+func (f *fields) value(bit uint64, dst *val, e *keyEntry, s string, i int) int {
+	take := dst != nil && f.seen&bit == 0
+	if e != nil && e.memoLen != 0 && i+memoSlack <= len(s) && e.memoMatch(s, i) && (!take || e.memoVal) {
+		end := i + int(e.memoLen) - 1
+		if take {
+			f.seen |= bit
+			e.memoInto(dst, s, i, end)
+		}
+		return end
+	}
+	var end int
+	if take {
+		f.seen |= bit
+		end = readValueInto(s, i, dst)
+	} else {
+		end = skipValue(s, i)
+	}
+	if e != nil && (take || dst == nil) {
+		e.learnValue(s, i, end, dst)
+	}
+	return end
+}
+
 // EventKind says what Parse makes of an event.
 type EventKind uint8
 

@@ -332,20 +332,21 @@ func (d *decoder) scanEvent(s string) (end, stop int) {
 	for {
 		var key keyID
 		var v int
-		if e, ev := c.predicted(s, from, first, d.f.ctx, slot); e != nil {
-			key, v, slot = e.id, ev, int(e.slot)
+		e, v := c.predicted(s, from, first, d.f.ctx, slot)
+		if e != nil {
+			key, slot = e.id, int(e.slot)
 		} else if key, v, slot, end = c.readKey(s, from, first, false, d.f.ctx, slot); v < 0 {
 			return end, -1 // the end of the object, or malformed (-1)
 		}
 		first = false
-		e, more := d.eventKey(key, s, v)
-		if e < 0 {
+		end, more := d.eventKey(key, e, s, v)
+		if end < 0 {
 			return -1, -1
 		}
 		if !more {
-			return -1, e
+			return -1, end
 		}
-		from = e
+		from = end
 	}
 }
 
@@ -356,9 +357,9 @@ func (d *decoder) scanArgs(s string) int {
 	from, slot, first := 1, keyStart, true
 	for {
 		var key keyID
-		var v int
-		if e, ev := c.predicted(s, from, first, d.f.ctx, slot); e != nil {
-			key, v, slot = e.id, ev, int(e.slot)
+		e, v := c.predicted(s, from, first, d.f.ctx, slot)
+		if e != nil {
+			key, slot = e.id, int(e.slot)
 		} else {
 			var end int
 			if key, v, slot, end = c.readKey(s, from, first, true, d.f.ctx, slot); v < 0 {
@@ -366,11 +367,11 @@ func (d *decoder) scanArgs(s string) int {
 			}
 		}
 		first = false
-		e := d.argKey(key, s, v)
-		if e < 0 {
+		end := d.argKey(key, e, s, v)
+		if end < 0 {
 			return -1
 		}
-		from = e
+		from = end
 	}
 }
 
@@ -478,51 +479,52 @@ func (d *decoder) stop() bool {
 }
 
 // eventKey stores the value of one top-level key of an event and says
-// whether the rest of the event can still matter.
-func (d *decoder) eventKey(key keyID, s string, i int) (int, bool) {
+// whether the rest of the event can still matter. e is the key's cache
+// entry when the key was predicted, else nil.
+func (d *decoder) eventKey(key keyID, e *keyEntry, s string, i int) (int, bool) {
 	f := &d.f
 	if key == keyArgs && s[i] == '{' && f.seen&seenArgs == 0 {
 		// Read the args the decoder uses in the same pass that finds the
 		// end of args.
 		f.seen |= seenArgs
-		e := d.scanArgs(s[i:])
-		if e < 0 {
+		end := d.scanArgs(s[i:])
+		if end < 0 {
 			return -1, false // done, or malformed
 		}
 		f.seen |= seenArgsEnd
-		return i + e, !d.stop()
+		return i + end, !d.stop()
 	}
-	var e int
+	var bit uint64
+	var dst *val
 	switch key {
 	case keyPh:
-		e = f.take(seenPh, &f.ph, s, i)
+		bit, dst = seenPh, &f.ph
 	case keyCat:
-		e = f.take(seenCat, &f.cat, s, i)
-		if f.ctx == 0 && f.cat.Type == vString {
-			kind, _ := classifyCat(f.cat.Str)
-			f.ctx = 1 + uint8(kind)
-		}
+		bit, dst = seenCat, &f.cat
 	case keyName:
-		e = f.take(seenName, &f.name, s, i)
+		bit, dst = seenName, &f.name
 	case keyPid:
-		e = f.take(seenPid, &f.pid, s, i)
+		bit, dst = seenPid, &f.pid
 	case keyTid:
-		e = f.take(seenTid, &f.tid, s, i)
+		bit, dst = seenTid, &f.tid
 	case keyTs:
-		e = f.take(seenTs, &f.ts, s, i)
+		bit, dst = seenTs, &f.ts
 	case keyDur:
-		e = f.take(seenDur, &f.dur, s, i)
+		bit, dst = seenDur, &f.dur
 	case keyID_:
-		e = f.take(seenID, &f.id, s, i)
-	default:
-		e = skipValue(s, i)
+		bit, dst = seenID, &f.id
 	}
-	return e, !d.stop()
+	end := f.value(bit, dst, e, s, i)
+	if key == keyCat && f.ctx == 0 && f.cat.Type == vString {
+		kind, _ := classifyCat(f.cat.Str)
+		f.ctx = 1 + uint8(kind)
+	}
+	return end, !d.stop()
 }
 
 // argKey keeps the args the decoder uses: device, stream, correlation,
 // the attributes and the collective args.
-func (d *decoder) argKey(key keyID, s string, i int) int {
+func (d *decoder) argKey(key keyID, e *keyEntry, s string, i int) int {
 	f := &d.f
 	var bit uint64
 	var dst *val
@@ -555,9 +557,9 @@ func (d *decoder) argKey(key keyID, s string, i int) int {
 		bit, dst = seenStrides, &f.attr.strides
 	default:
 		// The collective args are read up to where the event is done.
-		if bit, dst = d.collArg(key); bit == 0 || f.past {
-			return skipValue(s, i)
+		if bit, dst = d.collArg(key); f.past {
+			dst = nil
 		}
 	}
-	return f.take(bit, dst, s, i)
+	return f.value(bit, dst, e, s, i)
 }

@@ -181,6 +181,66 @@ type keyEntry struct {
 	first bool           // the text is of an object's first key (no ',')
 	slot  uint8          // its index
 	next  [keyCtxs]uint8 // the slot predicted after it, by context
+
+	// The value memo: the text of the key's last value and the byte
+	// after it (memoLen bytes, 0: none), in little-endian words, and
+	// what readValueInto made of it (memoVal: the memo was learnt from
+	// a skipped value, which only tells its end).
+	memo      [2]uint64
+	memoMask  [2]uint64
+	memoLen   uint8
+	memoVal   bool
+	memoType  valType
+	memoFixed fixedKind
+	memoN     int64
+}
+
+// memoSlack is how far before the end of s a value must start for the
+// memo: readFixed then never stops for want of bytes (it looks at most
+// 25 bytes past the start of a number of 15), so that what it made of
+// the same text is made of it again.
+const memoSlack = 32
+
+// memoMatch reports whether the memo's text is at s[i:]; i+memoSlack <=
+// len(s).
+func (e *keyEntry) memoMatch(s string, i int) bool {
+	return le64(s[i:i+8])&e.memoMask[0] == e.memo[0] && le64(s[i+8:i+16])&e.memoMask[1] == e.memo[1]
+}
+
+// memoInto sets *dst to what readValueInto makes of the memo's text,
+// which ends at s[end].
+func (e *keyEntry) memoInto(dst *val, s string, i, end int) {
+	*dst = val{Type: e.memoType, fixed: e.memoFixed, n: e.memoN}
+	switch e.memoType {
+	case vNone:
+	case vString:
+		dst.Raw, dst.Str = s[i:end], s[i+1:end-1]
+	default:
+		dst.Raw = s[i:end]
+	}
+}
+
+// learnValue makes the value s[i:end], and the byte after it, the memo of
+// the entry, when it is short and not near the end of s: v is what
+// readValueInto made of it, or nil when it was skipped. A string with
+// escapes is not learnt (its text is not a part of s).
+func (e *keyEntry) learnValue(s string, i, end int, v *val) {
+	n := end + 1 - i
+	if end <= i || n > 16 || i+memoSlack > len(s) ||
+		v != nil && v.Type == vString && len(v.Str) != end-i-2 {
+		e.memoLen = 0
+		return
+	}
+	m0, m1 := ^uint64(0), ^uint64(0)>>(128-8*n)
+	if n < 8 {
+		m0, m1 = ^uint64(0)>>(64-8*n), 0
+	}
+	e.memoMask = [2]uint64{m0, m1}
+	e.memo = [2]uint64{le64(s[i:i+8]) & m0, le64(s[i+8:i+16]) & m1}
+	e.memoLen, e.memoVal = uint8(n), v != nil
+	if v != nil {
+		e.memoType, e.memoFixed, e.memoN = v.Type, v.fixed, v.n
+	}
 }
 
 // match reports whether the text of e is at s[i:], with a byte after it.

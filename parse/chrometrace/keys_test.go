@@ -103,6 +103,18 @@ func TestKeyCacheAgrees(t *testing.T) {
 		{"a long integer", kernel(`"correlation": 1002`, `"correlation": 12345678901234567`)},
 		{"a number cut by a byte", kernel(`"correlation": 1002`, `"correlation": 10x2`)},
 		{"literals", kernel(`"pid": 0, "tid": 7`, `"pid": null, "tid": true`)},
+		{"values that start like the last ones", kernel(`"tid": 7, "ts"`, `"tid": 77, "ts"`)},
+		{"values that end like the last ones", kernel(`"device": 0, "stream": 7`, `"device": 10, "stream": 17`)},
+		{"a string value longer by a byte", kernel(`"cat": "kernel"`, `"cat": "kernelx"`)},
+		{"an escaped string value", kernel(`"ph": "X"`, `"ph": "\u0058"`)},
+		{"a string value with an escaped quote", kernel(`"ph": "X"`, `"ph": "X\"", "ph": "X"`)},
+		{"a string value with an escaped backslash", kernel(`"cat": "kernel"`, `"cat": "kernel\\"`)},
+		{"an array value with a blank", kernel(`"grid": [132, 1, 1]`, `"grid": [132, 1, 1 ]`)},
+		{"an array value nested", kernel(`"grid": [132, 1, 1]`, `"grid": [[132], 1, 1]`)},
+		{"a skipped value that differs", kernel(`"blocks per SM": 1.2`, `"blocks per SM": 1.25`)},
+		{"a skipped value that is a string", kernel(`"warps per SM": 9.7`, `"warps per SM": "9.7"`)},
+		{"a value then a blank", kernel(`"stream": 7, `, `"stream": 7 , `)},
+		{"a value then the end", kernel(`"est. achieved occupancy %": 12}`, `"est. achieved occupancy %": 12 }`)},
 	} {
 		// Each event after the ones learnt from, and alone.
 		for _, events := range [][]string{{kinetoKernel, kinetoLaunch, kinetoKernel, tc.ev}, {tc.ev}} {
