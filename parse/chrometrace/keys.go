@@ -165,18 +165,20 @@ const keyProbes = 4
 // are, where hashing them to find a slot would make the CPU wait for
 // each key before it may look for the next.
 type keyCache struct {
-	ent [keySlots + 1]keyEntry
+	// ent has 256 entries, of which keySlots+1 are used, so that an
+	// index of one byte needs no bounds check.
+	ent [256]keyEntry
 	// general makes the cache learn nothing, so that every key is read
 	// by the slow path (tests compare the two).
 	general bool
 }
 
 type keyEntry struct {
-	// words is the text in little-endian words, the bytes past it zero.
+	// words is the text in little-endian words, the bytes past it zero;
+	// masks has the bits of its bytes set.
 	words [keyWords]uint64
-	last  uint64 // the mask of the text's bytes in its last word
-	n     uint8  // length of the text; 0: empty
-	nw    uint8  // words of the text
+	masks [keyWords]uint64
+	n     uint8 // length of the text; 0: empty
 	id    keyID
 	first bool           // the text is of an object's first key (no ',')
 	slot  uint8          // its index
@@ -204,7 +206,8 @@ const memoSlack = 32
 // memoMatch reports whether the memo's text is at s[i:]; i+memoSlack <=
 // len(s).
 func (e *keyEntry) memoMatch(s string, i int) bool {
-	return le64(s[i:i+8])&e.memoMask[0] == e.memo[0] && le64(s[i+8:i+16])&e.memoMask[1] == e.memo[1]
+	t := s[i : i+16]
+	return le64(t[0:8])&e.memoMask[0] == e.memo[0] && le64(t[8:16])&e.memoMask[1] == e.memo[1]
 }
 
 // memoInto sets *dst to what readValueInto makes of the memo's text,
@@ -243,55 +246,42 @@ func (e *keyEntry) learnValue(s string, i, end int, v *val) {
 	}
 }
 
-// match reports whether the text of e is at s[i:], with a byte after it.
+// match reports whether the text of e is at s[i:], with a byte after it:
+// away from the end of s, its first four words at once, without a
+// branch.
 func (e *keyEntry) match(s string, i int) bool {
-	if e.n == 0 || i+8 > len(s) || le64(s[i:i+8])&e.maskFirst() != e.words[0] {
-		return false
-	}
-	return e.nw == 1 && int(e.n) < len(s)-i || e.matchRest(s, i)
-}
-
-// maskFirst is the mask of the text's bytes in its first word.
-func (e *keyEntry) maskFirst() uint64 {
-	if e.nw == 1 {
-		return e.last
-	}
-	return ^uint64(0)
-}
-
-// matchRest is match past the first word.
-func (e *keyEntry) matchRest(s string, i int) bool {
 	n := int(e.n)
-	if n >= len(s)-i {
+	if i+8*keyWords > len(s) {
+		return e.matchNearEnd(s, i)
+	}
+	t := s[i : i+8*keyWords] // one bounds check for the five words
+	x := (le64(t[0:8])&e.masks[0] ^ e.words[0]) | (le64(t[8:16])&e.masks[1] ^ e.words[1]) |
+		(le64(t[16:24])&e.masks[2] ^ e.words[2]) | (le64(t[24:32])&e.masks[3] ^ e.words[3])
+	return x == 0 && n != 0 && (n <= 32 || le64(t[32:40])&e.masks[4] == e.words[4])
+}
+
+// matchNearEnd is match within 8·keyWords bytes of the end of s, byte by
+// byte.
+func (e *keyEntry) matchNearEnd(s string, i int) bool {
+	n := int(e.n)
+	if n == 0 || n >= len(s)-i {
 		return false
 	}
-	nw := int(e.nw)
-	if i+8*nw > len(s) {
-		// Near the end of s: byte by byte.
-		for b := 8; b < n; b++ {
-			if s[i+b] != byte(e.words[b>>3]>>(8*(b&7))) {
-				return false
-			}
-		}
-		return true
-	}
-	for k := 1; k < nw-1; k++ {
-		if le64(s[i+8*k:i+8*k+8]) != e.words[k] {
+	for b := range n {
+		if s[i+b] != byte(e.words[b>>3]>>(8*(b&7))) {
 			return false
 		}
 	}
-	j := i + 8*(nw-1)
-	return le64(s[j:j+8])&e.last == e.words[nw-1]
+	return true
 }
 
 // set makes text the entry's.
 func (e *keyEntry) set(text string, id keyID, first bool) {
-	e.words, e.n, e.id, e.first = [keyWords]uint64{}, uint8(len(text)), id, first
+	e.words, e.masks, e.n, e.id, e.first = [keyWords]uint64{}, [keyWords]uint64{}, uint8(len(text)), id, first
 	for b := range len(text) {
 		e.words[b>>3] |= uint64(text[b]) << (8 * (b & 7))
+		e.masks[b>>3] |= 0xFF << (8 * (b & 7))
 	}
-	e.nw = uint8((len(text) + 7) >> 3)
-	e.last = ^uint64(0) >> (64 - 8*(len(text)-8*(int(e.nw)-1)))
 }
 
 func newKeyCache() *keyCache {
@@ -326,7 +316,7 @@ func keySlot(s string, i int) int {
 // when its text is at s[from:] (and is of a first key when first), and
 // the index of the key's value.
 func (c *keyCache) predicted(s string, from int, first bool, ctx uint8, prev int) (*keyEntry, int) {
-	e := &c.ent[c.ent[prev].next[ctx]]
+	e := &c.ent[c.ent[uint8(prev)].next[ctx&(keyCtxs-1)]]
 	if e.first != first || !e.match(s, from) {
 		return nil, 0
 	}
