@@ -100,6 +100,8 @@ type fields struct {
 	// ctx is 1 + the catKind of the category, once read: the context of
 	// the key caches' predictions.
 	ctx uint8
+	// nameID is the id of name when the name memo knew it (0: intern it).
+	nameID trace.NameID
 }
 
 // take reads the value at s[i] into dst, unless the key was seen before
@@ -211,6 +213,9 @@ type decoder struct {
 	// topKeys and argKeys are the keys met at the top level of events
 	// and in their args (keys.go).
 	topKeys, argKeys *keyCache
+	// nameMemo holds names recently interned, to recognise them in the
+	// text (memoName).
+	nameMemo [nameMemoSize]memoName
 }
 
 type result struct {
@@ -490,7 +495,11 @@ func (d *decoder) interpret() EventKind {
 	if f.name.Type != vString {
 		d.anomaly("event without a name")
 	}
-	name := d.intern(f.name.Str)
+	name := f.nameID
+	if name == 0 {
+		name = d.intern(f.name.Str)
+		d.learnName(name)
+	}
 	switch kind {
 	case catGPU:
 		a := trace.Activity{Start: trace.Time(ts), Dur: dur, Name: name, Kind: akind, Device: -1, Stream: -1}
@@ -611,6 +620,52 @@ func (d *decoder) intern(s string) trace.NameID {
 	id := d.names.ID(s)
 	c.s, c.id = d.names.Names()[id], id
 	return id
+}
+
+// The name memo. A kernel's name is a few hundred bytes that the decoder
+// found the end of (stringEnd), then looked up in the name cache
+// (intern); most are one of a few dozen. The memo holds names of 16 to
+// maxName bytes without escapes, by their first 16 bytes, with their id:
+// a name in the text that is one of them, between quotes, is known by
+// one comparison.
+type memoName struct {
+	s  string // the interner's copy
+	id trace.NameID
+}
+
+// nameMemoSize is the number of slots of the name memo.
+const nameMemoSize = 64
+
+func nameMemoSlot(a, b uint64) int {
+	return int(((a ^ b*0xC2B2AE3D27D4EB4F) * 0x9E3779B97F4A7C15) >> (64 - 6))
+}
+
+// readName reads the event's name at s[i] when it is one of the memo's
+// and returns the index just past it, else -1.
+func (d *decoder) readName(s string, i int) int {
+	if i+17 > len(s) || s[i] != '"' {
+		return -1
+	}
+	m := &d.nameMemo[nameMemoSlot(le64(s[i+1:i+9]), le64(s[i+9:i+17]))]
+	n := len(m.s)
+	if m.id == 0 || i+n+2 > len(s) || s[i+1+n] != '"' || s[i+1:i+1+n] != m.s {
+		return -1
+	}
+	// A name without escapes has neither '"' nor '\\': the string in the
+	// text is the name, as stringEnd and readValueInto would read it.
+	d.f.name = val{Type: vString, Raw: s[i : i+n+2], Str: s[i+1 : i+1+n]}
+	d.f.nameID = m.id
+	return i + n + 2
+}
+
+// learnName puts the event's name, just interned as id, in the name memo
+// when it can be there.
+func (d *decoder) learnName(id trace.NameID) {
+	v := &d.f.name
+	if n := len(v.Str); !d.topKeys.general && n >= 16 && n <= maxName && len(v.Raw) == n+2 {
+		m := &d.nameMemo[nameMemoSlot(le64(v.Str[:8]), le64(v.Str[8:16]))]
+		m.s, m.id = d.names.Names()[id], id
+	}
 }
 
 // nameCacheSize is the number of slots of a decoder's name cache.

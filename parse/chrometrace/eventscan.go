@@ -502,6 +502,12 @@ func (d *decoder) eventKey(key keyID, e *keyEntry, s string, i int) (int, bool) 
 	case keyCat:
 		bit, dst = seenCat, &f.cat
 	case keyName:
+		if f.seen&seenName == 0 {
+			if end := d.readName(s, i); end >= 0 {
+				f.seen |= seenName
+				return end, !d.stop()
+			}
+		}
 		bit, dst = seenName, &f.name
 	case keyPid:
 		bit, dst = seenPid, &f.pid
