@@ -296,3 +296,19 @@ func TestReadFixed(t *testing.T) {
 		t.Errorf("only %d random numbers read by readFixed", fixed)
 	}
 }
+
+// FuzzReadFixed checks readFixed against the scanner's general path
+// (scalarEnd, then parseInt and parseMicros) on any text after a number's
+// first byte, followed by blanks or not.
+func FuzzReadFixed(f *testing.F) {
+	for _, s := range []string{"0,", "-7.5}", "6520618000953.870, ", "123456789012345.999]", "1.2345,", "1e5,", "12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
+			return // readValueInto calls it on these only
+		}
+		checkFixed(t, s)
+		checkFixed(t, s+"                                ")
+	})
+}
