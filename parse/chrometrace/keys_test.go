@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -190,10 +191,15 @@ func TestKeyCacheLearns(t *testing.T) {
 	}
 }
 
-// TestGeneralKeysDecodes parses the shared traces with and without the key
-// cache.
+// TestGeneralKeysDecodes parses the test traces with and without the key
+// cache and memos.
 func TestGeneralKeysDecodes(t *testing.T) {
-	for _, name := range []string{"hta_legacy_minimal.json.gz", "hta_triton.json.gz", "hta_cpu_only.json.gz"} {
+	names, err := filepath.Glob(filepath.Join(torchDir, "*.json*"))
+	if err != nil || len(names) < 10 {
+		t.Fatalf("%d test traces (%v)", len(names), err)
+	}
+	for _, path := range names {
+		name := filepath.Base(path)
 		data := readTrace(t, name)
 		want, err := Parse(bytes.NewReader(data), Options{Workers: 1})
 		if err != nil {
