@@ -128,41 +128,35 @@ func readValueInto(s string, i int, v *val) (end int) {
 // overflow). It returns the end, or -1 (v untouched) for any other text,
 // which the caller reads as before.
 func readFixed(s string, i int, v *val) int {
-	j := i
-	neg := s[j] == '-'
-	if neg {
-		j++
+	if i+32 > len(s) {
+		return -1 // near the end of s: the caller reads it
+	}
+	t := s[i : i+32] // a number it reads ends within 21 bytes, its words within 26
+	j := 0
+	if t[0] == '-' {
+		j = 1
 	}
 	// The digits eight at a time (SWAR): up to two words of them.
-	var ip uint64
-	nd := 0
-	for {
-		if j+8 > len(s) {
-			return -1 // near the end of s: the caller reads it
+	x := le64(t[j : j+8])
+	k := digitRun(x)
+	ip, nd := parseDigits(x, k), k
+	j += k
+	if k == 8 {
+		x = le64(t[j : j+8])
+		if k = digitRun(x); k == 8 {
+			return -1
 		}
-		x := le64(s[j : j+8])
-		k := digitRun(x)
 		ip = ip*pow10[k] + parseDigits(x, k)
 		nd += k
 		j += k
-		if k < 8 {
-			break
-		}
-		if nd > 8 {
-			return -1
-		}
 	}
 	if nd == 0 || nd > 15 {
 		return -1
 	}
 	n, kind := int64(ip)*1000, fixedInt
-	if s[j] == '.' {
-		if j+9 > len(s) {
-			return -1
-		}
-		x := le64(s[j+1 : j+9])
-		k := digitRun(x)
-		if k == 0 || k > 3 {
+	if t[j] == '.' {
+		x = le64(t[j+1 : j+9])
+		if k = digitRun(x); k == 0 || k > 3 {
 			return -1
 		}
 		if frac := int64(parseDigits(x, k) * pow10[3-k]); frac != 0 {
@@ -171,14 +165,14 @@ func readFixed(s string, i int, v *val) int {
 		}
 		j += 1 + k
 	}
-	if !delim[s[j]] {
+	if !delim[t[j]] {
 		return -1
 	}
-	if neg {
+	if t[0] == '-' {
 		n = -n
 	}
 	v.n, v.fixed = n, kind
-	return j
+	return i + j
 }
 
 var pow10 = [...]uint64{1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8}
@@ -524,6 +518,9 @@ func (d *decoder) eventKey(key keyID, e *keyEntry, s string, i int) (int, bool) 
 	if key == keyCat && f.ctx == 0 && f.cat.Type == vString {
 		kind, _ := classifyCat(f.cat.Str)
 		f.ctx = 1 + uint8(kind)
+	}
+	if !f.past && f.need != 0 && f.seen&f.need != f.need {
+		return end, true // stop's first test, inline: not done
 	}
 	return end, !d.stop()
 }

@@ -247,7 +247,7 @@ func checkFixed(t *testing.T, s string) bool {
 }
 
 func TestReadFixed(t *testing.T) {
-	const pad = ",          " // readFixed wants eight bytes past a word
+	const pad = ",                                " // readFixed wants 32 bytes from the number's start
 	for _, tc := range []struct {
 		in    string
 		fixed bool
@@ -290,7 +290,7 @@ func TestReadFixed(t *testing.T) {
 		for range r.IntN(3) {
 			b.WriteByte(alpha[r.IntN(len(alpha))])
 		}
-		b.WriteString("          ")
+		b.WriteString("                                ")
 		if checkFixed(t, b.String()) {
 			fixed++
 		}
