@@ -31,33 +31,6 @@ func mayBeCollective(name string) bool {
 	return strings.HasPrefix(name, "nccl") || strings.HasPrefix(name, "rccl")
 }
 
-// collArg returns the seen bit and the field of key when it is a
-// collective arg, else 0.
-func (d *decoder) collArg(key keyID) (bit uint64, dst *val) {
-	c := &d.coll
-	switch key {
-	case keyCollName:
-		return seenCollName, &c.name
-	case keyInElems:
-		return seenInElems, &c.inElems
-	case keyOutElems:
-		return seenOutElems, &c.outElems
-	case keyGroupSize:
-		return seenGroupSize, &c.groupSize
-	case keyDType:
-		return seenDType, &c.dtype
-	case keyGroup:
-		return seenGroup, &c.group
-	case keyRanks:
-		return seenRanks, &c.ranks
-	case keyInSplit:
-		return seenInSplit, &c.inSplit
-	case keyOutSplit:
-		return seenOutSplit, &c.outSplit
-	}
-	return 0, nil
-}
-
 // collective fills d.out.coll from the args read; absent numbers are -1,
 // absent strings "" (id 0).
 func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, corr, thread int64) {

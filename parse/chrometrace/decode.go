@@ -216,6 +216,8 @@ type decoder struct {
 	// nameMemo holds names recently interned, to recognise them in the
 	// text (memoName).
 	nameMemo [nameMemoSize]memoName
+	// fields is where each key's value goes (fieldRefs).
+	fields [256]fieldRef
 }
 
 type result struct {
@@ -267,6 +269,7 @@ func (r *result) examples(base int64) []trace.Anomaly {
 func newDecoder(worker int) *decoder {
 	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables(),
 		topKeys: newKeyCache(), argKeys: newKeyCache()}
+	d.fields = d.fieldRefs()
 	return d
 }
 

@@ -488,33 +488,14 @@ func (d *decoder) eventKey(key keyID, e *keyEntry, s string, i int) (int, bool) 
 		f.seen |= seenArgsEnd
 		return i + end, !d.stop()
 	}
-	var bit uint64
-	var dst *val
-	switch key {
-	case keyPh:
-		bit, dst = seenPh, &f.ph
-	case keyCat:
-		bit, dst = seenCat, &f.cat
-	case keyName:
-		if f.seen&seenName == 0 {
-			if end := d.readName(s, i); end >= 0 {
-				f.seen |= seenName
-				return end, !d.stop()
-			}
+	if key == keyName && f.seen&seenName == 0 {
+		if end := d.readName(s, i); end >= 0 {
+			f.seen |= seenName
+			return end, !d.stop()
 		}
-		bit, dst = seenName, &f.name
-	case keyPid:
-		bit, dst = seenPid, &f.pid
-	case keyTid:
-		bit, dst = seenTid, &f.tid
-	case keyTs:
-		bit, dst = seenTs, &f.ts
-	case keyDur:
-		bit, dst = seenDur, &f.dur
-	case keyID_:
-		bit, dst = seenID, &f.id
 	}
-	end := f.value(bit, dst, e, s, i)
+	ref := &d.fields[key]
+	end := f.value(ref.bit, ref.dst, e, s, i)
 	if key == keyCat && f.ctx == 0 && f.cat.Type == vString {
 		kind, _ := classifyCat(f.cat.Str)
 		f.ctx = 1 + uint8(kind)
@@ -528,41 +509,38 @@ func (d *decoder) eventKey(key keyID, e *keyEntry, s string, i int) (int, bool) 
 // argKey keeps the args the decoder uses: device, stream, correlation,
 // the attributes and the collective args.
 func (d *decoder) argKey(key keyID, e *keyEntry, s string, i int) int {
-	f := &d.f
-	var bit uint64
-	var dst *val
-	switch key {
-	case keyDevice:
-		bit, dst = seenDevice, &f.device
-	case keyStream:
-		bit, dst = seenStream, &f.stream
-	case keyCorr:
-		bit, dst = seenCorr, &f.corr
-	case keyExt:
-		bit, dst = seenExt, &f.attr.ext
-	case keyGrid:
-		bit, dst = seenGrid, &f.attr.grid
-	case keyBlock:
-		bit, dst = seenBlock, &f.attr.block
-	case keyRegs:
-		bit, dst = seenRegs, &f.attr.regs
-	case keySmem:
-		bit, dst = seenSmem, &f.attr.smem
-	case keyKernel:
-		bit, dst = seenKernel, &f.attr.kernel
-	case keyDims:
-		bit, dst = seenDims, &f.attr.dims
-	case keyTypes:
-		bit, dst = seenTypes, &f.attr.types
-	case keyConcrete:
-		bit, dst = seenConcrete, &f.attr.concrete
-	case keyStrides:
-		bit, dst = seenStrides, &f.attr.strides
-	default:
-		// The collective args are read up to where the event is done.
-		if bit, dst = d.collArg(key); f.past {
-			dst = nil
-		}
+	ref := &d.fields[key]
+	dst := ref.dst
+	if key >= keyCollName && d.f.past {
+		dst = nil // the collective args are read up to where the event is done
 	}
-	return f.value(bit, dst, e, s, i)
+	return d.f.value(ref.bit, dst, e, s, i)
+}
+
+// fieldRef is where the decoder keeps the value of a key: its seen bit
+// and its field (nil: a key it does not read).
+type fieldRef struct {
+	bit uint64
+	dst *val
+}
+
+// fieldRefs returns d's fieldRef of each keyID (a key's field is found
+// by one index, not a switch per key).
+func (d *decoder) fieldRefs() (t [256]fieldRef) {
+	f, c := &d.f, &d.coll
+	for id, ref := range map[keyID]fieldRef{
+		keyPh: {seenPh, &f.ph}, keyCat: {seenCat, &f.cat}, keyName: {seenName, &f.name}, keyPid: {seenPid, &f.pid},
+		keyTid: {seenTid, &f.tid}, keyTs: {seenTs, &f.ts}, keyDur: {seenDur, &f.dur}, keyID_: {seenID, &f.id},
+		keyDevice: {seenDevice, &f.device}, keyStream: {seenStream, &f.stream}, keyCorr: {seenCorr, &f.corr},
+		keyExt: {seenExt, &f.attr.ext}, keyGrid: {seenGrid, &f.attr.grid}, keyBlock: {seenBlock, &f.attr.block},
+		keyRegs: {seenRegs, &f.attr.regs}, keySmem: {seenSmem, &f.attr.smem}, keyKernel: {seenKernel, &f.attr.kernel},
+		keyDims: {seenDims, &f.attr.dims}, keyTypes: {seenTypes, &f.attr.types}, keyConcrete: {seenConcrete, &f.attr.concrete},
+		keyStrides:  {seenStrides, &f.attr.strides},
+		keyCollName: {seenCollName, &c.name}, keyInElems: {seenInElems, &c.inElems}, keyOutElems: {seenOutElems, &c.outElems},
+		keyGroupSize: {seenGroupSize, &c.groupSize}, keyDType: {seenDType, &c.dtype}, keyGroup: {seenGroup, &c.group},
+		keyRanks: {seenRanks, &c.ranks}, keyInSplit: {seenInSplit, &c.inSplit}, keyOutSplit: {seenOutSplit, &c.outSplit},
+	} {
+		t[id] = ref
+	}
+	return t
 }
