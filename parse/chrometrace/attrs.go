@@ -133,7 +133,7 @@ func (d *decoder) attrs(cfg, kernel bool) bool {
 	a := &f.attr
 	p := pendAttr{}
 	if f.seen&seenExt != 0 {
-		if n, ok := num(a.ext); ok && n > 0 {
+		if n, ok := num(&a.ext); ok && n > 0 {
 			p.ext = n
 		}
 	}
@@ -165,12 +165,12 @@ func (d *decoder) config() trace.ConfigID {
 		ok = dim3(a.block, &c.Block) && ok
 	}
 	if a.regs.Exists() {
-		n, good := num(a.regs)
+		n, good := num(&a.regs)
 		ok = ok && good && n >= 0 && n <= math.MaxInt32
 		c.Registers = int32(n)
 	}
 	if a.smem.Exists() {
-		n, good := num(a.smem)
+		n, good := num(&a.smem)
 		ok = ok && good && n >= 0 && n <= math.MaxInt32
 		c.SharedMem = int32(n)
 	}
@@ -191,7 +191,7 @@ func dim3(v val, dst *[3]int32) bool {
 	n := 0
 	ok := true
 	eachElem(v.Raw, func(e val) {
-		x, good := num(e)
+		x, good := num(&e)
 		if n >= 3 || !good || x < 0 || x > math.MaxInt32 {
 			ok = false
 		} else {
@@ -226,7 +226,7 @@ func (d *decoder) op(start trace.Time, dur, thread int64) {
 	f := &d.f
 	a := &f.attr
 	o := rawOp{start: start, dur: dur, thread: thread}
-	if n, ok := num(a.ext); ok && n > 0 {
+	if n, ok := num(&a.ext); ok && n > 0 {
 		o.ext = n
 	}
 	name, cut := trace.CutName(f.name.Str)
@@ -325,7 +325,7 @@ func ints(v val) []int64 {
 	}
 	out := make([]int64, 0, len(es))
 	for _, e := range es {
-		n, ok := num(e)
+		n, ok := num(&e)
 		if !ok || e.Type != vNumber {
 			return nil
 		}

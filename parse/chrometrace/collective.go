@@ -31,33 +31,6 @@ func mayBeCollective(name string) bool {
 	return strings.HasPrefix(name, "nccl") || strings.HasPrefix(name, "rccl")
 }
 
-// collArg returns the seen bit and the field of key when it is a
-// collective arg, else 0.
-func (d *decoder) collArg(key string) (bit uint64, dst *val) {
-	c := &d.coll
-	switch key {
-	case "Collective name":
-		return seenCollName, &c.name
-	case "In msg nelems":
-		return seenInElems, &c.inElems
-	case "Out msg nelems":
-		return seenOutElems, &c.outElems
-	case "Group size":
-		return seenGroupSize, &c.groupSize
-	case "dtype":
-		return seenDType, &c.dtype
-	case "Process Group Name":
-		return seenGroup, &c.group
-	case "Process Group Ranks":
-		return seenRanks, &c.ranks
-	case "In split size":
-		return seenInSplit, &c.inSplit
-	case "Out split size":
-		return seenOutSplit, &c.outSplit
-	}
-	return 0, nil
-}
-
 // collective fills d.out.coll from the args read; absent numbers are -1,
 // absent strings "" (id 0).
 func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, corr, thread int64) {
@@ -66,7 +39,7 @@ func (d *decoder) collective(src trace.CollectiveSource, start trace.Time, dur, 
 		if f.seen&bit == 0 {
 			return -1
 		}
-		if n, ok := num(v); ok && n >= 0 {
+		if n, ok := num(&v); ok && n >= 0 {
 			return n
 		}
 		return -1

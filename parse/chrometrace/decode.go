@@ -97,6 +97,11 @@ type fields struct {
 	// past is set once done() held: keys read after it (by a Reader,
 	// which reads every key) must not change the decoding.
 	past bool
+	// ctx is 1 + the catKind of the category, once read: the context of
+	// the key caches' predictions.
+	ctx uint8
+	// nameID is the id of name when the name memo knew it (0: intern it).
+	nameID trace.NameID
 }
 
 // take reads the value at s[i] into dst, unless the key was seen before
@@ -107,6 +112,32 @@ func (f *fields) take(bit uint64, dst *val, s string, i int) int {
 	}
 	f.seen |= bit
 	return readValueInto(s, i, dst)
+}
+
+// value is take, or skipValue when dst is nil (a key the decoder does not
+// read), through the value memo of the key's cache entry e when there is
+// one (keys.go).
+func (f *fields) value(bit uint64, dst *val, e *keyEntry, s string, i int) int {
+	take := dst != nil && f.seen&bit == 0
+	if e != nil && e.memoLen != 0 && i+memoSlack <= len(s) && e.memoMatch(s, i) && (!take || e.memoVal) {
+		end := i + int(e.memoLen) - 1
+		if take {
+			f.seen |= bit
+			e.memoInto(dst, s, i, end)
+		}
+		return end
+	}
+	var end int
+	if take {
+		f.seen |= bit
+		end = readValueInto(s, i, dst)
+	} else {
+		end = skipValue(s, i)
+	}
+	if e != nil && (take || dst == nil) {
+		e.learnValue(s, i, end, dst)
+	}
+	return end
 }
 
 // EventKind says what Parse makes of an event.
@@ -179,6 +210,14 @@ type decoder struct {
 	key      []byte       // a signature key being built
 	// nameCache holds recently interned names (intern).
 	nameCache [nameCacheSize]cachedName
+	// topKeys and argKeys are the keys met at the top level of events
+	// and in their args (keys.go).
+	topKeys, argKeys *keyCache
+	// nameMemo holds names recently interned, to recognise them in the
+	// text (memoName).
+	nameMemo [nameMemoSize]memoName
+	// fields is where each key's value goes (fieldRefs).
+	fields [256]fieldRef
 }
 
 type result struct {
@@ -228,7 +267,9 @@ func (r *result) examples(base int64) []trace.Anomaly {
 }
 
 func newDecoder(worker int) *decoder {
-	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables()}
+	d := &decoder{worker: worker, names: trace.NewInterner(), launch: map[trace.NameID]bool{}, loc: newLocalTables(),
+		topKeys: newKeyCache(), argKeys: newKeyCache()}
+	d.fields = d.fieldRefs()
 	return d
 }
 
@@ -290,9 +331,15 @@ func (d *decoder) anomaly(what string) {
 
 // num reads a JSON number, or a string holding one (some exporters quote
 // ids), as an integer.
-func num(v val) (int64, bool) {
+func num(v *val) (int64, bool) {
 	switch v.Type {
 	case vNumber:
+		switch v.fixed {
+		case fixedInt:
+			return v.n / 1000, true
+		case fixedFrac:
+			return 0, false
+		}
 		return parseInt(v.Raw)
 	case vString:
 		return parseInt(v.Str)
@@ -300,9 +347,12 @@ func num(v val) (int64, bool) {
 	return 0, false
 }
 
-func micros(v val) (int64, bool) {
+func micros(v *val) (int64, bool) {
 	switch v.Type {
 	case vNumber:
+		if v.fixed != notFixed {
+			return v.n, true
+		}
 		return parseMicros(v.Raw)
 	case vString:
 		return parseMicros(v.Str)
@@ -313,7 +363,7 @@ func micros(v val) (int64, bool) {
 // threadID returns a numeric tid, or a stable synthetic negative id for a
 // named one ("stream 7" is handled by the caller; "" is thread 0).
 func threadID(v val) int64 {
-	if n, ok := num(v); ok {
+	if n, ok := num(&v); ok {
 		return n
 	}
 	if v.Type != vString || v.Str == "" {
@@ -326,7 +376,7 @@ func threadID(v val) int64 {
 
 // streamID reads a stream from a tid such as 7, "7" or "stream 7".
 func streamID(v val) (int64, bool) {
-	if n, ok := num(v); ok {
+	if n, ok := num(&v); ok {
 		return n, true
 	}
 	if v.Type == vString {
@@ -410,12 +460,12 @@ func (d *decoder) interpret() EventKind {
 		}
 		return KindSkipped
 	}
-	ts, ok := micros(f.ts)
+	ts, ok := micros(&f.ts)
 	if !ok {
 		d.anomaly("event with missing or unreadable ts skipped")
 		return KindSkipped
 	}
-	dur, ok := micros(f.dur)
+	dur, ok := micros(&f.dur)
 	if !ok {
 		if kind == catGPU {
 			d.anomaly("GPU activity without dur skipped")
@@ -448,7 +498,11 @@ func (d *decoder) interpret() EventKind {
 	if f.name.Type != vString {
 		d.anomaly("event without a name")
 	}
-	name := d.intern(f.name.Str)
+	name := f.nameID
+	if name == 0 {
+		name = d.intern(f.name.Str)
+		d.learnName(name)
+	}
 	switch kind {
 	case catGPU:
 		a := trace.Activity{Start: trace.Time(ts), Dur: dur, Name: name, Kind: akind, Device: -1, Stream: -1}
@@ -457,12 +511,12 @@ func (d *decoder) interpret() EventKind {
 			return KindSkipped
 		}
 		a.Device = dev
-		if n, ok := num(f.stream); ok {
+		if n, ok := num(&f.stream); ok {
 			a.Stream = d.stream(n)
 		} else if n, ok := streamID(f.tid); ok {
 			a.Stream = d.stream(n)
 		}
-		if n, ok := num(f.corr); ok && n != 0 {
+		if n, ok := num(&f.corr); ok && n != 0 {
 			a.Corr = n
 		} else {
 			d.anomaly("GPU activity without correlation id")
@@ -476,7 +530,7 @@ func (d *decoder) interpret() EventKind {
 		}
 		return KindActivity
 	case catLaunch:
-		corr, ok := num(f.corr)
+		corr, ok := num(&f.corr)
 		if !ok || corr == 0 {
 			return KindSkipped
 		}
@@ -532,7 +586,7 @@ func (d *decoder) device(dev, pid *val) (int32, bool) {
 	if !v.Exists() {
 		return -1, true
 	}
-	n, ok := num(*v)
+	n, ok := num(v)
 	if !ok || n < 0 || n > math.MaxInt32 {
 		d.anomaly(anomBadDevice)
 		return 0, false
@@ -569,6 +623,52 @@ func (d *decoder) intern(s string) trace.NameID {
 	id := d.names.ID(s)
 	c.s, c.id = d.names.Names()[id], id
 	return id
+}
+
+// The name memo. A kernel's name is a few hundred bytes that the decoder
+// found the end of (stringEnd), then looked up in the name cache
+// (intern); most are one of a few dozen. The memo holds names of 16 to
+// maxName bytes without escapes, by their first 16 bytes, with their id:
+// a name in the text that is one of them, between quotes, is known by
+// one comparison.
+type memoName struct {
+	s  string // the interner's copy
+	id trace.NameID
+}
+
+// nameMemoSize is the number of slots of the name memo.
+const nameMemoSize = 64
+
+func nameMemoSlot(a, b uint64) int {
+	return int(((a ^ b*0xC2B2AE3D27D4EB4F) * 0x9E3779B97F4A7C15) >> (64 - 6))
+}
+
+// readName reads the event's name at s[i] when it is one of the memo's
+// and returns the index just past it, else -1.
+func (d *decoder) readName(s string, i int) int {
+	if i+17 > len(s) || s[i] != '"' {
+		return -1
+	}
+	m := &d.nameMemo[nameMemoSlot(le64(s[i+1:i+9]), le64(s[i+9:i+17]))]
+	n := len(m.s)
+	if m.id == 0 || i+n+2 > len(s) || s[i+1+n] != '"' || s[i+1:i+1+n] != m.s {
+		return -1
+	}
+	// A name without escapes has neither '"' nor '\\': the string in the
+	// text is the name, as stringEnd and readValueInto would read it.
+	d.f.name = val{Type: vString, Raw: s[i : i+n+2], Str: s[i+1 : i+1+n]}
+	d.f.nameID = m.id
+	return i + n + 2
+}
+
+// learnName puts the event's name, just interned as id, in the name memo
+// when it can be there.
+func (d *decoder) learnName(id trace.NameID) {
+	v := &d.f.name
+	if n := len(v.Str); !d.topKeys.general && n >= 16 && n <= maxName && len(v.Raw) == n+2 {
+		m := &d.nameMemo[nameMemoSlot(le64(v.Str[:8]), le64(v.Str[8:16]))]
+		m.s, m.id = d.names.Names()[id], id
+	}
 }
 
 // nameCacheSize is the number of slots of a decoder's name cache.

@@ -1,6 +1,7 @@
 package chrometrace
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -35,7 +36,20 @@ type val struct {
 	Raw  string // its text
 	Str  string // a string's text, unescaped; "" for other types
 	Type valType
+	// fixed says that a number was read as it was found (readFixed):
+	// n is its value in thousandths (nanoseconds when it counts µs).
+	fixed fixedKind
+	n     int64
 }
+
+// fixedKind says whether and how readFixed read a number.
+type fixedKind uint8
+
+const (
+	notFixed  fixedKind = iota
+	fixedInt            // an integer, or one with a zero fraction ("7.0")
+	fixedFrac           // a nonzero fraction of up to three digits
+)
 
 // Exists reports whether the value was there.
 func (v val) Exists() bool { return v.Type != vNone }
@@ -81,6 +95,12 @@ func readValueInto(s string, i int, v *val) (end int) {
 		v.Type, v.Raw = vJSON, s[i:e]
 		return e
 	default:
+		if c == '-' || c-'0' < 10 {
+			if e := readFixed(s, i, v); e >= 0 {
+				v.Type, v.Raw = vNumber, s[i:e]
+				return e
+			}
+		}
 		j, _ := scalarEnd(s, i)
 		raw := s[i:j]
 		switch {
@@ -99,6 +119,97 @@ func readValueInto(s string, i int, v *val) (end int) {
 		v.Raw = raw
 		return j
 	}
+}
+
+// readFixed reads the number at s[i] into v.n and v.fixed, in the pass
+// that finds its end, when it is written as Kineto writes its numbers:
+// -?D{1,15}(.D{1,3})? up to a byte that ends a literal (or the end of s),
+// which parseMicros and parseInt read exactly (no rounding, no
+// overflow). It returns the end, or -1 (v untouched) for any other text,
+// which the caller reads as before.
+func readFixed(s string, i int, v *val) int {
+	if i+32 > len(s) {
+		return -1 // near the end of s: the caller reads it
+	}
+	t := s[i : i+32] // a number it reads ends within 21 bytes, its words within 26
+	j := 0
+	if t[0] == '-' {
+		j = 1
+	}
+	// The digits eight at a time (SWAR): up to two words of them.
+	x := le64(t[j : j+8])
+	k := digitRun(x)
+	ip, nd := parseDigits(x, k), k
+	j += k
+	if k == 8 {
+		x = le64(t[j : j+8])
+		if k = digitRun(x); k == 8 {
+			return -1
+		}
+		ip = ip*pow10[k] + parseDigits(x, k)
+		nd += k
+		j += k
+	}
+	if nd == 0 || nd > 15 {
+		return -1
+	}
+	n, kind := int64(ip)*1000, fixedInt
+	if t[j] == '.' {
+		x = le64(t[j+1 : j+9])
+		if k = digitRun(x); k == 0 || k > 3 {
+			return -1
+		}
+		if frac := int64(parseDigits(x, k) * pow10[3-k]); frac != 0 {
+			n += frac
+			kind = fixedFrac
+		}
+		j += 1 + k
+	}
+	if !delim[t[j]] {
+		return -1
+	}
+	if t[0] == '-' {
+		n = -n
+	}
+	v.n, v.fixed = n, kind
+	return i + j
+}
+
+var pow10 = [...]uint64{1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+// digitRun returns the number of ASCII digits x starts with (its bytes
+// little-endian), 0 to 8. A byte's high nibble must be 3 and stay 3
+// when 6 is added to it; adding may carry into the next byte only from a
+// byte that is not a digit, past the first such byte, which is all that
+// is looked for.
+func digitRun(x uint64) int {
+	const nibbles, threes, sixes = 0xF0F0F0F0F0F0F0F0, 0x3030303030303030, 0x0606060606060606
+	const lows, highs = 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
+	m := (x&nibbles ^ threes) | ((x+sixes)&nibbles ^ threes)
+	// The high bit of each byte of m that is not zero.
+	nz := (m | (m&lows + lows)) & highs
+	return bits.TrailingZeros64(nz) >> 3
+}
+
+// parseDigits is the value of the first k ASCII digits of x (k ≤ 8): they
+// are moved to the top of the word, below them '0's, for parseEight.
+func parseDigits(x uint64, k int) uint64 {
+	return parseEight(x<<(64-8*k) | 0x3030303030303030>>(8*k))
+}
+
+// eightDigits reports whether the eight bytes of x (little-endian) are
+// all ASCII digits.
+func eightDigits(x uint64) bool {
+	return (x&0xF0F0F0F0F0F0F0F0)|(((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4) == 0x3333333333333333
+}
+
+// parseEight is the value of the eight ASCII digits of x, the first in
+// its lowest byte: pairs, then quads, then the eight, each step by one
+// multiplication of the lanes.
+func parseEight(x uint64) uint64 {
+	x -= 0x3030303030303030
+	x = x*10 + x>>8
+	return ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
 }
 
 // unescape returns the text of the JSON string raw (quotes included),
@@ -206,43 +317,56 @@ func objectNext(s string, end int) (i int, done bool) {
 	return -1, true
 }
 
-// scanEvent is scanObject(s, d.eventKey) with direct calls. stop is the
-// end of the value after which eventKey said no more (end is then -1),
-// or -1.
+// scanEvent is scanObject(s, d.eventKey) with direct calls, its keys
+// read through the decoder's key cache. stop is the end of the value
+// after which eventKey said no more (end is then -1), or -1.
 func (d *decoder) scanEvent(s string) (end, stop int) {
-	i, done := objectStart(s)
-	for !done {
-		key, v := objectKey(s, i)
-		if v < 0 {
-			return -1, -1
+	c := d.topKeys
+	from, slot, first := 1, keyStart, true
+	for {
+		var key keyID
+		var v int
+		e, v := c.predicted(s, from, first, d.f.ctx, slot)
+		if e != nil {
+			key, slot = e.id, int(e.slot)
+		} else if key, v, slot, end = c.readKey(s, from, first, false, d.f.ctx, slot); v < 0 {
+			return end, -1 // the end of the object, or malformed (-1)
 		}
-		e, more := d.eventKey(key, s, v)
-		if e < 0 {
+		first = false
+		end, more := d.eventKey(key, e, s, v)
+		if end < 0 {
 			return -1, -1
 		}
 		if !more {
-			return -1, e
+			return -1, end
 		}
-		i, done = objectNext(s, e)
+		from = end
 	}
-	return i, -1
 }
 
-// scanArgs is scanObject(s, d.argKey) with direct calls.
+// scanArgs is scanObject(s, d.argKey) with direct calls and the key
+// cache.
 func (d *decoder) scanArgs(s string) int {
-	i, done := objectStart(s)
-	for !done {
-		key, v := objectKey(s, i)
-		if v < 0 {
+	c := d.argKeys
+	from, slot, first := 1, keyStart, true
+	for {
+		var key keyID
+		e, v := c.predicted(s, from, first, d.f.ctx, slot)
+		if e != nil {
+			key, slot = e.id, int(e.slot)
+		} else {
+			var end int
+			if key, v, slot, end = c.readKey(s, from, first, true, d.f.ctx, slot); v < 0 {
+				return end
+			}
+		}
+		first = false
+		end := d.argKey(key, e, s, v)
+		if end < 0 {
 			return -1
 		}
-		e := d.argKey(key, s, v)
-		if e < 0 {
-			return -1
-		}
-		i, done = objectNext(s, e)
+		from = end
 	}
-	return i
 }
 
 // Bits of fields.seen: which keys of the event have been read.
@@ -349,83 +473,74 @@ func (d *decoder) stop() bool {
 }
 
 // eventKey stores the value of one top-level key of an event and says
-// whether the rest of the event can still matter.
-func (d *decoder) eventKey(key, s string, i int) (int, bool) {
+// whether the rest of the event can still matter. e is the key's cache
+// entry when the key was predicted, else nil.
+func (d *decoder) eventKey(key keyID, e *keyEntry, s string, i int) (int, bool) {
 	f := &d.f
-	if key == "args" && s[i] == '{' && f.seen&seenArgs == 0 {
+	if key == keyArgs && s[i] == '{' && f.seen&seenArgs == 0 {
 		// Read the args the decoder uses in the same pass that finds the
 		// end of args.
 		f.seen |= seenArgs
-		e := d.scanArgs(s[i:])
-		if e < 0 {
+		end := d.scanArgs(s[i:])
+		if end < 0 {
 			return -1, false // done, or malformed
 		}
 		f.seen |= seenArgsEnd
-		return i + e, !d.stop()
+		return i + end, !d.stop()
 	}
-	var e int
-	switch key {
-	case "ph":
-		e = f.take(seenPh, &f.ph, s, i)
-	case "cat":
-		e = f.take(seenCat, &f.cat, s, i)
-	case "name":
-		e = f.take(seenName, &f.name, s, i)
-	case "pid":
-		e = f.take(seenPid, &f.pid, s, i)
-	case "tid":
-		e = f.take(seenTid, &f.tid, s, i)
-	case "ts":
-		e = f.take(seenTs, &f.ts, s, i)
-	case "dur":
-		e = f.take(seenDur, &f.dur, s, i)
-	case "id":
-		e = f.take(seenID, &f.id, s, i)
-	default:
-		e = skipValue(s, i)
+	if key == keyName && f.seen&seenName == 0 {
+		if end := d.readName(s, i); end >= 0 {
+			f.seen |= seenName
+			return end, !d.stop()
+		}
 	}
-	return e, !d.stop()
+	ref := &d.fields[key]
+	end := f.value(ref.bit, ref.dst, e, s, i)
+	if key == keyCat && f.ctx == 0 && f.cat.Type == vString {
+		kind, _ := classifyCat(f.cat.Str)
+		f.ctx = 1 + uint8(kind)
+	}
+	if !f.past && f.need != 0 && f.seen&f.need != f.need {
+		return end, true // stop's first test, inline: not done
+	}
+	return end, !d.stop()
 }
 
 // argKey keeps the args the decoder uses: device, stream, correlation,
 // the attributes and the collective args.
-func (d *decoder) argKey(key, s string, i int) int {
-	f := &d.f
-	var bit uint64
-	var dst *val
-	switch key {
-	case "device":
-		bit, dst = seenDevice, &f.device
-	case "stream":
-		bit, dst = seenStream, &f.stream
-	case "correlation":
-		bit, dst = seenCorr, &f.corr
-	case "External id", "external id": // "external id" before 2022
-		bit, dst = seenExt, &f.attr.ext
-	case "grid":
-		bit, dst = seenGrid, &f.attr.grid
-	case "block":
-		bit, dst = seenBlock, &f.attr.block
-	case "registers per thread":
-		bit, dst = seenRegs, &f.attr.regs
-	case "shared memory":
-		bit, dst = seenSmem, &f.attr.smem
-	case "kernel":
-		bit, dst = seenKernel, &f.attr.kernel
-	case "Input Dims":
-		bit, dst = seenDims, &f.attr.dims
-	case "Input type":
-		bit, dst = seenTypes, &f.attr.types
-	case "Concrete Inputs":
-		bit, dst = seenConcrete, &f.attr.concrete
-	case "Input Strides":
-		bit, dst = seenStrides, &f.attr.strides
-	default:
-		// The collective args, in the same switch (one comparison of
-		// the key), are read up to where the event is done.
-		if bit, dst = d.collArg(key); bit == 0 || f.past {
-			return skipValue(s, i)
-		}
+func (d *decoder) argKey(key keyID, e *keyEntry, s string, i int) int {
+	ref := &d.fields[key]
+	dst := ref.dst
+	if key >= keyCollName && d.f.past {
+		dst = nil // the collective args are read up to where the event is done
 	}
-	return f.take(bit, dst, s, i)
+	return d.f.value(ref.bit, dst, e, s, i)
+}
+
+// fieldRef is where the decoder keeps the value of a key: its seen bit
+// and its field (nil: a key it does not read).
+type fieldRef struct {
+	bit uint64
+	dst *val
+}
+
+// fieldRefs returns d's fieldRef of each keyID (a key's field is found
+// by one index, not a switch per key).
+func (d *decoder) fieldRefs() (t [256]fieldRef) {
+	f, c := &d.f, &d.coll
+	for id, ref := range map[keyID]fieldRef{
+		keyPh: {seenPh, &f.ph}, keyCat: {seenCat, &f.cat}, keyName: {seenName, &f.name}, keyPid: {seenPid, &f.pid},
+		keyTid: {seenTid, &f.tid}, keyTs: {seenTs, &f.ts}, keyDur: {seenDur, &f.dur}, keyID_: {seenID, &f.id},
+		keyDevice: {seenDevice, &f.device}, keyStream: {seenStream, &f.stream}, keyCorr: {seenCorr, &f.corr},
+		keyExt: {seenExt, &f.attr.ext}, keyGrid: {seenGrid, &f.attr.grid}, keyBlock: {seenBlock, &f.attr.block},
+		keyRegs: {seenRegs, &f.attr.regs}, keySmem: {seenSmem, &f.attr.smem}, keyKernel: {seenKernel, &f.attr.kernel},
+		keyDims: {seenDims, &f.attr.dims}, keyTypes: {seenTypes, &f.attr.types}, keyConcrete: {seenConcrete, &f.attr.concrete},
+		keyStrides:  {seenStrides, &f.attr.strides},
+		keyCollName: {seenCollName, &c.name}, keyInElems: {seenInElems, &c.inElems}, keyOutElems: {seenOutElems, &c.outElems},
+		keyGroupSize: {seenGroupSize, &c.groupSize}, keyDType: {seenDType, &c.dtype}, keyGroup: {seenGroup, &c.group},
+		keyRanks: {seenRanks, &c.ranks}, keyInSplit: {seenInSplit, &c.inSplit}, keyOutSplit: {seenOutSplit, &c.outSplit},
+	} {
+		t[id] = ref
+	}
+	return t
 }

@@ -41,8 +41,8 @@ func readTrace(tb testing.TB, name string) []byte {
 // FuzzParse checks that no input makes Parse panic, that every trace it
 // returns is valid, that the parallel path (two workers, blocks so small
 // that events straddle them) gives exactly the sequential result, that
-// speculative chunks give the splitter's result, and that a Reader's
-// records are Parse's.
+// speculative chunks give the splitter's result, that the key cache
+// changes nothing (generalKeys), and that a Reader's records are Parse's.
 //
 // The committed corpus in testdata/fuzz/FuzzParse holds small real traces,
 // slices of the big ones and hand-written odd cases; f.Add adds the small
@@ -70,6 +70,12 @@ func FuzzParse(f *testing.F) {
 		par, perr := Parse(bytes.NewReader(data), Options{Workers: 2, BlockSize: 61})
 		if (serr == nil) != (perr == nil) || (serr != nil && serr.Error() != perr.Error()) {
 			t.Fatalf("sequential error %v, parallel error %v", serr, perr)
+		}
+		generalKeys = true
+		gen, gerr := Parse(bytes.NewReader(data), Options{Workers: 1, BlockSize: 1 << 16})
+		generalKeys = false
+		if (serr == nil) != (gerr == nil) || (serr != nil && serr.Error() != gerr.Error()) || !reflect.DeepEqual(seq, gen) {
+			t.Fatalf("the key cache changes the parse: error %v, without it %v", serr, gerr)
 		}
 		split, xerr := Parse(bytes.NewReader(data), Options{Workers: 1, BlockSize: 1 << 16, NoChunks: true})
 		if (serr == nil) != (xerr == nil) || (serr != nil && serr.Error() != xerr.Error()) {

@@ -130,8 +130,8 @@ func (c *chunkSum) add(d *decoder, kind EventKind, raw string, off int64, exact 
 	case KindLaunch:
 		ts, corr = int64(d.out.launch.Start), d.out.launch.Corr
 	default:
-		if ts, ok = micros(f.ts); ok && f.corr.Type != vNone {
-			corr, _ = num(f.corr)
+		if ts, ok = micros(&f.ts); ok && f.corr.Type != vNone {
+			corr, _ = num(&f.corr)
 		}
 	}
 	if !ok {

@@ -367,8 +367,8 @@ func (d *decoder) fillAttrs(ev *Event) {
 func (d *decoder) fill(ev *Event) {
 	f := &d.f
 	ev.Ph, ev.Cat, ev.Name = f.ph.Str, f.cat.Str, f.name.Str
-	ev.TS, ev.HasTS = micros(f.ts)
-	ev.Dur, ev.HasDur = micros(f.dur)
-	ev.Corr, _ = num(f.corr)
+	ev.TS, ev.HasTS = micros(&f.ts)
+	ev.Dur, ev.HasDur = micros(&f.dur)
+	ev.Corr, _ = num(&f.corr)
 	ev.ID = f.id.Raw
 }
