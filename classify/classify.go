@@ -158,13 +158,14 @@ type branch struct {
 	need [][]string     // every group must have a member in the lower-cased name
 }
 
-// split compiles the top-level alternatives of pattern, which t is
-// "(?i)"+pattern parsed. Each alternative is taken as written when the text
+// split compiles the top-level alternatives of pattern, matched
+// case-insensitively. Each alternative is taken as written when the text
 // tells them apart (topAlternatives): printing a parsed alternative back to
 // a pattern (syntax.Regexp.String) walks every rune of a case-folded
 // negated class such as [^a-z], which made compiling the default rules cost
-// 60 ms of every command. The parsed tree's alternatives are the fallback.
-func split(pattern string, t *syntax.Regexp) ([]branch, error) {
+// 60 ms of every command. The parsed pattern's alternatives are the
+// fallback.
+func split(pattern string) ([]branch, error) {
 	if alts, ok := topAlternatives(pattern); ok {
 		bs := make([]branch, 0, len(alts))
 		for _, a := range alts {
@@ -179,6 +180,10 @@ func split(pattern string, t *syntax.Regexp) ([]branch, error) {
 			bs = append(bs, b)
 		}
 		return bs, nil
+	}
+	t, err := syntax.Parse("(?i)"+pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
 	}
 	alts := []*syntax.Regexp{t}
 	if t.Op == syntax.OpAlternate {

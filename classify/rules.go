@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"regexp/syntax"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -53,11 +52,7 @@ func (r *Rule) compile() error {
 		return fmt.Errorf("bad regexp %q: %v", r.Pattern, err)
 	}
 	r.re = re
-	t, err := syntax.Parse("(?i)"+r.Pattern, syntax.Perl)
-	if err != nil {
-		return fmt.Errorf("bad regexp %q: %v", r.Pattern, err)
-	}
-	r.branches, err = split(r.Pattern, t)
+	r.branches, err = split(r.Pattern)
 	if err != nil {
 		return fmt.Errorf("bad regexp %q: %v", r.Pattern, err)
 	}

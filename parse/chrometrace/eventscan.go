@@ -197,12 +197,6 @@ func parseDigits(x uint64, k int) uint64 {
 	return parseEight(x<<(64-8*k) | 0x3030303030303030>>(8*k))
 }
 
-// eightDigits reports whether the eight bytes of x (little-endian) are
-// all ASCII digits.
-func eightDigits(x uint64) bool {
-	return (x&0xF0F0F0F0F0F0F0F0)|(((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4) == 0x3333333333333333
-}
-
 // parseEight is the value of the eight ASCII digits of x, the first in
 // its lowest byte: pairs, then quads, then the eight, each step by one
 // multiplication of the lanes.
