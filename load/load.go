@@ -476,7 +476,7 @@ func parseFiles(paths []string, opt Options) (outs []chan parsed, done func(i in
 				}
 				o := opt.Parse
 				if prog != nil {
-					o.Progress = func(r io.Reader, size int64) io.Reader { return prog.reader(i, r, size) }
+					o.Progress = func(int64) func(int64) { return prog.counter(i) }
 				}
 				t, err := readInput(p, o, opt.Stdin)
 				var st *step.Steps

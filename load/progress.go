@@ -56,26 +56,16 @@ func newProgress(w io.Writer, paths []string) *progress {
 	return p
 }
 
-// reader wraps the reader of file i.
-func (p *progress) reader(i int, r io.Reader, size int64) io.Reader {
+// counter marks file i as being read, and returns what counts its bytes
+// read.
+func (p *progress) counter(i int) func(n int64) {
 	f := p.files[i]
 	f.started.Store(true)
-	return &countingReader{r: r, n: &f.read}
+	return func(n int64) { f.read.Add(n) }
 }
 
 // finish marks file i as read (or failed).
 func (p *progress) finish(i int) { p.files[i].done.Store(true) }
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n.Add(int64(n))
-	return n, err
-}
 
 // run draws until stop.
 func (p *progress) run() {

@@ -24,9 +24,11 @@ type Options struct {
 	Names string
 	// Workers bounds the decoding goroutines of one file (0: GOMAXPROCS).
 	Workers int
-	// Progress, if set, wraps the file reader to report bytes read; size
-	// is the file's size, -1 for a stream.
-	Progress func(r io.Reader, size int64) io.Reader
+	// Progress, if set, is called with the size of the input (-1 for a
+	// stream) before it is read, and returns the function told of each
+	// number of bytes of it read (of the file: compressed bytes of a
+	// .gz).
+	Progress func(size int64) func(n int64)
 	// Accept, if set, is called with the input's format as soon as its
 	// first bytes tell it, before the input is read: its error refuses
 	// the input (a command that reads one format says so without
@@ -65,7 +67,7 @@ func File(path string, opt Options) (*trace.Trace, error) {
 	}
 	in := input{r: f, name: path, size: -1}
 	if st.Mode().IsRegular() {
-		in = input{r: f, name: path, path: path, at: f, size: st.Size()}
+		in = input{r: f, name: path, path: path, at: f, file: f, size: st.Size()}
 	}
 	t, err := read(in, opt)
 	return t, fileError(path, err)
@@ -85,6 +87,7 @@ type input struct {
 	name string      // what the user called it
 	path string      // a regular file's path, which SQLite can open; "" for a stream
 	at   io.ReaderAt // a regular file, for the gzip trailer; nil for a stream
+	file *os.File    // a regular file, which may be mapped; nil for a stream
 	size int64       // -1 when unknown
 }
 
@@ -109,9 +112,13 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		}
 		head = more
 	}
+	var seen func(int64)
+	if opt.Progress != nil {
+		seen = opt.Progress(in.size)
+	}
 	progress := func(r io.Reader) io.Reader {
-		if opt.Progress != nil {
-			return opt.Progress(r, in.size)
+		if seen != nil {
+			return &countingReader{r: r, seen: seen}
 		}
 		return r
 	}
@@ -154,9 +161,34 @@ func read(in input, opt Options) (*trace.Trace, error) {
 				copt.Index = func(idx *chrometrace.Index) { opt.Index(in.name, idx) }
 			}
 		}
+		if in.file != nil && !chrometrace.IsGzip(head) {
+			// Plain JSON in a file: read in place.
+			if m, err := mapFile(in.file, in.size); err == nil {
+				defer m.close()
+				copt.Data = m.data
+				copt.Done = func(from, to int64) {
+					m.drop(from, to)
+					if seen != nil {
+						seen(to - from)
+					}
+				}
+			}
+		}
 		return opt.gpu(chrometrace.Parse(progress(br), copt))
 	}
 	return nil, fmt.Errorf("unknown input format %q (want %s or %s)", format, trace.FormatChrome, trace.FormatNsys)
+}
+
+// countingReader tells seen of the bytes read through it.
+type countingReader struct {
+	r    io.Reader
+	seen func(int64)
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.seen(int64(n))
+	return n, err
 }
 
 // gpu passes on a parser's outcome, refusing a trace without GPU activity

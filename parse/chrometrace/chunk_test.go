@@ -17,8 +17,25 @@ func parseWays(t *testing.T, name string, data []byte) (*traceOrErr, int64) {
 	t.Helper()
 	ref, rerr := Parse(bytes.NewReader(data), Options{Workers: 1, NoChunks: true})
 	before := respeculated.Load()
-	for _, opt := range []Options{{Workers: 1, BlockSize: 4 << 10}, {Workers: 3, BlockSize: 97}, {}} {
+	ways := []Options{{Workers: 1, BlockSize: 4 << 10}, {Workers: 3, BlockSize: 97}, {}}
+	if !IsGzip(data) {
+		// Read in place, as a mapped file is: in chunks and through
+		// the splitter.
+		ways = append(ways, Options{Data: data}, Options{Data: data, Workers: 3, BlockSize: 97},
+			Options{Data: data, Workers: 1, BlockSize: 4 << 10}, Options{Data: data, NoChunks: true, Workers: 2, BlockSize: 97})
+	}
+	for _, opt := range ways {
+		var done *doneSet
+		if opt.Data != nil {
+			done = &doneSet{}
+			opt.Done = done.add
+		}
 		got, gerr := Parse(bytes.NewReader(data), opt)
+		if done != nil && gerr == nil {
+			if err := done.covers(len(data)); err != nil {
+				t.Fatalf("%s: read in place (%+v): %v", name, opt.BlockSize, err)
+			}
+		}
 		if (rerr == nil) != (gerr == nil) || (rerr != nil && rerr.Error() != gerr.Error()) {
 			t.Fatalf("%s: splitter error %v, chunks (%+v) error %v", name, rerr, opt, gerr)
 		}

@@ -250,6 +250,9 @@ type result struct {
 	lastGood int64
 	// sum is the chunk's summaries when indexing (Options.Index).
 	sum []ChunkSummary
+	// faulted marks the empty result of a decoder that faulted on data
+	// read in place (guard.decode).
+	faulted bool
 }
 
 // evPos is an event's index (in its batch or chunk, plus the batch's

@@ -84,6 +84,20 @@ func FuzzParse(f *testing.F) {
 		if !reflect.DeepEqual(seq, split) {
 			t.Fatalf("chunks and the splitter give different traces:\nchunks   %+v\nsplitter %+v", seq, split)
 		}
+		if !IsGzip(data) {
+			// Read in place (a mapped file), in chunks and through the
+			// splitter; a copy of its own, which Parse must not write.
+			own := bytes.Clone(data)
+			for _, opt := range []Options{{Workers: 2, BlockSize: 61, Data: own}, {Workers: 1, BlockSize: 1 << 16, NoChunks: true, Data: own}} {
+				got, err := Parse(nil, opt)
+				if (serr == nil) != (err == nil) || (serr != nil && serr.Error() != err.Error()) || !reflect.DeepEqual(seq, got) {
+					t.Fatalf("read in place (chunks %v): error %v, read %v", !opt.NoChunks, err, serr)
+				}
+			}
+			if !bytes.Equal(own, data) {
+				t.Fatal("reading in place wrote the data")
+			}
+		}
 		sameAsParse(t, "input", data)
 		if serr != nil {
 			if seq != nil {

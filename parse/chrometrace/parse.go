@@ -43,6 +43,20 @@ type Options struct {
 	// input was whole; otherwise (the chunks gave up, a cut file, no
 	// Reopen) it is not called.
 	Index func(*Index)
+	// Data, when not nil, is the whole input, plain JSON in memory (a
+	// mapped file), which Parse reads in place instead of reading r: no
+	// byte is copied out of it, and nothing Parse returns refers to it,
+	// so that it may be unmapped once Parse returns. A fault reading it
+	// (the mapped file was truncated meanwhile) is ErrChanged, not a
+	// crash.
+	Data []byte
+	// Done, when set with Data, is called with each stretch of Data that
+	// Parse has finished with, Data[from:to], from any goroutine, while
+	// Parse runs; the stretches cover what was read (all of Data unless
+	// Parse fails), and may overlap. Parse may
+	// read a stretch again after (a mapped file's pages dropped by Done
+	// are read again from the file).
+	Done func(from, to int64)
 }
 
 // ErrNotTrace is returned for JSON that has no traceEvents array.
@@ -75,6 +89,9 @@ func IsGzip(header []byte) bool { return len(header) >= 2 && header[0] == 0x1f &
 // set. Malformed JSON, a corrupt gzip stream and JSON that is not a trace
 // are errors.
 func Parse(r io.Reader, opt Options) (*trace.Trace, error) {
+	if opt.Data != nil {
+		return parseData(opt)
+	}
 	reopen := opt.Reopen
 	if sk, ok := r.(io.Seeker); ok && reopen == nil {
 		if at, err := sk.Seek(0, io.SeekCurrent); err == nil {
@@ -103,6 +120,20 @@ func Parse(r io.Reader, opt Options) (*trace.Trace, error) {
 		}
 	}
 	defer in.close()
+	return parse(in, opt, false)
+}
+
+// parseData is Parse of opt.Data: in speculative chunks, then through the
+// event splitter when they give up.
+func parseData(opt Options) (*trace.Trace, error) {
+	in := &input{}
+	if !opt.NoChunks {
+		t, err := parse(in, opt, true)
+		if err != errSpeculation {
+			return t, err
+		}
+		respeculated.Add(1)
+	}
 	return parse(in, opt, false)
 }
 
@@ -137,6 +168,16 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 		}
 	}
 	s := &splitter{r: in.r, blockSize: bs, pool: newBlocks(bs, 3*workers+2), meta: map[string][]byte{}}
+	// g catches a fault on the data, read in place, in the goroutines
+	// that read it: the splitter's, the decoders' and the merger's.
+	var g *guard
+	if opt.Data != nil {
+		s.r, s.pool, s.data, s.done = nil, nil, opt.Data, opt.Done
+		g = newGuard(opt.Data)
+		// The window the splitter holds last is let go of once the
+		// decoders and the merger are done with theirs.
+		defer func() { s.blk.release() }()
+	}
 	if in.ra != nil {
 		// The decompressor fills the splitter's blocks (readAhead.take).
 		s.pool = newBlocks(bs+aheadHead, 3*workers+2+aheadBlocks)
@@ -230,7 +271,9 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 	var runErr error
 	if workers == 1 {
 		d := newDec(0)
-		runErr = each(func(b *batch) { r := d.decode(b); b.release(); merge(r) })
+		runErr = g.run(func() error {
+			return each(func(b *batch) { r := d.decode(b); b.release(); merge(r) })
+		})
 	} else {
 		batches := make(chan *batch, workers)
 		results := make(chan *result, workers*2)
@@ -239,9 +282,10 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer g.onFault()()
 				d := newDec(w)
 				for b := range batches {
-					r := d.decode(b)
+					r := g.decode(d, b)
 					b.release()
 					results <- r
 				}
@@ -249,23 +293,27 @@ func parse(in *input, opt Options, chunks bool) (*trace.Trace, error) {
 		}
 		done := make(chan struct{})
 		go func() {
+			defer g.onFault()()
 			pending := map[int]*result{}
 			next := 0
 			for r := range results {
 				pending[r.seq] = r
 				for p, ok := pending[next]; ok; p, ok = pending[next] {
 					delete(pending, next)
-					merge(p)
+					g.merge(merge, p)
 					next++
 				}
 			}
 			close(done)
 		}()
-		runErr = each(func(b *batch) { batches <- b })
+		runErr = g.run(func() error { return each(func(b *batch) { batches <- b }) })
 		close(batches)
 		wg.Wait()
 		close(results)
 		<-done
+	}
+	if g.failed() {
+		return nil, ErrChanged
 	}
 	if chunks {
 		if runErr != nil || sp.failed || !sp.closed || s.readErr != nil || sp.finishTail(s) != nil {

@@ -145,12 +145,17 @@ type blocks struct {
 	free chan *block
 }
 
-// block is one input buffer. refs counts its holders: the splitter while
-// it reads from it, and each batch cut from it until decoded.
+// block is one input buffer, or a window of input read in place (done
+// set). refs counts its holders: the splitter while it reads from it, and
+// each batch cut from it until decoded.
 type block struct {
 	buf  []byte
 	refs atomic.Int32
 	pool *blocks
+	// done, for a window of data read in place, is told where buf lies
+	// in the data (from at) when the last hold is dropped.
+	done func(from, to int64)
+	at   int64
 }
 
 func newBlocks(size, keep int) *blocks { return &blocks{size: size, free: make(chan *block, keep)} }
@@ -179,7 +184,13 @@ func (b *block) hold() {
 
 // release drops one hold; the last one returns the block to its pool.
 func (b *block) release() {
-	if b == nil || b.refs.Add(-1) != 0 || b.pool == nil {
+	if b == nil || b.refs.Add(-1) != 0 {
+		return
+	}
+	if b.done != nil {
+		b.done(b.at, b.at+int64(len(b.buf)))
+	}
+	if b.pool == nil {
 		return
 	}
 	select {

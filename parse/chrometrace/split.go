@@ -109,6 +109,10 @@ type splitter struct {
 	ra *readAhead
 	// spanFree holds span buffers of released batches.
 	spanFree chan []span
+	// data, when set, is the whole input, read in place (moreData); done
+	// is told of each stretch of it that is no longer held.
+	data []byte
+	done func(from, to int64)
 }
 
 // more reads more input, keeping buf[keep:]. The old block is never
@@ -120,6 +124,10 @@ func (s *splitter) more(keep int) {
 	left := len(s.buf) - keep
 	if s.ra != nil {
 		s.moreFilled(keep)
+		return
+	}
+	if s.data != nil {
+		s.moreData(keep)
 		return
 	}
 	size := s.blockSize
@@ -196,6 +204,26 @@ func (s *splitter) moreFilled(keep int) {
 		if f.err != io.EOF {
 			s.readErr = f.err
 		}
+	}
+}
+
+// moreData is more for a splitter reading its input in place: the next
+// window of the data, from buf[keep:] on, as big as a block (or twice
+// what is kept), held by a block of its own that tells done of the window
+// once nothing holds it.
+func (s *splitter) moreData(keep int) {
+	left := len(s.buf) - keep
+	s.base += int64(keep)
+	s.pos -= keep
+	s.bstart -= keep
+	end := min(s.base+int64(max(s.blockSize, 2*left)), int64(len(s.data)))
+	s.buf = s.data[s.base:end:end]
+	blk := &block{buf: s.buf, done: s.done, at: s.base}
+	blk.refs.Store(1)
+	s.blk.release()
+	s.blk = blk
+	if end == int64(len(s.data)) {
+		s.eof = true
 	}
 }
 
