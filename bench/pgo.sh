@@ -37,8 +37,10 @@ if [ -d ../shared/traces/torch ]; then
 	n=0
 	while IFS= read -r f; do
 		n=$((n + 1))
-		# Files it refuses (no GPU activity, not a trace) are left out.
-		"$tmp/prof" -cpuprofile "$tmp/real$n.prof" "$f" >/dev/null 2>&1 || rm -f "$tmp/real$n.prof"
+		# Each read 20 times, so that real traces (a few MB each) weigh
+		# in the profile about as much as the generated ones. Files it
+		# refuses (no GPU activity, not a trace) are left out.
+		"$tmp/prof" -repeat 20 -cpuprofile "$tmp/real$n.prof" "$f" >/dev/null 2>&1 || rm -f "$tmp/real$n.prof"
 	done < <(find ../shared/traces/torch ../shared/traces/nsys -type f \( -name '*.json*' -o -name '*.sqlite' \) | sort)
 	echo "profiled $(ls "$tmp"/real*.prof 2>/dev/null | wc -l) real traces" >&2
 fi

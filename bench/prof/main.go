@@ -34,6 +34,7 @@ func main() {
 	after := flag.String("afterprofile", "", "write a heap profile after the breakdown to `FILE` (its alloc_space shows what the analysis allocated)")
 	workers := flag.Int("workers", 0, "decoding goroutines per file (0: GOMAXPROCS)")
 	fullPass = flag.Bool("merge-full", false, "with -merge-steps: read every rank whole in the second pass (no chunk index)")
+	repeat := flag.Int("repeat", 1, "load and break down the files `N` times (a small trace's profile gets enough samples)")
 	mergeSteps := flag.String("merge-steps", "", "profile traceq merge --steps `A:B` (output discarded) instead of the breakdown")
 	flag.Parse()
 	if *cpu != "" {
@@ -49,6 +50,15 @@ func main() {
 	if *mergeSteps != "" {
 		profMerge(*mergeSteps, *workers)
 		return
+	}
+	for range *repeat - 1 {
+		tbl, err := load.Load(flag.Args(), load.Options{Parse: parse.Options{Workers: *workers}, Steps: true, Warnings: io.Discard})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		analyze.Breakdown(tbl, analyze.Options{})
+		analyze.Kernels(tbl, analyze.KernelOptions{MemOps: true})
 	}
 	tbl, err := load.Load(flag.Args(), load.Options{Parse: parse.Options{Workers: *workers}, Steps: true, Warnings: os.Stderr})
 	if err != nil {
