@@ -49,14 +49,24 @@ func parseWays(t *testing.T, name string, data []byte) (*traceOrErr, int64) {
 
 type traceOrErr struct{ err error }
 
+// fixtures returns the real traces of testdata: the torch ones, those of
+// its run directories, and the cut collectives trace.
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(torchDir, "*.json*"))
+	more, _ := filepath.Glob(filepath.Join(torchDir, "*", "*.json*"))
+	files = append(append(files, more...), collectivesCut)
+	if len(files) < 20 {
+		t.Fatalf("%d fixtures found", len(files))
+	}
+	return files
+}
+
 // TestChunksAsSplitter: on every real fixture, whole and cut, and on
 // generated traces, reading in speculative chunks gives the splitter's
 // trace; the whole files take the fast path (no second read).
 func TestChunksAsSplitter(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(torchDir, "*.json*"))
-	more, _ := filepath.Glob(filepath.Join(torchDir, "*", "*.json*"))
-	files = append(append(files, more...), collectivesCut)
-	for _, f := range files {
+	for _, f := range fixtures(t) {
 		data := readFile(t, f)
 		if _, again := parseWays(t, f, data); again != 0 && f != collectivesCut {
 			t.Errorf("%s: chunks gave up %d times", f, again)

@@ -2,7 +2,6 @@ package chrometrace
 
 import (
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -48,13 +47,7 @@ func (d *doneSet) covers(n int) error {
 // string and slice reachable from the trace is checked, on fixtures with
 // metadata, collectives, attributes and anomalies.
 func TestDataNotReferenced(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(torchDir, "*.json*"))
-	more, _ := filepath.Glob(filepath.Join(torchDir, "*", "*.json*"))
-	files = append(append(files, more...), collectivesCut)
-	if len(files) < 10 {
-		t.Fatalf("only %d fixtures", len(files))
-	}
-	for _, f := range files {
+	for _, f := range fixtures(t) {
 		data := readFile(t, f)
 		for _, opt := range []Options{{Data: data}, {Data: data, NoChunks: true, BlockSize: 1 << 10}} {
 			tr, err := Parse(nil, opt)

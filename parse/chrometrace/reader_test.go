@@ -152,13 +152,7 @@ func dropDuplicates[T comparable](s []T, describe func(T) string, dups *[]string
 // TestReaderMatchesParse: on every real fixture, whole and cut, a
 // ReadEvent loop gives Parse's model record for record.
 func TestReaderMatchesParse(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(torchDir, "*.json*"))
-	more, _ := filepath.Glob(filepath.Join(torchDir, "*", "*.json*"))
-	files = append(append(files, more...), collectivesCut)
-	if len(files) < 20 {
-		t.Fatalf("%d fixtures found", len(files))
-	}
-	for _, f := range files {
+	for _, f := range fixtures(t) {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
