@@ -53,9 +53,9 @@ type Options struct {
 	// Done, when set with Data, is called with each stretch of Data that
 	// Parse has finished with, Data[from:to], from any goroutine, while
 	// Parse runs; the stretches cover what was read (all of Data unless
-	// Parse fails), and may overlap. Parse may
-	// read a stretch again after (a mapped file's pages dropped by Done
-	// are read again from the file).
+	// Parse fails), and may overlap. Parse may read a stretch again after
+	// (a mapped file's pages dropped by Done are read from the file
+	// again).
 	Done func(from, to int64)
 }
 
