@@ -21,8 +21,8 @@ func parseWays(t *testing.T, name string, data []byte) (*traceOrErr, int64) {
 	if !IsGzip(data) {
 		// Read in place, as a mapped file is: in chunks and through
 		// the splitter.
-		ways = append(ways, Options{Data: data}, Options{Data: data, Workers: 3, BlockSize: 97},
-			Options{Data: data, Workers: 1, BlockSize: 4 << 10}, Options{Data: data, NoChunks: true, Workers: 2, BlockSize: 97})
+		ways = append(ways, Options{Data: data}, Options{Data: data, Workers: 3, BlockSize: 4 << 10},
+			Options{Data: data, NoChunks: true, Workers: 2, BlockSize: 97})
 	}
 	for _, opt := range ways {
 		var done *doneSet
