@@ -167,3 +167,28 @@ func TestLimitFor(t *testing.T) {
 		}
 	}
 }
+
+// TestGCPercentFor: GOGC 400 while five times what is live stays under
+// four fifths of the budget, 100 once what is live nears it, and in
+// between the percent that makes the next collection's goal four fifths
+// of the budget.
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		live, budget int64
+		want         int
+	}{
+		{0, 200 * mib, 400},
+		{10 * mib, 200 * mib, 400},
+		{32 * mib, 200 * mib, 400},  // 5 × 32 = 160 = 4/5 of 200
+		{40 * mib, 200 * mib, 300},  // 160 / 40 = 4×
+		{64 * mib, 200 * mib, 150},  // 160 / 64 = 2.5×
+		{80 * mib, 200 * mib, 100},  // 160 / 80 = 2×
+		{150 * mib, 200 * mib, 100}, // near the budget: Go's default
+		{600 * mib, 380 * mib, 100}, // past it
+	} {
+		if got := gcPercentFor(tc.live, tc.budget); got != tc.want {
+			t.Errorf("gcPercentFor(%d MiB live, %d MiB budget) = %d, want %d", tc.live/mib, tc.budget/mib, got, tc.want)
+		}
+	}
+}
