@@ -71,8 +71,8 @@ const maxGCPercent = 400
 // Go's default) once what is live nears the budget, as before. A trace
 // of tens of MB (most real ones) then takes a few collections instead of
 // a dozen, each of which made the decoders pay write barriers while it
-// ran: 7 real traces of 15–54 MB, 3 passes, 2.67–2.96 CPU-s at 400
-// against 3.52–3.59 at 100, the peak 6–7 MB higher (2026-12-02). Near
+// ran: 8 real traces of 15–54 MB, 6 pairs alternated, 0.90× the CPU at
+// the median, the peaks 4–16 MiB higher (2026-12-02). Near
 // the budget, growing fivefold would leave the limit alone to pace the
 // collector, which let the heap pass it while a collection ran (8 ranks
 // at a 400 MiB limit: 418–476 MiB, see runLimit).
