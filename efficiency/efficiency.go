@@ -455,6 +455,7 @@ type inputState struct {
 	local  map[kindCat]*CategoryRow
 	last   kindCat
 	lastCR *CategoryRow
+	lastSR *StepRow // the row of the class last asked for
 	kinds  map[step.Class]*StepRow
 	rows   []*localRow
 	rowIdx map[sigRef]int32
@@ -486,10 +487,16 @@ func (st *inputState) rowsOf(i int) (*CategoryRow, *StepRow) {
 		}
 		st.last, st.lastCR = k, cr
 	}
-	sr := st.kinds[class]
-	if sr == nil {
-		sr = &StepRow{Class: class}
-		st.kinds[class] = sr
+	// Neighbouring activities are mostly of one class: the last row is
+	// at hand without hashing the class (a map lookup per kernel was a
+	// tenth of the analysis).
+	sr := st.lastSR
+	if sr == nil || sr.Class != class {
+		if sr = st.kinds[class]; sr == nil {
+			sr = &StepRow{Class: class}
+			st.kinds[class] = sr
+		}
+		st.lastSR = sr
 	}
 	return cr, sr
 }
