@@ -70,7 +70,7 @@ var layers = map[string][]string{
 	// The command and the tools on top.
 	"cmd/traceq": {"trace", "classify", "outfile", "parse", "parse/nsyssqlite", "step", "window", "analyze", "collectives",
 		"gpuspec", "efficiency", "findings", "settings", "load", "render", "render/chart", "render/report", "render/parquet", "slice", "merge"},
-	"bench/prof": {"parse", "load", "analyze", "merge", "slice"},
+	"bench/prof": {"parse", "load", "window", "analyze", "merge", "slice"},
 }
 
 // bottom are the packages that import the standard library only.

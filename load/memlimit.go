@@ -56,9 +56,18 @@ func limitMemory(files int) {
 	if budget.Swap(b) == 0 {
 		watchHeap()
 	}
+	setLimits(b)
+}
+
+// setLimits sets the soft limit (limitFor) and, unless GOGC is set, GOGC
+// (gcPercentFor) for what the last collection left live, against budget
+// b.
+func setLimits(b int64) {
 	live := liveHeap()
 	debug.SetMemoryLimit(limitFor(live, b))
-	setGCPercent(live, b)
+	if !gogcSet {
+		debug.SetGCPercent(gcPercentFor(live, b))
+	}
 }
 
 // maxGCPercent is the collector's GOGC while what is live is small
@@ -84,15 +93,7 @@ func gcPercentFor(live, budget int64) int {
 	return int(max(100, min(maxGCPercent, p)))
 }
 
-// setGCPercent sets GOGC for what a collection left live, unless GOGC is
-// set.
-func setGCPercent(live, budget int64) {
-	if gogcSet {
-		return
-	}
-	debug.SetGCPercent(gcPercentFor(live, budget))
-}
-
+// gogcSet leaves GOGC as the environment set it.
 var gogcSet = os.Getenv("GOGC") != ""
 
 // limitFor is the soft limit when a collection left live bytes: the
@@ -117,9 +118,7 @@ func watchHeap() {
 	s := new([64]byte) // not a tiny allocation: those may never be finalized
 	runtime.SetFinalizer(s, func(*[64]byte) {
 		if b := budget.Load(); b > 0 {
-			live := liveHeap()
-			debug.SetMemoryLimit(limitFor(live, b))
-			setGCPercent(live, b)
+			setLimits(b)
 		}
 		watchHeap()
 	})

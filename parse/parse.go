@@ -67,7 +67,7 @@ func File(path string, opt Options) (*trace.Trace, error) {
 	}
 	in := input{r: f, name: path, size: -1}
 	if st.Mode().IsRegular() {
-		in = input{r: f, name: path, path: path, at: f, file: f, size: st.Size()}
+		in = input{r: f, name: path, path: path, file: f, size: st.Size()}
 	}
 	t, err := read(in, opt)
 	return t, fileError(path, err)
@@ -84,11 +84,10 @@ func Read(name string, r io.Reader, opt Options) (*trace.Trace, error) {
 // input is what read knows of its input.
 type input struct {
 	r    io.Reader
-	name string      // what the user called it
-	path string      // a regular file's path, which SQLite can open; "" for a stream
-	at   io.ReaderAt // a regular file, for the gzip trailer; nil for a stream
-	file *os.File    // a regular file, which may be mapped; nil for a stream
-	size int64       // -1 when unknown
+	name string   // what the user called it
+	path string   // a regular file's path, which SQLite can open; "" for a stream
+	file *os.File // a regular file: read again, its gzip trailer, mapped; nil for a stream
+	size int64    // -1 when unknown
 }
 
 func read(in input, opt Options) (*trace.Trace, error) {
@@ -152,11 +151,11 @@ func read(in input, opt Options) (*trace.Trace, error) {
 		return opt.gpu(nsyssqlite.Open(in.path, nsyssqlite.Options{Names: opt.Names}))
 	case trace.FormatChrome:
 		copt := chrometrace.Options{Workers: opt.Workers, SizeHint: jsonSize(in, head)}
-		if in.at != nil {
+		if in.file != nil {
 			// A file can be read again: the parser may then read it in
 			// speculative chunks on every core (and again, should a
 			// guess fail).
-			copt.Reopen = func() (io.Reader, error) { return progress(io.NewSectionReader(in.at, 0, in.size)), nil }
+			copt.Reopen = func() (io.Reader, error) { return progress(io.NewSectionReader(in.file, 0, in.size)), nil }
 			if opt.Index != nil {
 				copt.Index = func(idx *chrometrace.Index) { opt.Index(in.name, idx) }
 			}
@@ -267,7 +266,7 @@ func jsonSize(in input, head []byte) int64 {
 	if in.size < 18 {
 		return 0
 	}
-	if _, err := in.at.ReadAt(tail[:], in.size-4); err != nil {
+	if _, err := in.file.ReadAt(tail[:], in.size-4); err != nil {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint32(tail[:]))

@@ -26,6 +26,7 @@ import (
 	"github.com/traceq/traceq/merge"
 	"github.com/traceq/traceq/parse"
 	"github.com/traceq/traceq/slice"
+	"github.com/traceq/traceq/window"
 )
 
 func main() {
@@ -51,20 +52,20 @@ func main() {
 		profMerge(*mergeSteps, *workers)
 		return
 	}
-	for range *repeat - 1 {
-		tbl, err := load.Load(flag.Args(), load.Options{Parse: parse.Options{Workers: *workers}, Steps: true, Warnings: io.Discard})
+	loadAll := func(warnings io.Writer) *window.Table {
+		tbl, err := load.Load(flag.Args(), load.Options{Parse: parse.Options{Workers: *workers}, Steps: true, Warnings: warnings})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		return tbl
+	}
+	for range *repeat - 1 {
+		tbl := loadAll(io.Discard)
 		analyze.Breakdown(tbl, analyze.Options{})
 		analyze.Kernels(tbl, analyze.KernelOptions{MemOps: true})
 	}
-	tbl, err := load.Load(flag.Args(), load.Options{Parse: parse.Options{Workers: *workers}, Steps: true, Warnings: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	tbl := loadAll(os.Stderr)
 	// The models are gone once loaded: what the table keeps of them.
 	var acts, colls, durBytes int
 	for _, in := range tbl.Inputs {

@@ -64,11 +64,7 @@ func (g *guard) run(fn func() error) (err error) {
 			err = ErrChanged
 		}
 	}()
-	return g.call(fn)
-}
-
-func (g *guard) call(fn func() error) (err error) {
-	defer g.catch()
+	defer g.catch() // first of the three: a caught fault returns nil, then ErrChanged
 	return fn()
 }
 
