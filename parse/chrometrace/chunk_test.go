@@ -33,7 +33,7 @@ func parseWays(t *testing.T, name string, data []byte) (*traceOrErr, int64) {
 		got, gerr := Parse(bytes.NewReader(data), opt)
 		if done != nil && gerr == nil {
 			if err := done.covers(len(data)); err != nil {
-				t.Fatalf("%s: read in place (%+v): %v", name, opt.BlockSize, err)
+				t.Fatalf("%s: read in place (blocks of %d bytes): %v", name, opt.BlockSize, err)
 			}
 		}
 		if (rerr == nil) != (gerr == nil) || (rerr != nil && rerr.Error() != gerr.Error()) {
